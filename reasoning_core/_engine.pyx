@@ -1,0 +1,583 @@
+# cython: language_level=3, embedsignature=True
+"""Compiled reasoning engine.
+
+The twin is ``reasoning_core_py/_engine.py``: same classes, arguments,
+results and exceptions.  Both walk the tables built by
+``reasoning_core._tables``; a change to a loop here lands in the twin in the
+same commit.  Every index used in the unchecked loops is either a table entry
+(built in range by ``build_tables``) or a position below the validated input
+length, which is why bounds checking can be off there.
+"""
+cimport cython
+cimport numpy as cnp
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libc.stdlib cimport free, realloc
+from libc.string cimport memset
+
+import numpy as np
+
+from reasoning_core._input import bad_container, index_of, to_int32_array, to_int64_array
+from reasoning_core._tables import Tables
+
+cnp.import_array()
+
+cdef extern from "Python.h":
+    long long PyLong_AsLongLongAndOverflow(object obj, int* overflow) except? -1
+    bint PyLong_CheckExact(object obj)
+
+# Keep in step with reasoning_core._tables.
+cdef enum:
+    CONTENT = 0
+    REASONING = 1
+    SEEDED = 2
+    AWAITING = 3
+    K_START = 0
+    K_END = 1
+    K_TERM = 2
+    K_HEADER = 3
+    K_ENABLE = 6
+    SEG_CONTENT = 0
+    SEG_REASONING = 1
+    SEG_DELIMITER = 2
+    SEG_HELD = 3
+    MODE_PROMPT_REV = 4
+    MODE_ENABLE = 5
+
+__all__ = ["Engine", "BatchEngine", "BatchStepResult"]
+
+
+cdef class _Tables:
+    """Raw pointers into a Tables' arrays (kept alive by this object)."""
+    cdef object tables, _keep
+    cdef const int64_t* sigma
+    cdef int ns
+    cdef int64_t lo, hi
+    cdef const int32_t* trans
+    cdef const int32_t* depth
+    cdef const int8_t* fire_state
+    cdef const uint8_t* fire_consume
+    cdef const int8_t* fire_kind
+    cdef int32_t root[6]
+    cdef int default_state
+    cdef bint awaiting_family, has_enable
+
+    def __cinit__(self, tables):
+        if not isinstance(tables, Tables):
+            raise TypeError(f"expected reasoning_core Tables, not {type(tables).__name__}")
+        self.tables = tables
+        cdef cnp.ndarray sigma = np.ascontiguousarray(tables.sigma, dtype=np.int64)
+        cdef cnp.ndarray trans = np.ascontiguousarray(tables.trans, dtype=np.int32)
+        cdef cnp.ndarray depth = np.ascontiguousarray(tables.depth, dtype=np.int32)
+        cdef cnp.ndarray fs = np.ascontiguousarray(tables.fire_state, dtype=np.int8)
+        cdef cnp.ndarray fc = np.ascontiguousarray(tables.fire_consume, dtype=np.uint8)
+        cdef cnp.ndarray fk = np.ascontiguousarray(tables.fire_kind, dtype=np.int8)
+        roots = np.asarray(tables.root, dtype=np.int32)
+        n_nodes = depth.shape[0]
+        if roots.shape[0] != 6 or fs.shape[0] != n_nodes or fc.shape[0] != n_nodes or fk.shape[0] != n_nodes:
+            raise ValueError("inconsistent tables")
+        if trans.shape[0] != n_nodes * sigma.shape[0]:
+            raise ValueError("inconsistent tables")
+        # Table entries index other tables in the loops below: check them once here.
+        if n_nodes and (trans.size and (trans.min() < 0 or trans.max() >= n_nodes)):
+            raise ValueError("inconsistent tables")
+        if roots.min() < 0 or roots.max() >= n_nodes or (n_nodes and (fs.max() > 3 or fs.min() < -1)):
+            raise ValueError("inconsistent tables")
+        self._keep = (sigma, trans, depth, fs, fc, fk)
+        self.sigma = <const int64_t*>cnp.PyArray_DATA(sigma)
+        self.ns = <int>sigma.shape[0]
+        if self.ns:
+            self.lo = self.sigma[0]
+            self.hi = self.sigma[self.ns - 1]
+        else:
+            self.lo, self.hi = 1, 0
+        self.trans = <const int32_t*>cnp.PyArray_DATA(trans)
+        self.depth = <const int32_t*>cnp.PyArray_DATA(depth)
+        self.fire_state = <const int8_t*>cnp.PyArray_DATA(fs)
+        self.fire_consume = <const uint8_t*>cnp.PyArray_DATA(fc)
+        self.fire_kind = <const int8_t*>cnp.PyArray_DATA(fk)
+        for i in range(6):
+            self.root[i] = roots[i]
+        self.default_state = tables.default_state
+        self.awaiting_family = tables.awaiting_family
+        self.has_enable = tables.has_enable
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    cdef inline int index(self, int64_t t) noexcept nogil:
+        """Alphabet index of a token id, or -1 (most ids fail the range test)."""
+        if t < self.lo or t > self.hi:
+            return -1
+        cdef int a = 0, b = self.ns - 1, m
+        while a <= b:
+            m = (a + b) >> 1
+            if self.sigma[m] < t:
+                a = m + 1
+            elif self.sigma[m] > t:
+                b = m - 1
+            else:
+                return m
+        return -1
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    cdef int first_fire(self, const int64_t* ids, Py_ssize_t n, Py_ssize_t begin, int root,
+                        unsigned int wanted, Py_ssize_t* a, Py_ssize_t* b) noexcept nogil:
+        """First complete delimiter whose kind bit is in ``wanted``; -1 if none."""
+        cdef int node = root, k, kind
+        cdef Py_ssize_t i
+        for i in range(begin, n):
+            k = self.index(ids[i])
+            node = root if k < 0 else self.trans[node * self.ns + k]
+            kind = self.fire_kind[node]
+            if kind >= 0:
+                if (1u << kind) & wanted:
+                    a[0] = i + 1 - self.depth[node]
+                    b[0] = i + 1
+                    return kind
+                node = root
+        return -1
+
+
+cdef class _IdBuffer:
+    """Growable int64 scratch buffer: list/tuple input converted once, checked first."""
+    cdef int64_t* data
+    cdef Py_ssize_t cap
+    cdef object keep
+
+    def __dealloc__(self):
+        free(self.data)
+
+    cdef const int64_t* load(self, object obj, Py_ssize_t* n) except NULL:
+        cdef Py_ssize_t i, size
+        cdef int overflow = 0
+        cdef long long v
+        cdef cnp.ndarray arr
+        cdef int64_t* grown
+        cdef object item
+        self.keep = None
+        if type(obj) is list or type(obj) is tuple or isinstance(obj, (list, tuple, range)):
+            if isinstance(obj, range):
+                obj = list(obj)
+            size = len(obj)
+            if size > self.cap:
+                grown = <int64_t*>realloc(self.data, (size if size > 16 else 16) * sizeof(int64_t))
+                if grown == NULL:
+                    raise MemoryError()
+                self.data = grown
+                self.cap = size if size > 16 else 16
+            if self.data == NULL:
+                grown = <int64_t*>realloc(NULL, 16 * sizeof(int64_t))
+                if grown == NULL:
+                    raise MemoryError()
+                self.data, self.cap = grown, 16
+            for i in range(size):
+                item = obj[i]
+                if not PyLong_CheckExact(item):
+                    item = index_of(i, item)
+                v = PyLong_AsLongLongAndOverflow(item, &overflow)
+                # Ids outside int64 can never be delimiters.
+                self.data[i] = -1 if overflow else v
+            n[0] = size
+            return self.data
+        if isinstance(obj, (str, bytes, bytearray)) or obj is None:
+            raise bad_container(obj)
+        arr = to_int64_array(obj)
+        self.keep = arr
+        n[0] = arr.shape[0]
+        if n[0] == 0:
+            return <const int64_t*>&self.cap  # never read: n is 0
+        return <const int64_t*>cnp.PyArray_DATA(arr)
+
+
+cdef class Engine:
+    """Per-request reasoning state machine over token ids."""
+    cdef _Tables t
+    cdef _IdBuffer buf
+    cdef int _state
+    cdef int _node
+
+    def __cinit__(self, tables):
+        self.t = _Tables(tables)
+        self.buf = _IdBuffer()
+        self._state = self.t.default_state
+        self._node = self.t.root[self._state]
+
+    @property
+    def tables(self):
+        return self.t.tables
+
+    @property
+    def state(self):
+        return self._state
+
+    @property
+    def held(self):
+        """How many trailing tokens are held (a possible delimiter prefix)."""
+        return self.t.depth[self._node]
+
+    @property
+    def held_ids(self):
+        return self.t.tables.paths[self._node]
+
+    def set_state(self, state):
+        """Seed the state; drops anything held."""
+        if state not in (CONTENT, REASONING, SEEDED, AWAITING):
+            raise ValueError(f"invalid engine state {state!r}")
+        self._state = state
+        self._node = self.t.root[self._state]
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def feed(self, token_ids):
+        """Classify a delta: ``(segments, n_prefix)`` as in the twin."""
+        cdef Py_ssize_t n, i, pos = 0, seg_start = 0
+        cdef const int64_t* ids = self.buf.load(token_ids, &n)
+        cdef _Tables t = self.t
+        cdef int state = self._state, node = self._node, nxt, k, fs, released, side
+        cdef int cur = -1, kind
+        cdef int n_prefix = t.depth[node]
+        cdef list segs = []
+        for i in range(n):
+            k = t.index(ids[i])
+            nxt = t.root[state] if k < 0 else t.trans[node * t.ns + k]
+            released = t.depth[node] + 1 - t.depth[nxt]
+            if released:
+                if state == REASONING or state == SEEDED:
+                    side = SEG_REASONING
+                else:
+                    side = SEG_CONTENT
+                    state = CONTENT  # AWAITING ends at the first content token
+                if side != cur:
+                    if cur >= 0:
+                        segs.append((cur, seg_start, pos))
+                    cur = side
+                    seg_start = pos
+                pos += released
+            fs = t.fire_state[nxt]
+            if fs >= 0:
+                kind = SEG_DELIMITER if t.fire_consume[nxt] else SEG_CONTENT
+                if kind != cur:
+                    if cur >= 0:
+                        segs.append((cur, seg_start, pos))
+                    cur = kind
+                    seg_start = pos
+                pos += t.depth[nxt]
+                state = fs
+                node = t.root[fs]
+            else:
+                node = nxt
+        if cur >= 0:
+            segs.append((cur, seg_start, pos))
+        if t.depth[node]:
+            segs.append((SEG_HELD, pos, pos + t.depth[node]))
+        self._state = state
+        self._node = node
+        self.buf.keep = None
+        return segs, n_prefix
+
+    def finish(self):
+        """Release held tokens to the current side (end of generation)."""
+        cdef int n = self.t.depth[self._node]
+        segs = []
+        if n:
+            if self._state == REASONING or self._state == SEEDED:
+                segs.append((SEG_REASONING, 0, n))
+            else:
+                segs.append((SEG_CONTENT, 0, n))
+                self._state = CONTENT
+            self._node = self.t.root[self._state]
+        return segs, n
+
+    def scan_stream(self, token_ids, is_currently_reasoning):
+        """MAX ``stream()`` on one delta, statelessly: (d0, r0, r1, d1, still)."""
+        cdef Py_ssize_t n, a = 0, b = 0, d0, r0
+        cdef const int64_t* ids = self.buf.load(token_ids, &n)
+        cdef _Tables t = self.t
+        cdef bint reasoning = bool(is_currently_reasoning)
+        cdef int kind
+        try:
+            if reasoning and t.awaiting_family:
+                reasoning = False  # awaiting start: content until the start delimiter
+            if reasoning:
+                kind = t.first_fire(ids, n, 0, t.root[SEEDED],
+                                    (1u << K_START) | (1u << K_END) | (1u << K_TERM) | (1u << K_HEADER), &a, &b)
+                if kind < 0:
+                    return 0, 0, n, n, True
+                if kind == K_START:
+                    d0, r0 = a, b
+                elif kind == K_TERM:
+                    return 0, 0, a, a, False
+                else:
+                    return 0, 0, a, b, False
+            else:
+                kind = t.first_fire(ids, n, 0, t.root[CONTENT], 1u << K_START, &a, &b)
+                if kind < 0:
+                    return 0, 0, 0, 0, False
+                d0, r0 = a, b
+            kind = t.first_fire(ids, n, r0, t.root[REASONING],
+                                (1u << K_END) | (1u << K_TERM) | (1u << K_HEADER), &a, &b)
+            if kind < 0:
+                return d0, r0, n, n, True
+            if kind == K_TERM:
+                return d0, r0, a, a, False
+            return d0, r0, a, b, False
+        finally:
+            self.buf.keep = None
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def prompt_state(self, prompt_token_ids):
+        """The state generation starts in after this prompt (no side effects)."""
+        cdef Py_ssize_t n, i, a = 0, b = 0
+        cdef const int64_t* ids = self.buf.load(prompt_token_ids, &n)
+        cdef _Tables t = self.t
+        cdef int root = t.root[MODE_PROMPT_REV], node, k, found = -1
+        node = root
+        try:
+            for i in range(n - 1, -1, -1):
+                k = t.index(ids[i])
+                node = root if k < 0 else t.trans[node * t.ns + k]
+                if t.fire_kind[node] >= 0:
+                    found = t.fire_kind[node]
+                    break
+            if found == K_START:
+                return SEEDED
+            if t.has_enable and t.first_fire(ids, n, 0, t.root[MODE_ENABLE], 1u << K_ENABLE, &a, &b) >= 0:
+                return AWAITING
+            if found == K_END or found == K_TERM or found == K_HEADER:
+                return CONTENT
+            return t.default_state
+        finally:
+            self.buf.keep = None
+
+
+cdef class BatchStepResult:
+    """Per-token output arrays of a batch step (reusable as ``out=``)."""
+    cdef readonly object is_reasoning, is_delimiter, reasoning_ended, is_held, in_reasoning, released, completed
+    cdef public Py_ssize_t size
+    cdef Py_ssize_t cap
+    cdef uint8_t* p_r
+    cdef uint8_t* p_d
+    cdef uint8_t* p_e
+    cdef uint8_t* p_h
+    cdef uint8_t* p_i
+    cdef uint8_t* p_rel
+    cdef uint8_t* p_comp
+
+    def __init__(self, capacity):
+        capacity = int(capacity)
+        if capacity < 0:
+            raise ValueError("capacity must be >= 0")
+        self._bind(
+            np.zeros(capacity, dtype=bool), np.zeros(capacity, dtype=bool), np.zeros(capacity, dtype=bool),
+            np.zeros(capacity, dtype=bool), np.zeros(capacity, dtype=bool),
+            np.zeros(capacity, dtype=np.uint8), np.zeros(capacity, dtype=np.uint8),
+        )
+        self.size = 0
+
+    cdef _bind(self, r, d, e, h, i, rel, comp):
+        self.is_reasoning, self.is_delimiter, self.reasoning_ended = r, d, e
+        self.is_held, self.in_reasoning, self.released, self.completed = h, i, rel, comp
+        self.cap = r.shape[0]
+        self.p_r = <uint8_t*>cnp.PyArray_DATA(r)
+        self.p_d = <uint8_t*>cnp.PyArray_DATA(d)
+        self.p_e = <uint8_t*>cnp.PyArray_DATA(e)
+        self.p_h = <uint8_t*>cnp.PyArray_DATA(h)
+        self.p_i = <uint8_t*>cnp.PyArray_DATA(i)
+        self.p_rel = <uint8_t*>cnp.PyArray_DATA(rel)
+        self.p_comp = <uint8_t*>cnp.PyArray_DATA(comp)
+
+    @property
+    def capacity(self):
+        return self.cap
+
+    def view(self, n):
+        """The first ``n`` entries (views, no copy)."""
+        cdef BatchStepResult out = BatchStepResult.__new__(BatchStepResult)
+        n = int(n)
+        if not 0 <= n <= self.cap:
+            raise ValueError(f"view of {n} entries exceeds capacity {self.cap}")
+        out._bind(self.is_reasoning[:n], self.is_delimiter[:n], self.reasoning_ended[:n], self.is_held[:n],
+                  self.in_reasoning[:n], self.released[:n], self.completed[:n])
+        out.size = n
+        return out
+
+
+cdef inline cnp.ndarray _int32_input(object obj, str what):
+    # Fast path: an engine's own int32 arrays go straight through.
+    if (type(obj) is np.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>obj) == cnp.NPY_INT32
+            and cnp.PyArray_NDIM(<cnp.ndarray>obj) == 1 and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>obj)):
+        return <cnp.ndarray>obj
+    return to_int32_array(obj, what)
+
+
+cdef class BatchEngine:
+    """Reasoning state for many requests in flat arrays."""
+    cdef _Tables t
+    cdef readonly Py_ssize_t capacity
+    cdef object _state_arr, _node_arr, _open_arr
+    cdef uint8_t* st
+    cdef int32_t* nd
+    cdef uint8_t* op
+
+    def __cinit__(self, tables, capacity):
+        self.t = _Tables(tables)
+        capacity = int(capacity)
+        if capacity <= 0:
+            raise ValueError(f"capacity must be a positive integer, not {capacity}")
+        self.capacity = capacity
+        self._state_arr = np.zeros(capacity, dtype=np.uint8)
+        self._node_arr = np.zeros(capacity, dtype=np.int32)
+        self._open_arr = np.zeros(capacity, dtype=np.uint8)
+        self.st = <uint8_t*>cnp.PyArray_DATA(self._state_arr)
+        self.nd = <int32_t*>cnp.PyArray_DATA(self._node_arr)
+        self.op = <uint8_t*>cnp.PyArray_DATA(self._open_arr)
+
+    cdef Py_ssize_t _check_slot(self, slot) except -1:
+        if not isinstance(slot, (int, np.integer)) or isinstance(slot, bool):
+            raise TypeError(f"slot must be an int, not {type(slot).__name__}")
+        s = int(slot)
+        if not 0 <= s < self.capacity:
+            raise ValueError(f"slot {s} is out of range for capacity {self.capacity}")
+        return s
+
+    def open(self, slot, state):
+        cdef Py_ssize_t s = self._check_slot(slot)
+        if state not in (CONTENT, REASONING, SEEDED, AWAITING):
+            raise ValueError(f"invalid engine state {state!r}")
+        self.st[s] = state
+        self.nd[s] = self.t.root[<int>state]
+        self.op[s] = 1
+
+    def close(self, slot):
+        cdef Py_ssize_t s = self._check_slot(slot)
+        self.op[s] = 0
+        self.st[s] = CONTENT
+        self.nd[s] = self.t.root[CONTENT]
+
+    def is_open(self, slot):
+        return bool(self.op[self._check_slot(slot)])
+
+    def state_of(self, slot):
+        return int(self.st[self._check_slot(slot)])
+
+    def held_ids(self, slot):
+        return self.t.tables.paths[self.nd[self._check_slot(slot)]]
+
+    def open_mask(self):
+        return self._open_arr.astype(bool)
+
+    def thinking_mask(self):
+        """Open requests whose grammar must stay suspended (not in content)."""
+        return (self._open_arr != 0) & (self._state_arr != CONTENT)
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    cdef int _check_slots(self, const int32_t* slots, Py_ssize_t m) except -1:
+        cdef Py_ssize_t j
+        cdef int32_t s
+        for j in range(m):
+            s = slots[j]
+            if s < 0 or s >= self.capacity:
+                raise ValueError(f"slot {s} is out of range for capacity {self.capacity}")
+            if not self.op[s]:
+                raise ValueError(f"slot {s} is not open")
+        return 0
+
+    cdef BatchStepResult _out(self, out, Py_ssize_t n):
+        if out is None:
+            return BatchStepResult(n)
+        if not isinstance(out, BatchStepResult):
+            raise TypeError(f"out must be a BatchStepResult, not {type(out).__name__}")
+        if (<BatchStepResult>out).cap < n:
+            raise ValueError(f"out holds {(<BatchStepResult>out).cap} entries; this step needs {n}")
+        return <BatchStepResult>out
+
+    def step(self, slots, token_ids, out=None):
+        """One new token for each listed request; see ReasoningBatch.step."""
+        cdef cnp.ndarray s_arr = _int32_input(slots, "slots")
+        cdef cnp.ndarray t_arr = _int32_input(token_ids, "token_ids")
+        cdef Py_ssize_t m = s_arr.shape[0]
+        if t_arr.shape[0] != m:
+            raise ValueError(f"slots ({m}) and token_ids ({t_arr.shape[0]}) differ in length")
+        cdef const int32_t* sp = <const int32_t*>cnp.PyArray_DATA(s_arr)
+        self._check_slots(sp, m)
+        cdef BatchStepResult res = self._out(out, m)
+        self._run(sp, <const int32_t*>cnp.PyArray_DATA(t_arr), NULL, m, res)
+        res.size = m
+        return res if res.cap == m else res.view(m)
+
+    def step_ragged(self, slots, offsets, token_ids, out=None):
+        """Several new tokens per request: ``token_ids[offsets[j]:offsets[j+1]]`` for ``slots[j]``."""
+        cdef cnp.ndarray s_arr = _int32_input(slots, "slots")
+        cdef cnp.ndarray o_arr = _int32_input(offsets, "offsets")
+        cdef cnp.ndarray t_arr = _int32_input(token_ids, "token_ids")
+        cdef Py_ssize_t m = s_arr.shape[0], n = t_arr.shape[0], j
+        if o_arr.shape[0] != m + 1:
+            raise ValueError(f"offsets must have len(slots) + 1 = {m + 1} entries, not {o_arr.shape[0]}")
+        cdef const int32_t* op = <const int32_t*>cnp.PyArray_DATA(o_arr)
+        if op[0] != 0 or op[m] != n:
+            raise ValueError("offsets must start at 0 and end at len(token_ids)")
+        for j in range(m):
+            if op[j + 1] < op[j]:
+                raise ValueError("offsets must be non-decreasing")
+        cdef const int32_t* sp = <const int32_t*>cnp.PyArray_DATA(s_arr)
+        self._check_slots(sp, m)
+        cdef BatchStepResult res = self._out(out, n)
+        self._run(sp, <const int32_t*>cnp.PyArray_DATA(t_arr), op, m, res)
+        res.size = n
+        return res if res.cap == n else res.view(n)
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    cdef void _run(self, const int32_t* slots, const int32_t* tokens, const int32_t* offsets,
+                   Py_ssize_t m, BatchStepResult res) noexcept:
+        cdef _Tables t = self.t
+        cdef Py_ssize_t j, i, lo, hi
+        cdef int32_t slot
+        cdef int state, node, nxt, k, fs, released, completed
+        cdef bint before, r, d, e, h
+        for j in range(m):
+            if offsets == NULL:
+                lo = j
+                hi = j + 1
+            else:
+                lo = offsets[j]
+                hi = offsets[j + 1]
+            slot = slots[j]
+            state = self.st[slot]
+            node = self.nd[slot]
+            for i in range(lo, hi):
+                k = t.index(tokens[i])
+                nxt = t.root[state] if k < 0 else t.trans[node * t.ns + k]
+                released = t.depth[node] + 1 - t.depth[nxt]
+                r = d = e = h = False
+                completed = 0
+                before = state == REASONING or state == SEEDED
+                fs = t.fire_state[nxt]
+                if fs >= 0:
+                    completed = t.depth[nxt] - 1
+                    d = t.fire_consume[nxt] == 1
+                    e = before and fs == CONTENT
+                    state = fs
+                    node = t.root[fs]
+                elif t.depth[nxt]:
+                    h = True
+                    if released and state == AWAITING:
+                        state = CONTENT
+                    node = nxt
+                else:
+                    released -= 1
+                    r = before
+                    if state == AWAITING:
+                        state = CONTENT
+                    node = nxt
+                res.p_r[i] = r
+                res.p_d[i] = d
+                res.p_e[i] = e
+                res.p_h[i] = h
+                res.p_i[i] = state != CONTENT
+                res.p_rel[i] = <uint8_t>released
+                res.p_comp[i] = <uint8_t>completed
+            self.st[slot] = <uint8_t>state
+            self.nd[slot] = node

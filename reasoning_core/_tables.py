@@ -1,0 +1,203 @@
+"""Delimiter tables shared by both engines.
+
+A family's delimiters, once resolved to token-id sequences, are compiled here
+into flat transition tables (an Aho-Corasick automaton without output links,
+one trie per engine mode).  Both backends walk exactly these tables, so the
+compiled engine and its pure-Python twin cannot drift apart in what they
+match: only the loop that walks the tables is written twice.
+
+Matching rule (both backends): the automaton tracks the longest suffix of the
+undecided tokens that is a prefix of an active delimiter.  Tokens that fall
+off the front of that suffix are released to the current side; when the
+suffix is a complete delimiter it fires at once (the first complete match
+wins, even if a longer delimiter shares the prefix).
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# Engine states.  SEEDED is "reasoning, but the output has not shown a start
+# yet" (a prompt or family default put us there); the first start it sees is
+# the model re-opening its block and is consumed.  AWAITING is Gemma-4 style
+# "thinking enabled, waiting for the start delimiter": tokens are content.
+CONTENT, REASONING, SEEDED, AWAITING = 0, 1, 2, 3
+STATE_NAMES = ("content", "reasoning", "seeded", "awaiting")
+
+# Delimiter kinds.
+START, END, TERM, HEADER, FRAME, BOUNDARY, ENABLE = range(7)
+KIND_NAMES = ("start", "end", "terminator", "header", "frame", "boundary", "enable")
+
+# Segment kinds reported by Engine.feed.
+SEG_CONTENT, SEG_REASONING, SEG_DELIMITER, SEG_HELD = 0, 1, 2, 3
+SEG_NAMES = ("content", "reasoning", "delimiter", "held")
+
+# Trie roots.  Index = engine state for 0..3; 4 and 5 are the prompt tries.
+MODE_PROMPT_REV, MODE_ENABLE = 4, 5
+N_ROOTS = 6
+
+# What a pattern does when it completes in a given mode:
+# kind -> (new state, consumed as delimiter?)
+_ACTIONS = {
+    CONTENT: {START: (REASONING, 1), HEADER: (CONTENT, 1), FRAME: (CONTENT, 1)},
+    SEEDED: {START: (REASONING, 1), END: (CONTENT, 1), TERM: (CONTENT, 0), HEADER: (CONTENT, 1)},
+    REASONING: {END: (CONTENT, 1), TERM: (CONTENT, 0), HEADER: (CONTENT, 1)},
+}
+
+MAX_PATTERN_LEN = 64
+
+
+@dataclass(frozen=True)
+class Pattern:
+    ids: tuple[int, ...]
+    kind: int
+
+
+@dataclass
+class Tables:
+    """Flat automaton shared by the engines (plain NumPy arrays)."""
+
+    sigma: np.ndarray  # int64, sorted: every id that occurs in a pattern
+    trans: np.ndarray  # int32 [n_nodes * n_sigma]
+    depth: np.ndarray  # int32 [n_nodes]
+    fire_state: np.ndarray  # int8 [n_nodes]; -1 = not a complete delimiter
+    fire_consume: np.ndarray  # uint8 [n_nodes]
+    fire_kind: np.ndarray  # int8 [n_nodes]
+    root: np.ndarray  # int32 [N_ROOTS]
+    default_state: int
+    awaiting_family: bool
+    has_enable: bool
+    paths: list = field(repr=False)  # node -> tuple of ids on the way from its root
+    patterns: tuple = ()
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.depth.shape[0])
+
+    @property
+    def max_hold(self) -> int:
+        return int(self.depth.max()) if self.depth.size else 0
+
+
+def build_tables(
+    patterns: list[Pattern] | tuple[Pattern, ...],
+    *,
+    default_state: int = CONTENT,
+    awaiting_family: bool = False,
+) -> Tables:
+    patterns = tuple(dict.fromkeys(patterns))  # de-duplicate, keep order
+    for p in patterns:
+        if not p.ids:
+            raise ValueError("a delimiter resolved to an empty token sequence")
+        if len(p.ids) > MAX_PATTERN_LEN:
+            raise ValueError(f"a delimiter of {len(p.ids)} tokens is longer than {MAX_PATTERN_LEN}")
+        if any(i < 0 for i in p.ids):
+            raise ValueError("delimiter token ids must be non-negative")
+    if default_state not in (CONTENT, SEEDED, AWAITING):
+        raise ValueError(f"invalid default state {default_state}")
+
+    sigma = sorted({i for p in patterns for i in p.ids})
+    sigma_index = {t: k for k, t in enumerate(sigma)}
+    ns = len(sigma)
+
+    children: list[dict[int, int]] = []
+    depth: list[int] = []
+    paths: list[tuple[int, ...]] = []
+    fire: list[tuple[int, int, int]] = []  # (state, consume, kind) or (-1, 0, -1)
+
+    def new_node(path: tuple[int, ...]) -> int:
+        children.append({})
+        depth.append(len(path))
+        paths.append(path)
+        fire.append((-1, 0, -1))
+        return len(depth) - 1
+
+    def build_mode(entries: list[tuple[tuple[int, ...], int, int, int]]) -> int:
+        root = new_node(())
+        for ids, new_state, consume, kind in entries:
+            node = root
+            for t in ids:
+                nxt = children[node].get(t)
+                if nxt is None:
+                    nxt = new_node(paths[node] + (t,))
+                    children[node][t] = nxt
+                node = nxt
+            if fire[node][0] < 0:  # the first pattern listed for an id sequence wins
+                fire[node] = (new_state, consume, kind)
+        return root
+
+    roots = [0] * N_ROOTS
+    mode_roots: dict[int, int] = {}
+    for mode in (CONTENT, REASONING, SEEDED):
+        actions = _ACTIONS[mode]
+        entries = [
+            (p.ids, *actions[p.kind], p.kind)
+            for kind in (START, END, TERM, HEADER, FRAME)
+            for p in patterns
+            if p.kind == kind and kind in actions
+        ]
+        mode_roots[mode] = build_mode(entries)
+    roots[CONTENT] = roots[AWAITING] = mode_roots[CONTENT]
+    roots[REASONING] = mode_roots[REASONING]
+    roots[SEEDED] = mode_roots[SEEDED]
+    # The prompt is scanned right to left, so its trie holds reversed patterns.
+    roots[MODE_PROMPT_REV] = build_mode(
+        [
+            (tuple(reversed(p.ids)), CONTENT, 1, kind)
+            for kind in (START, END, TERM, HEADER, BOUNDARY)
+            for p in patterns
+            if p.kind == kind
+        ]
+    )
+    roots[MODE_ENABLE] = build_mode([(p.ids, CONTENT, 1, ENABLE) for p in patterns if p.kind == ENABLE])
+
+    n = len(depth)
+    root_of = [0] * n
+    for r in sorted(set(roots)):
+        stack = [r]
+        while stack:
+            u = stack.pop()
+            root_of[u] = r
+            stack.extend(children[u].values())
+
+    # Dense transitions with failure links folded in (breadth first, so a
+    # node's failure target is finished before the node itself).
+    trans = np.zeros(n * max(ns, 1), dtype=np.int32)
+    fail = [0] * n
+    for r in sorted(set(roots)):
+        queue: deque[int] = deque()
+        for k, t in enumerate(sigma):
+            c = children[r].get(t)
+            if c is None:
+                trans[r * ns + k] = r
+            else:
+                fail[c] = r
+                trans[r * ns + k] = c
+                queue.append(c)
+        while queue:
+            u = queue.popleft()
+            for k, t in enumerate(sigma):
+                c = children[u].get(t)
+                if c is None:
+                    trans[u * ns + k] = trans[fail[u] * ns + k]
+                else:
+                    fail[c] = int(trans[fail[u] * ns + k])
+                    trans[u * ns + k] = c
+                    queue.append(c)
+
+    return Tables(
+        sigma=np.asarray(sigma, dtype=np.int64),
+        trans=trans[: n * ns] if ns else np.zeros(0, dtype=np.int32),
+        depth=np.asarray(depth, dtype=np.int32),
+        fire_state=np.asarray([f[0] for f in fire], dtype=np.int8),
+        fire_consume=np.asarray([f[1] for f in fire], dtype=np.uint8),
+        fire_kind=np.asarray([f[2] for f in fire], dtype=np.int8),
+        root=np.asarray(roots, dtype=np.int32),
+        default_state=default_state,
+        awaiting_family=awaiting_family,
+        has_enable=any(p.kind == ENABLE for p in patterns),
+        paths=paths,
+        patterns=patterns,
+    )

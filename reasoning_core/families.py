@@ -1,0 +1,216 @@
+"""The family table: every supported model family as one row of data.
+
+A family is its delimiter strings and a few flags; one parser class
+(``reasoning_core.parser.FamilyParser``) and one text parser serve them all.
+Adding a family means adding a row here (and tests).
+
+Delimiter roles:
+- ``start`` / ``end``: open and close a reasoning block (both consumed).
+- ``terminators``: close reasoning without being consumed, so the marker
+  stays in content for the tool-call parser (e.g. ``<tool_call>``).
+- ``headers``: framing consumed wherever it appears and leaving content
+  (harmony's ``final`` channel header, ``<|return|>``); inside reasoning a
+  header also closes the block.
+- ``frames``: answer wrappers consumed in content (``<response>``).
+- ``boundaries``: chat-turn markers; the prompt scan stops at the nearest one,
+  so markers in earlier turns (a ``<tool_call>`` example in a system prompt)
+  cannot decide the start state.
+- ``enable``: a thinking-enable marker anywhere in the prompt (Gemma 4).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping
+
+__all__ = ["Family", "FAMILIES", "ALIASES", "MODEL_PATTERNS", "get_family", "family_names", "parser_for_model"]
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    start: tuple[str, ...]
+    end: tuple[str, ...]
+    starts_in_reasoning: bool
+    aliases: tuple[str, ...] = ()
+    terminators: tuple[str, ...] = ()
+    headers: tuple[str, ...] = ()
+    frames: tuple[str, ...] = ()
+    boundaries: tuple[str, ...] = ()
+    enable: tuple[str, ...] = ()
+    # Reasoning only ever opens at an explicit start: a pre-seeded or
+    # thinking-enabled state waits for it (tokens before it are content).
+    awaiting_start: bool = False
+    # Label the formatter strips at the start of every reasoning block.
+    label: str | None = None
+    # Plain-text markers (no special token in any vocabulary).
+    text_markers: bool = False
+    notes: str = ""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name,) + self.aliases
+
+
+_QWEN_TURNS = ("<|im_start|>", "<|im_end|>")
+_DS_TURNS = ("<｜User｜>", "<｜Assistant｜>")
+_THINK = ("<think>",)
+_UNTHINK = ("</think>",)
+
+_ROWS = (
+    Family("deepseek_r1", _THINK, _UNTHINK, True, aliases=("qwq", "deepseek-r1"),
+           boundaries=_DS_TURNS + _QWEN_TURNS,
+           notes="R1 templates inject <think>; output may or may not repeat it"),
+    Family("deepseek_v3", _THINK, _UNTHINK, False, aliases=("deepseek_v31", "deepseekv4", "deepseek_v32", "deepseek-v3"),
+           terminators=("<｜tool▁calls▁begin｜>",), boundaries=_DS_TURNS,
+           notes="hybrid: a prompt ending in <think> means thinking mode"),
+    Family("qwen3", _THINK, _UNTHINK, False, terminators=("<tool_call>",), boundaries=_QWEN_TURNS,
+           notes="enable_thinking=False renders <think>\\n\\n</think> into the prompt"),
+    Family("qwen3_thinking", _THINK, _UNTHINK, True, aliases=("qwen3-thinking",),
+           terminators=("<tool_call>",), boundaries=_QWEN_TURNS),
+    Family("qwen3_5", _THINK, _UNTHINK, True, aliases=("qwen3.5", "qwen3_6"),
+           terminators=("<tool_call>",), boundaries=_QWEN_TURNS),
+    Family("kimi", ("◁think▷",), ("◁/think▷",), False, aliases=("kimi_vl", "kimi_k1_5"),
+           boundaries=("<|im_user|>", "<|im_assistant|>", "<|im_middle|>")),
+    Family("kimi_k2", _THINK, _UNTHINK, True, aliases=("kimik2_5", "kimi_k2_5"),
+           terminators=("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
+           boundaries=("<|im_user|>", "<|im_assistant|>", "<|im_middle|>", "<|im_system|>")),
+    Family("glm45", _THINK, _UNTHINK, False, aliases=("glm4_5", "glm46"), terminators=("<tool_call>",),
+           boundaries=("<|user|>", "<|assistant|>", "<|system|>", "<|observation|>")),
+    Family("glm47", _THINK, _UNTHINK, True, aliases=("glm5", "glm4_7"), terminators=("<tool_call>",),
+           boundaries=("<|user|>", "<|assistant|>", "<|system|>", "<|observation|>")),
+    Family("step3", _THINK, _UNTHINK, True, aliases=("step3p5",),
+           boundaries=("<|BOT|>", "<|EOT|>")),
+    Family("minimax_m2", _THINK, _UNTHINK, True, terminators=("<minimax:tool_call>",),
+           boundaries=("]~b]", "]~!b[")),
+    Family("seed_oss", ("<seed:think>",), ("</seed:think>",), True,
+           boundaries=("<seed:bos>", "<seed:eos>")),
+    Family("hunyuan_a13b", ("<think>\n",), ("\n</think>\n<answer>\n", "</think>\n<answer>\n"), False,
+           aliases=("hunyuan",), frames=("\n</answer>", "</answer>"),
+           notes="the <answer> frame around the reply is unwrapped"),
+    Family("granite", ("Here is my thought process:", "Here's my thought process:"),
+           ("Here is my response:", "Here's my response:"), False, text_markers=True,
+           notes="plain-text markers, matched however the BPE splits them"),
+    Family("mistral", ("[THINK]",), ("[/THINK]",), False, aliases=("magistral",)),
+    Family("gpt_oss", ("<|channel|>analysis<|message|>", "<|start|>assistant<|channel|>analysis<|message|>"),
+           ("<|end|>",), False, aliases=("harmony", "gpt-oss"),
+           terminators=("<|start|>assistant<|channel|>commentary", "<|channel|>commentary"),
+           headers=("<|start|>assistant<|channel|>final<|message|>", "<|channel|>final<|message|>", "<|return|>"),
+           boundaries=("<|start|>",),
+           notes="analysis channel is reasoning; final is content; commentary (tool calls) stays in content"),
+    Family("ernie45", _THINK, _UNTHINK, True, aliases=("ernie",), frames=("<response>", "</response>"),
+           notes="the <response> frame around the reply is unwrapped"),
+    Family("olmo3", _THINK, _UNTHINK, True, text_markers=True,
+           notes="<think> is ordinary text in this vocabulary"),
+    Family("nemotron_v3", _THINK, _UNTHINK, True, aliases=("nemotron3", "nemotron_nano_v3"),
+           terminators=("<tool_call>",), boundaries=_QWEN_TURNS),
+    Family("gemma4", ("<|channel>",), ("<channel|>",), False, terminators=("<|tool_call>",),
+           enable=("<|think|>",), boundaries=("<|turn>", "<turn|>"), awaiting_start=True,
+           label="thought\n", notes="<|think|> in the prompt enables thinking; label stripped by the formatter"),
+    Family("passthrough", (), (), False, aliases=("none", "identity")),
+)
+
+FAMILIES: dict[str, Family] = {f.name: f for f in _ROWS}
+ALIASES: dict[str, str] = {a: f.name for f in _ROWS for a in f.aliases}
+
+
+def family_names() -> list[str]:
+    """Every name that resolves, aliases included, sorted."""
+    return sorted(set(FAMILIES) | set(ALIASES))
+
+
+def get_family(name: str) -> Family:
+    if not isinstance(name, str):
+        raise TypeError(f"parser name must be a str, not {type(name).__name__}")
+    key = name.strip().lower()
+    fam = FAMILIES.get(key) or FAMILIES.get(ALIASES.get(key, ""))
+    if fam is None:
+        raise ValueError(f"unknown reasoning parser {name!r}; available: {', '.join(family_names())}")
+    return fam
+
+
+# Auto-selection: most specific first.  Matched against the lower-cased id.
+MODEL_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"gpt-oss|gpt_oss", "gpt_oss"),
+    (r"deepseek-r1|deepseek_r1|r1-distill", "deepseek_r1"),
+    (r"qwq", "deepseek_r1"),
+    (r"deepseek-v3|deepseek-v4|deepseek_v3|deepseek-chat", "deepseek_v3"),
+    (r"qwen3[.\-_]?[56]", "qwen3_5"),
+    (r"qwen3.*thinking", "qwen3_thinking"),
+    (r"qwen3", "qwen3"),
+    (r"kimi-k2|kimi_k2", "kimi_k2"),
+    (r"kimi", "kimi"),
+    (r"glm-?4\.[78]|glm-?5", "glm47"),
+    (r"glm-?4\.[56]|glm-?4_[56]", "glm45"),
+    (r"step-?3", "step3"),
+    (r"minimax-m2|minimax_m2", "minimax_m2"),
+    (r"seed-oss|seed_oss", "seed_oss"),
+    (r"hunyuan-a13b|hunyuan_a13b", "hunyuan_a13b"),
+    (r"granite", "granite"),
+    (r"magistral", "mistral"),
+    (r"ernie-4\.5|ernie4_5|ernie-45", "ernie45"),
+    (r"olmo-?3", "olmo3"),
+    (r"nemotron-?(nano-)?v?3|nemotron_v3", "nemotron_v3"),
+    (r"gemma-?4", "gemma4"),
+)
+_COMPILED = tuple((re.compile(p), name) for p, name in MODEL_PATTERNS)
+
+# HF config ``model_type`` values (used when the config carries no model id).
+CONFIG_MODEL_TYPES: dict[str, str] = {
+    "gpt_oss": "gpt_oss",
+    "qwen3": "qwen3",
+    "qwen3_moe": "qwen3",
+    "qwen3_5": "qwen3_5",
+    "qwen3_5_moe": "qwen3_5",
+    "qwen3_next": "qwen3",
+    "kimi_k2": "kimi_k2",
+    "kimi_vl": "kimi",
+    "glm4_moe": "glm45",
+    "minimax_m2": "minimax_m2",
+    "seed_oss": "seed_oss",
+    "hunyuan_v1_moe": "hunyuan_a13b",
+    "granite": "granite",
+    "ernie4_5_moe": "ernie45",
+    "ernie4_5": "ernie45",
+    "olmo3": "olmo3",
+    "nemotron_h": "nemotron_v3",
+    "gemma4": "gemma4",
+    "gemma4_text": "gemma4",
+    "step3": "step3",
+    "step3p5": "step3",
+    "deepseek_v3": "deepseek_v3",
+}
+
+
+def parser_for_model(model_id_or_config: str | Mapping) -> str:
+    """The parser name for a model id (or HF config dict); ``"passthrough"`` if unknown."""
+    if isinstance(model_id_or_config, str):
+        key = model_id_or_config.lower()
+        for rx, name in _COMPILED:
+            if rx.search(key):
+                return name
+        return "passthrough"
+    if isinstance(model_id_or_config, Mapping):
+        cfg = model_id_or_config
+        for k in ("_name_or_path", "name_or_path", "model_id"):
+            v = cfg.get(k)
+            if isinstance(v, str) and v:
+                found = parser_for_model(v)
+                if found != "passthrough":
+                    return found
+        archs = cfg.get("architectures") or ()
+        if isinstance(archs, str):
+            archs = (archs,)
+        for arch in archs:
+            if isinstance(arch, str):
+                a = arch.lower().replace("forcausallm", "").replace("forconditionalgeneration", "")
+                for rx, name in _COMPILED:
+                    if rx.search(a):
+                        return name
+        mt = cfg.get("model_type")
+        if isinstance(mt, str):
+            return CONFIG_MODEL_TYPES.get(mt.lower(), "passthrough")
+        return "passthrough"
+    if hasattr(model_id_or_config, "to_dict"):  # a transformers PretrainedConfig
+        return parser_for_model(model_id_or_config.to_dict())
+    raise TypeError(f"expected a model id or a config mapping, not {type(model_id_or_config).__name__}")

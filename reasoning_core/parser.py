@@ -1,0 +1,227 @@
+"""MAX-compatible reasoning parsers, driven by the family table.
+
+``ReasoningParser`` is the abstract interface (Modular MAX semantics);
+``FamilyParser`` implements it for every row of ``reasoning_core.families``
+on top of the backend engine, and adds the stateful ``begin``/``split``/
+``finish`` API.  Parsers are per-request objects: sharing one across threads
+is unsupported; distinct parsers may be used concurrently.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Optional, Sequence
+
+from . import _dispatch
+from ._tables import AWAITING, REASONING, SEEDED, Tables
+from ._tokenizer import tables_for, tables_for_async
+from .families import FAMILIES, Family, family_names, get_family
+from .types import ParsedReasoningDelta, ReasoningSpan, TokenSplit
+
+__all__ = [
+    "ReasoningParser",
+    "FamilyParser",
+    "LabelStripper",
+    "get_parser_cls",
+    "get_parser",
+    "create",
+    "available_parsers",
+]
+
+
+class LabelStripper:
+    """Strips a label (Gemma 4's ``thought\\n``) from the start of a block's text.
+
+    Called with successive pieces of one block's decoded reasoning text; a
+    piece that may still be part of the label is held (returns None).  A
+    start that does not match the label is emitted unchanged.
+    """
+
+    __slots__ = ("label", "_pending", "_active")
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self._pending = ""
+        self._active = True
+
+    def begin_block(self) -> None:
+        self._pending = ""
+        self._active = True
+
+    reset = begin_block
+
+    def __call__(self, text: str) -> Optional[str]:
+        if not self._active:
+            return text or None
+        buf = self._pending + text
+        if len(buf) < len(self.label) and self.label.startswith(buf):
+            self._pending = buf
+            return None
+        self._active = False
+        self._pending = ""
+        out = buf[len(self.label):] if buf.startswith(self.label) else buf
+        return out or None
+
+    def flush(self) -> Optional[str]:
+        """Text held when the block ended before the label completed."""
+        out, self._pending, self._active = self._pending, "", False
+        return out or None
+
+
+class ReasoningParser(ABC):
+    """Abstract reasoning parser (Modular MAX interface)."""
+
+    @abstractmethod
+    def stream(self, delta_token_ids: Sequence[int], is_currently_reasoning: bool = True) -> ParsedReasoningDelta:
+        """Find the reasoning span in one delta of generated token ids."""
+
+    @abstractmethod
+    def will_reason_after_prompt(self, prompt_token_ids: Sequence[int]) -> bool:
+        """Whether reasoning may come before the answer, given the prompt."""
+
+    def reset(self) -> None:
+        """Clear per-request state."""
+
+    @classmethod
+    @abstractmethod
+    async def from_tokenizer(cls, tokenizer: Any) -> "ReasoningParser":
+        """Build a parser, resolving its delimiters with ``tokenizer``."""
+
+    @classmethod
+    async def reasoning_end_token_id(cls, tokenizer: Any) -> int | None:
+        """The id of the end-of-reasoning token, or None when it is not one token."""
+        return None
+
+
+class FamilyParser(ReasoningParser):
+    """One parser class for every family; subclasses only bind ``family``."""
+
+    family: ClassVar[Family] = FAMILIES["passthrough"]
+    __slots__ = ("tables", "_engine", "_formatter", "_seen_output", "backend")
+
+    def __init__(self, tables: Tables | None = None, *, tokenizer: Any = None, backend: str | None = None) -> None:
+        if tables is None:
+            tables = tables_for(self.family, tokenizer)
+        elif not isinstance(tables, Tables):
+            raise TypeError(f"expected Tables, not {type(tables).__name__}")
+        mod = _dispatch.backend_module(backend)
+        self.backend = "python" if mod.__name__.startswith("reasoning_core_py") else "cython"
+        self.tables = tables
+        self._engine = mod.Engine(tables)
+        self._formatter = LabelStripper(self.family.label) if self.family.label else None
+
+    # -- construction -------------------------------------------------------
+    @classmethod
+    async def from_tokenizer(cls, tokenizer: Any, *, backend: str | None = None) -> "FamilyParser":
+        return cls(await tables_for_async(cls.family, tokenizer), backend=backend)
+
+    @classmethod
+    def from_tokenizer_sync(cls, tokenizer: Any, *, backend: str | None = None) -> "FamilyParser":
+        return cls(tables_for(cls.family, tokenizer), backend=backend)
+
+    @classmethod
+    async def reasoning_end_token_id(cls, tokenizer: Any) -> int | None:
+        seqs = cls.end_id_sequences(await tables_for_async(cls.family, tokenizer))
+        return seqs[0][0] if len(seqs) == 1 and len(seqs[0]) == 1 else None
+
+    @classmethod
+    def reasoning_end_token_ids(cls, tokenizer: Any) -> list[tuple[int, ...]]:
+        """Every id sequence that ends reasoning (end delimiters first, then terminators)."""
+        return cls.end_id_sequences(tables_for(cls.family, tokenizer))
+
+    @staticmethod
+    def end_id_sequences(tables: Tables, *, terminators: bool = False) -> list[tuple[int, ...]]:
+        from ._tables import END, TERM
+
+        kinds = (END, TERM) if terminators else (END,)
+        return [p.ids for k in kinds for p in tables.patterns if p.kind == k]
+
+    # -- MAX API --------------------------------------------------------------
+    def stream(self, delta_token_ids: Sequence[int], is_currently_reasoning: bool = True) -> ParsedReasoningDelta:
+        d0, r0, r1, d1, still = self._engine.scan_stream(delta_token_ids, is_currently_reasoning)
+        fmt = self._formatter
+        if fmt is not None and r0 > d0:
+            fmt.begin_block()  # a start delimiter in this delta opens a new block
+        return ParsedReasoningDelta(ReasoningSpan((d0, d1), (r0, r1)), still, fmt)
+
+    def will_reason_after_prompt(self, prompt_token_ids: Sequence[int]) -> bool:
+        return self._engine.prompt_state(prompt_token_ids) in (REASONING, SEEDED, AWAITING)
+
+    def reset(self) -> None:
+        self._engine.set_state(self.tables.default_state)
+        if self._formatter is not None:
+            self._formatter.reset()
+
+    # -- beyond MAX: the complete split --------------------------------------
+    def begin(self, prompt_token_ids: Sequence[int] | None = None) -> "FamilyParser":
+        """Start a request: seed the state from the prompt (or the family default)."""
+        self.reset()
+        if prompt_token_ids is not None:
+            self._engine.set_state(self._engine.prompt_state(prompt_token_ids))
+        return self
+
+    def split(self, delta_token_ids: Sequence[int]) -> TokenSplit:
+        eng = self._engine
+        prefix = eng.held_ids if eng.held else ()
+        segs, _ = eng.feed(delta_token_ids)
+        state = eng.state
+        return TokenSplit(prefix, delta_token_ids, segs, state == REASONING or state == SEEDED, state == AWAITING)
+
+    def finish(self) -> TokenSplit:
+        """End the request: held tokens go to the current side."""
+        eng = self._engine
+        prefix = eng.held_ids
+        segs, _ = eng.finish()
+        state = eng.state
+        return TokenSplit((), list(prefix), segs, state == REASONING or state == SEEDED, state == AWAITING)
+
+    @property
+    def state(self) -> str:
+        from ._tables import STATE_NAMES
+
+        return STATE_NAMES[self._engine.state]
+
+    @property
+    def is_reasoning(self) -> bool:
+        return self._engine.state in (REASONING, SEEDED)
+
+    @property
+    def held_ids(self) -> tuple[int, ...]:
+        return tuple(self._engine.held_ids)
+
+    @property
+    def formatter(self) -> LabelStripper | None:
+        return self._formatter
+
+    @property
+    def engine(self):
+        return self._engine
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} family={self.family.name!r} backend={self.backend!r} state={self.state!r}>"
+
+
+def _class_name(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_")) + "ReasoningParser"
+
+
+_CLASSES: dict[str, type[FamilyParser]] = {
+    fam.name: type(_class_name(fam.name), (FamilyParser,), {"family": fam, "__slots__": ()})
+    for fam in FAMILIES.values()
+}
+
+
+def get_parser_cls(name: str) -> type[FamilyParser]:
+    return _CLASSES[get_family(name).name]
+
+
+def available_parsers() -> list[str]:
+    return family_names()
+
+
+def get_parser(name: str, tokenizer: Any = None, *, backend: str | None = None) -> FamilyParser:
+    """A parser for ``name`` (sync; an async-only tokenizer needs ``create``)."""
+    return get_parser_cls(name).from_tokenizer_sync(tokenizer, backend=backend)
+
+
+async def create(name: str, tokenizer: Any = None, *, backend: str | None = None) -> FamilyParser:
+    return await get_parser_cls(name).from_tokenizer(tokenizer, backend=backend)

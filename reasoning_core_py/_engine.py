@@ -1,0 +1,410 @@
+"""Pure-Python twin of ``reasoning_core/_engine.pyx``.
+
+Same class names, constructor arguments, return values and exceptions as the
+compiled engine.  The two walk the same tables (``reasoning_core._tables``);
+any change to the walking loop lands in both files in the same commit, and
+the parity tests in ``tests/`` prove they agree.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from reasoning_core._input import to_int32_array, to_int_list
+from reasoning_core._tables import (
+    AWAITING,
+    CONTENT,
+    END,
+    ENABLE,
+    HEADER,
+    MODE_ENABLE,
+    MODE_PROMPT_REV,
+    REASONING,
+    SEEDED,
+    SEG_CONTENT,
+    SEG_DELIMITER,
+    SEG_HELD,
+    SEG_REASONING,
+    START,
+    TERM,
+    Tables,
+)
+
+__all__ = ["Engine", "BatchEngine", "BatchStepResult"]
+
+
+class _Walker:
+    """Table views as Python lists (list indexing beats NumPy scalars here)."""
+
+    __slots__ = ("tables", "sigma", "ns", "trans", "depth", "fire_state", "fire_consume", "fire_kind", "root")
+
+    def __init__(self, tables: Tables) -> None:
+        if not isinstance(tables, Tables):
+            raise TypeError(f"expected reasoning_core Tables, not {type(tables).__name__}")
+        self.tables = tables
+        self.sigma = {int(t): k for k, t in enumerate(tables.sigma.tolist())}
+        self.ns = len(self.sigma)
+        self.trans = tables.trans.tolist()
+        self.depth = tables.depth.tolist()
+        self.fire_state = tables.fire_state.tolist()
+        self.fire_consume = tables.fire_consume.tolist()
+        self.fire_kind = tables.fire_kind.tolist()
+        self.root = tables.root.tolist()
+
+    def first_fire(self, ids, begin: int, root: int, wanted: tuple[int, ...]):
+        """First complete delimiter of a kind in ``wanted`` at or after ``begin``.
+
+        Returns (kind, match_start, match_end) or None.  Completed delimiters
+        of other kinds restart the search, as in the streaming walk.
+        """
+        sigma, ns, trans, depth = self.sigma, self.ns, self.trans, self.depth
+        fire_kind = self.fire_kind
+        node = root
+        for i in range(begin, len(ids)):
+            k = sigma.get(ids[i])
+            node = root if k is None else trans[node * ns + k]
+            kind = fire_kind[node]
+            if kind >= 0:
+                if kind in wanted:
+                    return kind, i + 1 - depth[node], i + 1
+                node = root
+        return None
+
+
+class Engine:
+    """Per-request reasoning state machine over token ids."""
+
+    __slots__ = ("_w", "_state", "_node")
+
+    def __init__(self, tables: Tables) -> None:
+        self._w = _Walker(tables)
+        self._state = tables.default_state
+        self._node = self._w.root[self._state]
+
+    @property
+    def tables(self) -> Tables:
+        return self._w.tables
+
+    @property
+    def state(self) -> int:
+        return self._state
+
+    @property
+    def held(self) -> int:
+        """How many trailing tokens are held (a possible delimiter prefix)."""
+        return self._w.depth[self._node]
+
+    @property
+    def held_ids(self) -> tuple[int, ...]:
+        return self._w.tables.paths[self._node]
+
+    def set_state(self, state: int) -> None:
+        """Seed the state; drops anything held."""
+        if state not in (CONTENT, REASONING, SEEDED, AWAITING):
+            raise ValueError(f"invalid engine state {state!r}")
+        self._state = state
+        self._node = self._w.root[state]
+
+    def feed(self, token_ids) -> tuple[list, int]:
+        """Classify a delta.
+
+        Returns ``(segments, n_prefix)``: ``segments`` is a list of
+        ``(segment_kind, start, end)`` over the virtual sequence
+        ``held_ids_before + token_ids`` (``n_prefix`` = how many held ids
+        lead it); the last segment is SEG_HELD when tokens are still held.
+        """
+        ids = to_int_list(token_ids)
+        w = self._w
+        sigma, ns, trans, depth = w.sigma, w.ns, w.trans, w.depth
+        fire_state, fire_consume, root = w.fire_state, w.fire_consume, w.root
+        state, node = self._state, self._node
+        n_prefix = depth[node]
+        segs: list[list[int]] = []
+        pos = 0  # tokens of the virtual sequence decided so far
+
+        def emit(kind: int, count: int) -> None:
+            nonlocal pos
+            if segs and segs[-1][0] == kind:
+                segs[-1][2] += count
+            else:
+                segs.append([kind, pos, pos + count])
+            pos += count
+
+        for t in ids:
+            k = sigma.get(t)
+            nxt = root[state] if k is None else trans[node * ns + k]
+            released = depth[node] + 1 - depth[nxt]
+            if released:
+                if state == REASONING or state == SEEDED:
+                    emit(SEG_REASONING, released)
+                else:
+                    emit(SEG_CONTENT, released)
+                    state = CONTENT  # AWAITING ends at the first content token
+            fs = fire_state[nxt]
+            if fs >= 0:
+                emit(SEG_DELIMITER if fire_consume[nxt] else SEG_CONTENT, depth[nxt])
+                state = fs
+                node = root[fs]
+            else:
+                node = nxt
+        if depth[node]:
+            emit(SEG_HELD, depth[node])
+        self._state, self._node = state, node
+        return [tuple(s) for s in segs], n_prefix
+
+    def finish(self) -> tuple[list, int]:
+        """Release held tokens to the current side (end of generation)."""
+        w = self._w
+        n = w.depth[self._node]
+        segs = []
+        if n:
+            if self._state == REASONING or self._state == SEEDED:
+                segs.append((SEG_REASONING, 0, n))
+            else:
+                segs.append((SEG_CONTENT, 0, n))
+                self._state = CONTENT
+            self._node = w.root[self._state]
+        return segs, n
+
+    def scan_stream(self, token_ids, is_currently_reasoning: bool) -> tuple[int, int, int, int, bool]:
+        """MAX ``stream()`` on one delta, statelessly: (d0, r0, r1, d1, still)."""
+        ids = to_int_list(token_ids)
+        return _scan_stream(self._w, ids, is_currently_reasoning)
+
+    def prompt_state(self, prompt_token_ids) -> int:
+        """The state generation starts in after this prompt (no side effects)."""
+        ids = to_int_list(prompt_token_ids)
+        return _prompt_state(self._w, ids)
+
+
+def _scan_stream(w: _Walker, ids, reasoning: bool):
+    n = len(ids)
+    if reasoning and w.tables.awaiting_family:
+        reasoning = False  # awaiting start: content until the start delimiter
+    if reasoning:
+        hit = w.first_fire(ids, 0, w.root[SEEDED], (START, END, TERM, HEADER))
+        if hit is None:
+            return 0, 0, n, n, True
+        kind, a, b = hit
+        if kind == START:
+            d0, r0 = a, b
+        elif kind == TERM:
+            return 0, 0, a, a, False
+        else:
+            return 0, 0, a, b, False
+    else:
+        hit = w.first_fire(ids, 0, w.root[CONTENT], (START,))
+        if hit is None:
+            return 0, 0, 0, 0, False
+        _, d0, r0 = hit
+    hit = w.first_fire(ids, r0, w.root[REASONING], (END, TERM, HEADER))
+    if hit is None:
+        return d0, r0, n, n, True
+    kind, a, b = hit
+    if kind == TERM:
+        return d0, r0, a, a, False
+    return d0, r0, a, b, False
+
+
+def _prompt_state(w: _Walker, ids) -> int:
+    sigma, ns, trans, fire_kind = w.sigma, w.ns, w.trans, w.fire_kind
+    root = w.root[MODE_PROMPT_REV]
+    node = root
+    found = -1
+    for i in range(len(ids) - 1, -1, -1):
+        k = sigma.get(ids[i])
+        node = root if k is None else trans[node * ns + k]
+        if fire_kind[node] >= 0:
+            found = fire_kind[node]
+            break
+    if found == START:
+        return SEEDED
+    if w.tables.has_enable and w.first_fire(ids, 0, w.root[MODE_ENABLE], (ENABLE,)) is not None:
+        return AWAITING
+    if found in (END, TERM, HEADER):
+        return CONTENT
+    return w.tables.default_state
+
+
+class BatchStepResult:
+    """Per-token output arrays of a batch step (reusable as ``out=``)."""
+
+    __slots__ = ("is_reasoning", "is_delimiter", "reasoning_ended", "is_held", "in_reasoning", "released", "completed", "size")
+
+    def __init__(self, capacity: int) -> None:
+        capacity = int(capacity)
+        if capacity < 0:
+            raise ValueError("capacity must be >= 0")
+        self.is_reasoning = np.zeros(capacity, dtype=bool)
+        self.is_delimiter = np.zeros(capacity, dtype=bool)
+        self.reasoning_ended = np.zeros(capacity, dtype=bool)
+        self.is_held = np.zeros(capacity, dtype=bool)
+        self.in_reasoning = np.zeros(capacity, dtype=bool)
+        self.released = np.zeros(capacity, dtype=np.uint8)
+        self.completed = np.zeros(capacity, dtype=np.uint8)
+        self.size = 0
+
+    @property
+    def capacity(self) -> int:
+        return int(self.is_reasoning.shape[0])
+
+    def view(self, n: int) -> "BatchStepResult":
+        """The first ``n`` entries (views, no copy)."""
+        out = BatchStepResult.__new__(BatchStepResult)
+        for name in ("is_reasoning", "is_delimiter", "reasoning_ended", "is_held", "in_reasoning", "released", "completed"):
+            setattr(out, name, getattr(self, name)[:n])
+        out.size = n
+        return out
+
+
+class BatchEngine:
+    """Reasoning state for many requests in flat arrays."""
+
+    __slots__ = ("_w", "_state", "_node", "_open", "capacity")
+
+    def __init__(self, tables: Tables, capacity: int) -> None:
+        self._w = _Walker(tables)
+        capacity = int(capacity)
+        if capacity <= 0:
+            raise ValueError(f"capacity must be a positive integer, not {capacity}")
+        self.capacity = capacity
+        self._state = np.zeros(capacity, dtype=np.uint8)
+        self._node = np.zeros(capacity, dtype=np.int32)
+        self._open = np.zeros(capacity, dtype=np.uint8)
+
+    def _check_slot(self, slot) -> int:
+        if not isinstance(slot, (int, np.integer)) or isinstance(slot, bool):
+            raise TypeError(f"slot must be an int, not {type(slot).__name__}")
+        slot = int(slot)
+        if not 0 <= slot < self.capacity:
+            raise ValueError(f"slot {slot} is out of range for capacity {self.capacity}")
+        return slot
+
+    def open(self, slot, state: int) -> None:
+        slot = self._check_slot(slot)
+        if state not in (CONTENT, REASONING, SEEDED, AWAITING):
+            raise ValueError(f"invalid engine state {state!r}")
+        self._state[slot] = state
+        self._node[slot] = self._w.root[state]
+        self._open[slot] = 1
+
+    def close(self, slot) -> None:
+        slot = self._check_slot(slot)
+        self._open[slot] = 0
+        self._state[slot] = CONTENT
+        self._node[slot] = self._w.root[CONTENT]
+
+    def is_open(self, slot) -> bool:
+        return bool(self._open[self._check_slot(slot)])
+
+    def state_of(self, slot) -> int:
+        return int(self._state[self._check_slot(slot)])
+
+    def held_ids(self, slot) -> tuple[int, ...]:
+        return self._w.tables.paths[int(self._node[self._check_slot(slot)])]
+
+    def open_mask(self) -> np.ndarray:
+        return self._open.astype(bool)
+
+    def thinking_mask(self) -> np.ndarray:
+        """Open requests whose grammar must stay suspended (not in content)."""
+        return (self._open != 0) & (self._state != CONTENT)
+
+    def _check_slots(self, slots: np.ndarray) -> None:
+        if slots.size:
+            lo, hi = int(slots.min()), int(slots.max())
+            if lo < 0 or hi >= self.capacity:
+                bad = lo if lo < 0 else hi
+                raise ValueError(f"slot {bad} is out of range for capacity {self.capacity}")
+            closed = np.flatnonzero(self._open[slots] == 0)
+            if closed.size:
+                raise ValueError(f"slot {int(slots[closed[0]])} is not open")
+
+    def _out(self, out, n: int) -> BatchStepResult:
+        if out is None:
+            return BatchStepResult(n)
+        if not isinstance(out, BatchStepResult):
+            raise TypeError(f"out must be a BatchStepResult, not {type(out).__name__}")
+        if out.capacity < n:
+            raise ValueError(f"out holds {out.capacity} entries; this step needs {n}")
+        return out
+
+    def step(self, slots, token_ids, out=None) -> BatchStepResult:
+        slots = to_int32_array(slots, "slots")
+        tokens = to_int32_array(token_ids, "token_ids")
+        if slots.shape[0] != tokens.shape[0]:
+            raise ValueError(f"slots ({slots.shape[0]}) and token_ids ({tokens.shape[0]}) differ in length")
+        self._check_slots(slots)
+        n = slots.shape[0]
+        res = self._out(out, n)
+        self._run(slots.tolist(), tokens.tolist(), None, res)
+        res.size = n
+        return res if res.capacity == n else res.view(n)
+
+    def step_ragged(self, slots, offsets, token_ids, out=None) -> BatchStepResult:
+        slots = to_int32_array(slots, "slots")
+        offsets = to_int32_array(offsets, "offsets")
+        tokens = to_int32_array(token_ids, "token_ids")
+        m = slots.shape[0]
+        if offsets.shape[0] != m + 1:
+            raise ValueError(f"offsets must have len(slots) + 1 = {m + 1} entries, not {offsets.shape[0]}")
+        if int(offsets[0]) != 0 or int(offsets[-1]) != tokens.shape[0]:
+            raise ValueError("offsets must start at 0 and end at len(token_ids)")
+        if m and bool(np.any(np.diff(offsets) < 0)):
+            raise ValueError("offsets must be non-decreasing")
+        self._check_slots(slots)
+        n = tokens.shape[0]
+        res = self._out(out, n)
+        self._run(slots.tolist(), tokens.tolist(), offsets.tolist(), res)
+        res.size = n
+        return res if res.capacity == n else res.view(n)
+
+    def _run(self, slots, tokens, offsets, res: BatchStepResult) -> None:
+        w = self._w
+        sigma, ns, trans, depth = w.sigma, w.ns, w.trans, w.depth
+        fire_state, fire_consume, root = w.fire_state, w.fire_consume, w.root
+        st_arr, node_arr = self._state, self._node
+        is_r, is_d, ended, held, in_r = res.is_reasoning, res.is_delimiter, res.reasoning_ended, res.is_held, res.in_reasoning
+        rel_arr, comp_arr = res.released, res.completed
+        for j, slot in enumerate(slots):
+            if offsets is None:
+                lo, hi = j, j + 1
+            else:
+                lo, hi = offsets[j], offsets[j + 1]
+            state = int(st_arr[slot])
+            node = int(node_arr[slot])
+            for i in range(lo, hi):
+                k = sigma.get(tokens[i])
+                nxt = root[state] if k is None else trans[node * ns + k]
+                released = depth[node] + 1 - depth[nxt]
+                r = d = e = h = False
+                completed = 0
+                reasoning_before = state == REASONING or state == SEEDED
+                fs = fire_state[nxt]
+                if fs >= 0:
+                    # The fired delimiter's earlier tokens were held; the rest went out first.
+                    completed = depth[nxt] - 1
+                    d = fire_consume[nxt] == 1
+                    e = reasoning_before and fs == CONTENT
+                    state = fs
+                    node = root[fs]
+                elif depth[nxt]:
+                    h = True
+                    if released and state == AWAITING:
+                        state = CONTENT
+                    node = nxt
+                else:
+                    # The new token itself is decided now, to the current side.
+                    released -= 1
+                    r = reasoning_before
+                    if state == AWAITING:
+                        state = CONTENT
+                    node = nxt
+                is_r[i] = r
+                is_d[i] = d
+                ended[i] = e
+                held[i] = h
+                in_r[i] = state != CONTENT
+                rel_arr[i] = released
+                comp_arr[i] = completed
+            st_arr[slot] = state
+            node_arr[slot] = node

@@ -1,0 +1,29 @@
+"""Declares the compiled engine; everything else lives in pyproject.toml.
+
+Set REASONING_CORE_NO_EXTENSIONS=1 at install time to skip compiling (the
+pure-Python twin is then used at run time).
+"""
+import os
+
+from setuptools import setup
+
+ext_modules = []
+if not os.environ.get("REASONING_CORE_NO_EXTENSIONS"):
+    import numpy
+    from Cython.Build import cythonize
+    from setuptools import Extension
+
+    ext_modules = cythonize(
+        [
+            Extension(
+                "reasoning_core._engine",
+                ["reasoning_core/_engine.pyx"],
+                include_dirs=[numpy.get_include()],
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                extra_compile_args=["-O3"],
+            )
+        ],
+        compiler_directives={"language_level": 3, "embedsignature": True},
+    )
+
+setup(ext_modules=ext_modules)
