@@ -40,6 +40,7 @@ cdef enum:
     SEG_REASONING = 1
     SEG_DELIMITER = 2
     SEG_HELD = 3
+    SEG_START = 4
     MODE_PROMPT_REV = 4
     MODE_ENABLE = 5
 
@@ -189,6 +190,24 @@ cdef class _IdBuffer:
         return <const int64_t*>cnp.PyArray_DATA(arr)
 
 
+    cdef const int64_t* load_text(self, str text, Py_ssize_t* n) except NULL:
+        cdef Py_ssize_t i = 0, size = len(text)
+        cdef Py_UCS4 ch
+        cdef int64_t* grown
+        self.keep = None
+        if size + 1 > self.cap:
+            grown = <int64_t*>realloc(self.data, (size + 16) * sizeof(int64_t))
+            if grown == NULL:
+                raise MemoryError()
+            self.data = grown
+            self.cap = size + 16
+        for ch in text:
+            self.data[i] = ch
+            i += 1
+        n[0] = size
+        return self.data
+
+
 cdef class Engine:
     """Per-request reasoning state machine over token ids."""
     cdef _Tables t
@@ -226,12 +245,24 @@ cdef class Engine:
         self._state = state
         self._node = self.t.root[self._state]
 
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
     def feed(self, token_ids):
         """Classify a delta: ``(segments, n_prefix)`` as in the twin."""
-        cdef Py_ssize_t n, i, pos = 0, seg_start = 0
+        cdef Py_ssize_t n
         cdef const int64_t* ids = self.buf.load(token_ids, &n)
+        return self._feed(ids, n)
+
+    def feed_text(self, text):
+        """``feed`` over the code points of ``text`` (tables built from code points)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        cdef Py_ssize_t n
+        cdef const int64_t* ids = self.buf.load_text(text, &n)
+        return self._feed(ids, n)
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    cdef tuple _feed(self, const int64_t* ids, Py_ssize_t n):
+        cdef Py_ssize_t i, pos = 0, seg_start = 0
         cdef _Tables t = self.t
         cdef int state = self._state, node = self._node, nxt, k, fs, released, side
         cdef int cur = -1, kind
@@ -255,7 +286,12 @@ cdef class Engine:
                 pos += released
             fs = t.fire_state[nxt]
             if fs >= 0:
-                kind = SEG_DELIMITER if t.fire_consume[nxt] else SEG_CONTENT
+                if not t.fire_consume[nxt]:
+                    kind = SEG_CONTENT
+                elif fs == REASONING:
+                    kind = SEG_START
+                else:
+                    kind = SEG_DELIMITER
                 if kind != cur:
                     if cur >= 0:
                         segs.append((cur, seg_start, pos))

@@ -31,8 +31,9 @@ START, END, TERM, HEADER, FRAME, BOUNDARY, ENABLE = range(7)
 KIND_NAMES = ("start", "end", "terminator", "header", "frame", "boundary", "enable")
 
 # Segment kinds reported by Engine.feed.
-SEG_CONTENT, SEG_REASONING, SEG_DELIMITER, SEG_HELD = 0, 1, 2, 3
-SEG_NAMES = ("content", "reasoning", "delimiter", "held")
+# SEG_START is a consumed start delimiter; SEG_DELIMITER any other consumed one.
+SEG_CONTENT, SEG_REASONING, SEG_DELIMITER, SEG_HELD, SEG_START = 0, 1, 2, 3, 4
+SEG_NAMES = ("content", "reasoning", "delimiter", "held", "start")
 
 # Trie roots.  Index = engine state for 0..3; 4 and 5 are the prompt tries.
 MODE_PROMPT_REV, MODE_ENABLE = 4, 5

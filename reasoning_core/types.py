@@ -60,7 +60,9 @@ class ParsedReasoningDelta:
 class TokenSplit:
     """One delta split into reasoning, content, delimiters and held tokens.
 
-    ``tokens`` is the sequence the ``segments`` index: tokens held over from
+    Segment kinds: ``content``, ``reasoning``, ``start`` (a consumed start
+    delimiter), ``delimiter`` (any other consumed delimiter: end, header,
+    frame) and ``held``.  ``tokens`` is the sequence the ``segments`` index: tokens held over from
     the previous delta followed by this delta.  Every token of it is in
     exactly one segment, in order; ``held`` tokens are decided by a later
     delta (or ``finish()``).
@@ -88,11 +90,11 @@ class TokenSplit:
     def segments(self) -> list[tuple[str, int, int]]:
         return [(SEG_NAMES[k], a, b) for k, a, b in self._segs]
 
-    def _collect(self, kind: int) -> list[int]:
+    def _collect(self, *kinds: int) -> list[int]:
         toks = self.tokens
         out: list[int] = []
         for k, a, b in self._segs:
-            if k == kind:
+            if k in kinds:
                 out.extend(toks[a:b])
         return out
 
@@ -106,7 +108,7 @@ class TokenSplit:
 
     @property
     def delimiter_ids(self) -> list[int]:
-        return self._collect(2)
+        return self._collect(2, 4)  # start delimiters and the others
 
     @property
     def held_ids(self) -> list[int]:

@@ -24,6 +24,7 @@ from reasoning_core._tables import (
     SEG_DELIMITER,
     SEG_HELD,
     SEG_REASONING,
+    SEG_START,
     START,
     TERM,
     Tables,
@@ -141,7 +142,10 @@ class Engine:
                     state = CONTENT  # AWAITING ends at the first content token
             fs = fire_state[nxt]
             if fs >= 0:
-                emit(SEG_DELIMITER if fire_consume[nxt] else SEG_CONTENT, depth[nxt])
+                if not fire_consume[nxt]:
+                    emit(SEG_CONTENT, depth[nxt])
+                else:
+                    emit(SEG_START if fs == REASONING else SEG_DELIMITER, depth[nxt])
                 state = fs
                 node = root[fs]
             else:
@@ -150,6 +154,12 @@ class Engine:
             emit(SEG_HELD, depth[node])
         self._state, self._node = state, node
         return [tuple(s) for s in segs], n_prefix
+
+    def feed_text(self, text: str) -> tuple[list, int]:
+        """``feed`` over the code points of ``text`` (tables built from code points)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        return self.feed([ord(c) for c in text])
 
     def finish(self) -> tuple[list, int]:
         """Release held tokens to the current side (end of generation)."""
