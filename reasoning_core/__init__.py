@@ -5,7 +5,8 @@ The engine is compiled (Cython) unless it is missing or
 """
 from __future__ import annotations
 
-from ._dispatch import BACKEND
+from ._dispatch import BACKEND, BatchStepResult
+from .batch import ReasoningBatch, ReasoningEndIds, thinking_end_ids
 from .families import FAMILIES, Family, parser_for_model
 from .parser import (
     FamilyParser,
@@ -22,6 +23,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BACKEND",
+    "BatchStepResult",
+    "ReasoningBatch",
+    "ReasoningEndIds",
+    "thinking_end_ids",
     "FAMILIES",
     "Family",
     "FamilyParser",
@@ -40,10 +45,6 @@ __all__ = [
 
 def __getattr__(name: str):
     # Heavier pieces load on first use, so importing the package stays cheap.
-    if name in ("ReasoningBatch", "BatchStepResult", "thinking_end_ids"):
-        from . import batch
-
-        return getattr(batch, name)
     if name in ("text_parser", "TextReasoningParser"):
         from . import text
 

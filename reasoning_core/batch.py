@@ -1,0 +1,146 @@
+"""Batch step API: reasoning state for a whole engine batch in flat arrays.
+
+A serving engine decodes one token for each of many requests per step.
+``ReasoningBatch.step`` classifies all of them in one call (no per-request
+Python in the compiled backend) and reports, per request, whether the token
+is reasoning, a consumed delimiter, held (a possible multi-token delimiter
+prefix), and whether reasoning ended at this token -- the requests whose
+grammar matcher must switch on now.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import _dispatch
+from ._tables import END, TERM
+from .parser import FamilyParser, get_parser
+
+__all__ = ["ReasoningBatch", "ReasoningEndIds", "thinking_end_ids"]
+
+
+@dataclass(frozen=True)
+class ReasoningEndIds:
+    """What ends reasoning for a parser: for grammar set-up code.
+
+    ``end`` are the consumed end delimiters, ``terminators`` the implicit
+    ends that stay in content (a tool-call opener).  ``single_token`` is the
+    end id when the family's end delimiter is exactly one token (MAX's
+    ``reasoning_end_token_id``), else None.
+    """
+
+    end: tuple[tuple[int, ...], ...]
+    terminators: tuple[tuple[int, ...], ...]
+
+    @property
+    def single_token(self) -> int | None:
+        return self.end[0][0] if len(self.end) == 1 and len(self.end[0]) == 1 else None
+
+
+def thinking_end_ids(parser: FamilyParser | str, tokenizer: Any = None) -> ReasoningEndIds:
+    """End-of-reasoning ids of a parser (or of a family name plus tokenizer)."""
+    if isinstance(parser, str):
+        parser = get_parser(parser, tokenizer)
+    if not isinstance(parser, FamilyParser):
+        raise TypeError(f"expected a reasoning_core parser or a family name, not {type(parser).__name__}")
+    pats = parser.tables.patterns
+    return ReasoningEndIds(
+        end=tuple(p.ids for p in pats if p.kind == END),
+        terminators=tuple(p.ids for p in pats if p.kind == TERM),
+    )
+
+
+class ReasoningBatch:
+    """Per-request reasoning state for up to ``capacity`` concurrent requests.
+
+    ``ReasoningBatch(parser, capacity)`` or ``ReasoningBatch("qwen3", capacity,
+    tokenizer=tok)``.  Slots are the engine's request slots: ``open(slot,
+    prompt_token_ids)`` seeds one from its prompt, ``close(slot)`` frees it.
+
+    ``step(slots, token_ids, out=None)`` takes one new token per listed
+    request (equal-length integer arrays; int32 avoids a conversion) and
+    returns a ``BatchStepResult`` whose arrays are indexed like ``slots``:
+
+    - ``is_reasoning``: this token is reasoning text.
+    - ``is_delimiter``: this token completes a consumed start/end delimiter
+      (implicit terminators are content, not delimiters).
+    - ``reasoning_ended``: reasoning closed at this token (switch the grammar on).
+    - ``in_reasoning``: after this token the request is in its thinking region
+      (reasoning, or awaiting a start the prompt enabled).
+    - ``is_held``: this token may begin a multi-token delimiter; decided later.
+    - ``released``: how many earlier held tokens were decided now, as the side
+      the request was on before this step.
+    - ``completed``: how many earlier held tokens belong to the delimiter this
+      token completed (they share its class).
+
+    Pass a ``BatchStepResult`` (``new_result(n)``) as ``out`` to reuse buffers:
+    a steady-state step then allocates nothing.  A rejected call (bad slots,
+    lengths or types) raises before any request's state changes.
+    """
+
+    def __init__(self, parser: FamilyParser | str, capacity: int, *, tokenizer: Any = None,
+                 backend: str | None = None) -> None:
+        if isinstance(parser, str):
+            parser = get_parser(parser, tokenizer, backend=backend)
+        elif not isinstance(parser, FamilyParser):
+            raise TypeError(f"expected a reasoning_core parser or a family name, not {type(parser).__name__}")
+        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)):
+            raise TypeError(f"capacity must be an int, not {type(capacity).__name__}")
+        mod = _dispatch.backend_module(backend or parser.backend)
+        self.parser = parser
+        self.backend = "python" if mod.__name__.startswith("reasoning_core_py") else "cython"
+        self._engine = mod.BatchEngine(parser.tables, int(capacity))
+        self._result_cls = mod.BatchStepResult
+        # Bound methods of the engine, so a step costs one call.
+        self.step = self._engine.step
+        self.step_ragged = self._engine.step_ragged
+
+    @property
+    def capacity(self) -> int:
+        return int(self._engine.capacity)
+
+    def open(self, slot: int, prompt_token_ids: Sequence[int] | None = None) -> bool:
+        """Start a request in ``slot``; returns whether it starts in its thinking region."""
+        if prompt_token_ids is None:
+            state = self.parser.tables.default_state
+        else:
+            state = self.parser.engine.prompt_state(prompt_token_ids)
+        self._engine.open(slot, state)
+        return bool(self._engine.thinking_mask()[slot])
+
+    def close(self, slot: int) -> None:
+        self._engine.close(slot)
+
+    def is_open(self, slot: int) -> bool:
+        return self._engine.is_open(slot)
+
+    def held_ids(self, slot: int) -> tuple[int, ...]:
+        return tuple(self._engine.held_ids(slot))
+
+    def state(self, slot: int) -> str:
+        from ._tables import STATE_NAMES
+
+        return STATE_NAMES[self._engine.state_of(slot)]
+
+    def thinking_mask(self) -> np.ndarray:
+        """Bool mask over slots: open requests whose grammar must stay suspended."""
+        return self._engine.thinking_mask()
+
+    def new_result(self, n: int):
+        """Output buffers for ``out=`` (size ``n`` = tokens per step)."""
+        return self._result_cls(n)
+
+    def end_ids(self) -> ReasoningEndIds:
+        return thinking_end_ids(self.parser)
+
+    def __repr__(self) -> str:
+        return f"<ReasoningBatch family={self.parser.family.name!r} capacity={self.capacity} backend={self.backend!r}>"
+
+    # Documented here; the instance attributes set in __init__ are the engine's bound methods.
+    def step(self, slots, token_ids, out=None):  # type: ignore[no-redef]  # pragma: no cover
+        return self._engine.step(slots, token_ids, out)
+
+    def step_ragged(self, slots, offsets, token_ids, out=None):  # type: ignore[no-redef]  # pragma: no cover
+        return self._engine.step_ragged(slots, offsets, token_ids, out)
