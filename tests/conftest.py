@@ -47,7 +47,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(scope="session", params=BACKENDS)
 def backend(request) -> str:
     """Every engine test runs once per available backend (ids c / py)."""
     return request.param
