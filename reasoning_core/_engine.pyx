@@ -491,6 +491,20 @@ cdef class BatchEngine:
         self.st[s] = CONTENT
         self.nd[s] = self.t.root[CONTENT]
 
+    def finish(self, slot):
+        """Release the slot's held tokens: (ids, whether they are reasoning)."""
+        cdef Py_ssize_t s = self._check_slot(slot)
+        if not self.op[s]:
+            raise ValueError(f"slot {s} is not open")
+        held = self.t.tables.paths[self.nd[s]]
+        cdef int state = self.st[s]
+        reasoning = state == REASONING or state == SEEDED
+        if held and state == AWAITING:
+            state = CONTENT
+        self.st[s] = <uint8_t>state
+        self.nd[s] = self.t.root[state]
+        return held, reasoning
+
     def is_open(self, slot):
         return bool(self.op[self._check_slot(slot)])
 
@@ -612,7 +626,7 @@ cdef class BatchEngine:
                 res.p_d[i] = d
                 res.p_e[i] = e
                 res.p_h[i] = h
-                res.p_i[i] = state != CONTENT
+                res.p_i[i] = state == REASONING or state == SEEDED
                 res.p_rel[i] = <uint8_t>released
                 res.p_comp[i] = <uint8_t>completed
             self.st[slot] = <uint8_t>state

@@ -67,8 +67,8 @@ class ReasoningBatch:
     - ``is_delimiter``: this token completes a consumed start/end delimiter
       (implicit terminators are content, not delimiters).
     - ``reasoning_ended``: reasoning closed at this token (switch the grammar on).
-    - ``in_reasoning``: after this token the request is in its thinking region
-      (reasoning, or awaiting a start the prompt enabled).
+    - ``in_reasoning``: after this token the request is inside a reasoning
+      block (the side its held tokens will be released to).
     - ``is_held``: this token may begin a multi-token delimiter; decided later.
     - ``released``: how many earlier held tokens were decided now, as the side
       the request was on before this step.
@@ -113,6 +113,11 @@ class ReasoningBatch:
     def close(self, slot: int) -> None:
         self._engine.close(slot)
 
+    def finish(self, slot: int) -> tuple[tuple[int, ...], bool]:
+        """End of generation for ``slot``: its held tokens and whether they are reasoning."""
+        held, reasoning = self._engine.finish(slot)
+        return tuple(held), bool(reasoning)
+
     def is_open(self, slot: int) -> bool:
         return self._engine.is_open(slot)
 
@@ -125,7 +130,11 @@ class ReasoningBatch:
         return STATE_NAMES[self._engine.state_of(slot)]
 
     def thinking_mask(self) -> np.ndarray:
-        """Bool mask over slots: open requests whose grammar must stay suspended."""
+        """Bool mask over slots: open requests whose grammar must stay suspended.
+
+        That is every open request not in content: inside reasoning, or
+        awaiting a start delimiter the prompt enabled (Gemma 4).
+        """
         return self._engine.thinking_mask()
 
     def new_result(self, n: int):

@@ -303,6 +303,21 @@ class BatchEngine:
         self._state[slot] = CONTENT
         self._node[slot] = self._w.root[CONTENT]
 
+    def finish(self, slot) -> tuple[tuple[int, ...], bool]:
+        """Release the slot's held tokens: (ids, whether they are reasoning)."""
+        slot = self._check_slot(slot)
+        if not self._open[slot]:
+            raise ValueError(f"slot {slot} is not open")
+        node = int(self._node[slot])
+        held = self._w.tables.paths[node]
+        state = int(self._state[slot])
+        reasoning = state == REASONING or state == SEEDED
+        if held and state == AWAITING:
+            state = CONTENT
+        self._state[slot] = state
+        self._node[slot] = self._w.root[state]
+        return held, reasoning
+
     def is_open(self, slot) -> bool:
         return bool(self._open[self._check_slot(slot)])
 
@@ -413,7 +428,7 @@ class BatchEngine:
                 is_d[i] = d
                 ended[i] = e
                 held[i] = h
-                in_r[i] = state != CONTENT
+                in_r[i] = state == REASONING or state == SEEDED
                 rel_arr[i] = released
                 comp_arr[i] = completed
             st_arr[slot] = state
