@@ -47,6 +47,41 @@ cdef enum:
 __all__ = ["Engine", "BatchEngine", "BatchStepResult"]
 
 
+cdef struct _Seg:
+    int cur
+    Py_ssize_t start
+    Py_ssize_t pos
+
+
+cdef inline int _emit(list segs, _Seg* s, int kind, Py_ssize_t count) except -1:
+    # Extend the open segment or close it and start one of another kind.
+    if kind != s.cur:
+        if s.cur >= 0:
+            segs.append((s.cur, s.start, s.pos))
+        s.cur = kind
+        s.start = s.pos
+    s.pos += count
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline int _index(const int64_t* sigma, int ns, int64_t lo, int64_t hi, int64_t t) noexcept nogil:
+    """Alphabet index of a token id, or -1 (most ids fail the range test)."""
+    if t < lo or t > hi:
+        return -1
+    cdef int a = 0, b = ns - 1, m
+    while a <= b:
+        m = (a + b) >> 1
+        if sigma[m] < t:
+            a = m + 1
+        elif sigma[m] > t:
+            b = m - 1
+        else:
+            return m
+    return -1
+
+
 cdef class _Tables:
     """Raw pointers into a Tables' arrays (kept alive by this object)."""
     cdef object tables, _keep
@@ -102,22 +137,8 @@ cdef class _Tables:
         self.awaiting_family = tables.awaiting_family
         self.has_enable = tables.has_enable
 
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
     cdef inline int index(self, int64_t t) noexcept nogil:
-        """Alphabet index of a token id, or -1 (most ids fail the range test)."""
-        if t < self.lo or t > self.hi:
-            return -1
-        cdef int a = 0, b = self.ns - 1, m
-        while a <= b:
-            m = (a + b) >> 1
-            if self.sigma[m] < t:
-                a = m + 1
-            elif self.sigma[m] > t:
-                b = m - 1
-            else:
-                return m
-        return -1
+        return _index(self.sigma, self.ns, self.lo, self.hi, t)
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
@@ -171,13 +192,16 @@ cdef class _IdBuffer:
                 if grown == NULL:
                     raise MemoryError()
                 self.data, self.cap = grown, 16
-            for i in range(size):
-                item = obj[i]
-                if not PyLong_CheckExact(item):
-                    item = index_of(i, item)
-                v = PyLong_AsLongLongAndOverflow(item, &overflow)
-                # Ids outside int64 can never be delimiters.
-                self.data[i] = -1 if overflow else v
+            if type(obj) is list:
+                self._load_list(<list>obj, size)
+            else:
+                for i in range(size):
+                    item = obj[i]
+                    if not PyLong_CheckExact(item):
+                        item = index_of(i, item)
+                    v = PyLong_AsLongLongAndOverflow(item, &overflow)
+                    # Ids outside int64 can never be delimiters.
+                    self.data[i] = -1 if overflow else v
             n[0] = size
             return self.data
         if isinstance(obj, (str, bytes, bytearray)) or obj is None:
@@ -189,6 +213,27 @@ cdef class _IdBuffer:
             return <const int64_t*>&self.cap  # never read: n is 0
         return <const int64_t*>cnp.PyArray_DATA(arr)
 
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    cdef int _load_list(self, list obj, Py_ssize_t size) except -1:
+        cdef Py_ssize_t i
+        cdef int64_t v
+        cdef object item
+        if len(obj) < size:
+            raise RuntimeError("token id list changed size while being read")
+        for i in range(size):
+            item = obj[i]
+            if not PyLong_CheckExact(item):
+                item = index_of(i, item)
+                if len(obj) < size:
+                    raise RuntimeError("token id list changed size while being read")
+            try:
+                v = item
+            except OverflowError:
+                v = -1  # ids outside int64 can never be delimiters
+            self.data[i] = v
+        return 0
 
     cdef const int64_t* load_text(self, str text, Py_ssize_t* n) except NULL:
         cdef Py_ssize_t i = 0, size = len(text)
@@ -262,50 +307,67 @@ cdef class Engine:
     @cython.boundscheck(False)
     @cython.wraparound(False)
     cdef tuple _feed(self, const int64_t* ids, Py_ssize_t n):
-        cdef Py_ssize_t i, pos = 0, seg_start = 0
+        # Table pointers in locals: stores below must not force reloads through self.
         cdef _Tables t = self.t
-        cdef int state = self._state, node = self._node, nxt, k, fs, released, side
-        cdef int cur = -1, kind
-        cdef int n_prefix = t.depth[node]
+        cdef const int64_t* sigma = t.sigma
+        cdef const int32_t* trans = t.trans
+        cdef const int32_t* depth = t.depth
+        cdef const int8_t* fire_state = t.fire_state
+        cdef const uint8_t* fire_consume = t.fire_consume
+        cdef const int32_t* root = t.root
+        cdef int ns = t.ns
+        cdef int64_t lo = t.lo, hi = t.hi, tok
+        cdef Py_ssize_t i = 0, j
+        cdef int state = self._state, node = self._node, nxt, k, fs, released, side, kind
+        cdef int n_prefix = depth[node]
+        cdef _Seg seg
+        seg.cur = -1
+        seg.start = 0
+        seg.pos = 0
         cdef list segs = []
-        for i in range(n):
-            k = t.index(ids[i])
-            nxt = t.root[state] if k < 0 else t.trans[node * t.ns + k]
-            released = t.depth[node] + 1 - t.depth[nxt]
+        while i < n:
+            if depth[node] == 0:
+                # Nothing held: ids outside the delimiter alphabet's range are
+                # decided at once, so plain text is a tight scan.
+                j = i
+                while j < n and (ids[j] < lo or ids[j] > hi):
+                    j += 1
+                if j > i:
+                    if state == REASONING or state == SEEDED:
+                        _emit(segs, &seg, SEG_REASONING, j - i)
+                    else:
+                        state = CONTENT  # AWAITING ends at the first content token
+                        _emit(segs, &seg, SEG_CONTENT, j - i)
+                    i = j
+                    continue
+            tok = ids[i]
+            k = _index(sigma, ns, lo, hi, tok)
+            nxt = root[state] if k < 0 else trans[node * ns + k]
+            released = depth[node] + 1 - depth[nxt]
             if released:
                 if state == REASONING or state == SEEDED:
-                    side = SEG_REASONING
+                    _emit(segs, &seg, SEG_REASONING, released)
                 else:
-                    side = SEG_CONTENT
-                    state = CONTENT  # AWAITING ends at the first content token
-                if side != cur:
-                    if cur >= 0:
-                        segs.append((cur, seg_start, pos))
-                    cur = side
-                    seg_start = pos
-                pos += released
-            fs = t.fire_state[nxt]
+                    state = CONTENT
+                    _emit(segs, &seg, SEG_CONTENT, released)
+            fs = fire_state[nxt]
             if fs >= 0:
-                if not t.fire_consume[nxt]:
+                if not fire_consume[nxt]:
                     kind = SEG_CONTENT
                 elif fs == REASONING:
                     kind = SEG_START
                 else:
                     kind = SEG_DELIMITER
-                if kind != cur:
-                    if cur >= 0:
-                        segs.append((cur, seg_start, pos))
-                    cur = kind
-                    seg_start = pos
-                pos += t.depth[nxt]
+                _emit(segs, &seg, kind, depth[nxt])
                 state = fs
-                node = t.root[fs]
+                node = root[fs]
             else:
                 node = nxt
-        if cur >= 0:
-            segs.append((cur, seg_start, pos))
-        if t.depth[node]:
-            segs.append((SEG_HELD, pos, pos + t.depth[node]))
+            i += 1
+        if seg.cur >= 0:
+            segs.append((seg.cur, seg.start, seg.pos))
+        if depth[node]:
+            segs.append((SEG_HELD, seg.pos, seg.pos + depth[node]))
         self._state = state
         self._node = node
         self.buf.keep = None
@@ -582,36 +644,67 @@ cdef class BatchEngine:
     @cython.wraparound(False)
     cdef void _run(self, const int32_t* slots, const int32_t* tokens, const int32_t* offsets,
                    Py_ssize_t m, BatchStepResult res) noexcept:
+        # Everything in locals: the uint8 stores below may alias anything, so
+        # values read through self or res would be reloaded after each store.
         cdef _Tables t = self.t
-        cdef Py_ssize_t j, i, lo, hi
+        cdef const int64_t* sigma = t.sigma
+        cdef const int32_t* trans = t.trans
+        cdef const int32_t* depth = t.depth
+        cdef const int8_t* fire_state = t.fire_state
+        cdef const uint8_t* fire_consume = t.fire_consume
+        cdef const int32_t* root = t.root
+        cdef int ns = t.ns
+        cdef int64_t lo = t.lo, hi = t.hi
+        cdef uint8_t* st = self.st
+        cdef int32_t* nd = self.nd
+        cdef uint8_t* o_r = res.p_r
+        cdef uint8_t* o_d = res.p_d
+        cdef uint8_t* o_e = res.p_e
+        cdef uint8_t* o_h = res.p_h
+        cdef uint8_t* o_i = res.p_i
+        cdef uint8_t* o_rel = res.p_rel
+        cdef uint8_t* o_comp = res.p_comp
+        cdef Py_ssize_t j, i, lo_i, hi_i
         cdef int32_t slot
         cdef int state, node, nxt, k, fs, released, completed
         cdef bint before, r, d, e, h
         for j in range(m):
             if offsets == NULL:
-                lo = j
-                hi = j + 1
+                lo_i = j
+                hi_i = j + 1
             else:
-                lo = offsets[j]
-                hi = offsets[j + 1]
+                lo_i = offsets[j]
+                hi_i = offsets[j + 1]
             slot = slots[j]
-            state = self.st[slot]
-            node = self.nd[slot]
-            for i in range(lo, hi):
-                k = t.index(tokens[i])
-                nxt = t.root[state] if k < 0 else t.trans[node * t.ns + k]
-                released = t.depth[node] + 1 - t.depth[nxt]
+            state = st[slot]
+            node = nd[slot]
+            for i in range(lo_i, hi_i):
+                k = _index(sigma, ns, lo, hi, tokens[i])
+                before = state == REASONING or state == SEEDED
+                if k < 0 and depth[node] == 0:
+                    # Common case: an ordinary token with nothing held.
+                    if state == AWAITING:
+                        state = CONTENT
+                    o_r[i] = before
+                    o_d[i] = 0
+                    o_e[i] = 0
+                    o_h[i] = 0
+                    o_i[i] = before
+                    o_rel[i] = 0
+                    o_comp[i] = 0
+                    continue
+                nxt = root[state] if k < 0 else trans[node * ns + k]
+                released = depth[node] + 1 - depth[nxt]
                 r = d = e = h = False
                 completed = 0
-                before = state == REASONING or state == SEEDED
-                fs = t.fire_state[nxt]
+                fs = fire_state[nxt]
                 if fs >= 0:
-                    completed = t.depth[nxt] - 1
-                    d = t.fire_consume[nxt] == 1
+                    completed = depth[nxt] - 1
+                    d = fire_consume[nxt] == 1
                     e = before and fs == CONTENT
                     state = fs
-                    node = t.root[fs]
-                elif t.depth[nxt]:
+                    node = root[fs]
+                elif depth[nxt]:
                     h = True
                     if released and state == AWAITING:
                         state = CONTENT
@@ -622,12 +715,12 @@ cdef class BatchEngine:
                     if state == AWAITING:
                         state = CONTENT
                     node = nxt
-                res.p_r[i] = r
-                res.p_d[i] = d
-                res.p_e[i] = e
-                res.p_h[i] = h
-                res.p_i[i] = state == REASONING or state == SEEDED
-                res.p_rel[i] = <uint8_t>released
-                res.p_comp[i] = <uint8_t>completed
-            self.st[slot] = <uint8_t>state
-            self.nd[slot] = node
+                o_r[i] = r
+                o_d[i] = d
+                o_e[i] = e
+                o_h[i] = h
+                o_i[i] = state == REASONING or state == SEEDED
+                o_rel[i] = <uint8_t>released
+                o_comp[i] = <uint8_t>completed
+            st[slot] = <uint8_t>state
+            nd[slot] = node

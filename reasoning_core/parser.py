@@ -96,7 +96,7 @@ class FamilyParser(ReasoningParser):
     """One parser class for every family; subclasses only bind ``family``."""
 
     family: ClassVar[Family] = FAMILIES["passthrough"]
-    __slots__ = ("tables", "_engine", "_formatter", "_seen_output", "backend")
+    __slots__ = ("tables", "_engine", "_formatter", "_deltas", "backend")
 
     def __init__(self, tables: Tables | None = None, *, tokenizer: Any = None, backend: str | None = None) -> None:
         if tables is None:
@@ -108,6 +108,9 @@ class FamilyParser(ReasoningParser):
         self.tables = tables
         self._engine = mod.Engine(tables)
         self._formatter = LabelStripper(self.family.label) if self.family.label else None
+        # Results are frozen, so equal ones can be shared: most deltas of a
+        # stream map to a handful of distinct spans.
+        self._deltas: dict[tuple, ParsedReasoningDelta] = {}
 
     # -- construction -------------------------------------------------------
     @classmethod
@@ -137,11 +140,17 @@ class FamilyParser(ReasoningParser):
 
     # -- MAX API --------------------------------------------------------------
     def stream(self, delta_token_ids: Sequence[int], is_currently_reasoning: bool = True) -> ParsedReasoningDelta:
-        d0, r0, r1, d1, still = self._engine.scan_stream(delta_token_ids, is_currently_reasoning)
+        key = self._engine.scan_stream(delta_token_ids, is_currently_reasoning)
         fmt = self._formatter
-        if fmt is not None and r0 > d0:
+        if fmt is not None and key[1] > key[0]:
             fmt.begin_block()  # a start delimiter in this delta opens a new block
-        return ParsedReasoningDelta(ReasoningSpan((d0, d1), (r0, r1)), still, fmt)
+        parsed = self._deltas.get(key)
+        if parsed is None:
+            d0, r0, r1, d1, still = key
+            parsed = ParsedReasoningDelta(ReasoningSpan((d0, d1), (r0, r1)), still, fmt)
+            if len(self._deltas) < 512:
+                self._deltas[key] = parsed
+        return parsed
 
     def will_reason_after_prompt(self, prompt_token_ids: Sequence[int]) -> bool:
         return self._engine.prompt_state(prompt_token_ids) in (REASONING, SEEDED, AWAITING)
