@@ -82,6 +82,46 @@ cdef inline int _index(const int64_t* sigma, int ns, int64_t lo, int64_t hi, int
     return -1
 
 
+cdef struct _Walk:
+    # Raw table pointers (owned by a _Tables), copied into C locals by value.
+    const int64_t* sigma
+    const int32_t* trans
+    const int32_t* depth
+    const int8_t* fire_state
+    const uint8_t* fire_consume
+    const int32_t* root
+    int ns
+    int64_t lo
+    int64_t hi
+
+
+cdef struct _Move:
+    int released        # tokens decided now, to the side the request was on
+    int fired           # length of the delimiter this token completed (0: none)
+    int consumed        # that delimiter is consumed (else a terminator: content)
+    bint was_reasoning  # the side before this token
+
+
+cdef inline void _advance(const _Walk* w, int* state, int* node, int64_t tok, _Move* mv) noexcept nogil:
+    """One token through the automaton: the single transition rule of both loops."""
+    cdef int k = _index(w.sigma, w.ns, w.lo, w.hi, tok)
+    cdef int nxt = w.root[state[0]] if k < 0 else w.trans[node[0] * w.ns + k]
+    cdef int fs = w.fire_state[nxt]
+    mv.was_reasoning = state[0] == REASONING or state[0] == SEEDED
+    mv.released = w.depth[node[0]] + 1 - w.depth[nxt]
+    if mv.released and state[0] == AWAITING:
+        state[0] = CONTENT  # AWAITING ends at the first content token
+    if fs >= 0:
+        mv.fired = w.depth[nxt]
+        mv.consumed = w.fire_consume[nxt]
+        state[0] = fs
+        node[0] = w.root[fs]
+    else:
+        mv.fired = 0
+        mv.consumed = 0
+        node[0] = nxt
+
+
 cdef class _Tables:
     """Raw pointers into a Tables' arrays (kept alive by this object)."""
     cdef object tables, _keep
@@ -94,6 +134,7 @@ cdef class _Tables:
     cdef const uint8_t* fire_consume
     cdef const int8_t* fire_kind
     cdef int32_t root[6]
+    cdef _Walk w
     cdef int default_state
     cdef bint awaiting_family, has_enable
 
@@ -133,6 +174,15 @@ cdef class _Tables:
         self.fire_kind = <const int8_t*>cnp.PyArray_DATA(fk)
         for i in range(6):
             self.root[i] = roots[i]
+        self.w.sigma = self.sigma
+        self.w.trans = self.trans
+        self.w.depth = self.depth
+        self.w.fire_state = self.fire_state
+        self.w.fire_consume = self.fire_consume
+        self.w.root = self.root
+        self.w.ns = self.ns
+        self.w.lo = self.lo
+        self.w.hi = self.hi
         self.default_state = tables.default_state
         self.awaiting_family = tables.awaiting_family
         self.has_enable = tables.has_enable
@@ -307,30 +357,22 @@ cdef class Engine:
     @cython.boundscheck(False)
     @cython.wraparound(False)
     cdef tuple _feed(self, const int64_t* ids, Py_ssize_t n):
-        # Table pointers in locals: stores below must not force reloads through self.
-        cdef _Tables t = self.t
-        cdef const int64_t* sigma = t.sigma
-        cdef const int32_t* trans = t.trans
-        cdef const int32_t* depth = t.depth
-        cdef const int8_t* fire_state = t.fire_state
-        cdef const uint8_t* fire_consume = t.fire_consume
-        cdef const int32_t* root = t.root
-        cdef int ns = t.ns
-        cdef int64_t lo = t.lo, hi = t.hi, tok
+        cdef _Walk w = self.t.w  # by value: stores below cannot force reloads
         cdef Py_ssize_t i = 0, j
-        cdef int state = self._state, node = self._node, nxt, k, fs, released, side, kind
-        cdef int n_prefix = depth[node]
+        cdef int state = self._state, node = self._node
+        cdef int n_prefix = w.depth[node]
+        cdef _Move mv
         cdef _Seg seg
         seg.cur = -1
         seg.start = 0
         seg.pos = 0
         cdef list segs = []
         while i < n:
-            if depth[node] == 0:
+            if w.depth[node] == 0:
                 # Nothing held: ids outside the delimiter alphabet's range are
                 # decided at once, so plain text is a tight scan.
                 j = i
-                while j < n and (ids[j] < lo or ids[j] > hi):
+                while j < n and (ids[j] < w.lo or ids[j] > w.hi):
                     j += 1
                 if j > i:
                     if state == REASONING or state == SEEDED:
@@ -340,34 +382,19 @@ cdef class Engine:
                         _emit(segs, &seg, SEG_CONTENT, j - i)
                     i = j
                     continue
-            tok = ids[i]
-            k = _index(sigma, ns, lo, hi, tok)
-            nxt = root[state] if k < 0 else trans[node * ns + k]
-            released = depth[node] + 1 - depth[nxt]
-            if released:
-                if state == REASONING or state == SEEDED:
-                    _emit(segs, &seg, SEG_REASONING, released)
+            _advance(&w, &state, &node, ids[i], &mv)
+            if mv.released:
+                _emit(segs, &seg, SEG_REASONING if mv.was_reasoning else SEG_CONTENT, mv.released)
+            if mv.fired:
+                if not mv.consumed:
+                    _emit(segs, &seg, SEG_CONTENT, mv.fired)
                 else:
-                    state = CONTENT
-                    _emit(segs, &seg, SEG_CONTENT, released)
-            fs = fire_state[nxt]
-            if fs >= 0:
-                if not fire_consume[nxt]:
-                    kind = SEG_CONTENT
-                elif fs == REASONING:
-                    kind = SEG_START
-                else:
-                    kind = SEG_DELIMITER
-                _emit(segs, &seg, kind, depth[nxt])
-                state = fs
-                node = root[fs]
-            else:
-                node = nxt
+                    _emit(segs, &seg, SEG_START if state == REASONING else SEG_DELIMITER, mv.fired)
             i += 1
         if seg.cur >= 0:
             segs.append((seg.cur, seg.start, seg.pos))
-        if depth[node]:
-            segs.append((SEG_HELD, seg.pos, seg.pos + depth[node]))
+        if w.depth[node]:
+            segs.append((SEG_HELD, seg.pos, seg.pos + w.depth[node]))
         self._state = state
         self._node = node
         self.buf.keep = None
@@ -646,15 +673,7 @@ cdef class BatchEngine:
                    Py_ssize_t m, BatchStepResult res) noexcept:
         # Everything in locals: the uint8 stores below may alias anything, so
         # values read through self or res would be reloaded after each store.
-        cdef _Tables t = self.t
-        cdef const int64_t* sigma = t.sigma
-        cdef const int32_t* trans = t.trans
-        cdef const int32_t* depth = t.depth
-        cdef const int8_t* fire_state = t.fire_state
-        cdef const uint8_t* fire_consume = t.fire_consume
-        cdef const int32_t* root = t.root
-        cdef int ns = t.ns
-        cdef int64_t lo = t.lo, hi = t.hi
+        cdef _Walk w = self.t.w
         cdef uint8_t* st = self.st
         cdef int32_t* nd = self.nd
         cdef uint8_t* o_r = res.p_r
@@ -665,9 +684,9 @@ cdef class BatchEngine:
         cdef uint8_t* o_rel = res.p_rel
         cdef uint8_t* o_comp = res.p_comp
         cdef Py_ssize_t j, i, lo_i, hi_i
-        cdef int32_t slot
-        cdef int state, node, nxt, k, fs, released, completed
-        cdef bint before, r, d, e, h
+        cdef int32_t slot, tok
+        cdef int state, node
+        cdef _Move mv
         for j in range(m):
             if offsets == NULL:
                 lo_i = j
@@ -679,48 +698,31 @@ cdef class BatchEngine:
             state = st[slot]
             node = nd[slot]
             for i in range(lo_i, hi_i):
-                k = _index(sigma, ns, lo, hi, tokens[i])
-                before = state == REASONING or state == SEEDED
-                if k < 0 and depth[node] == 0:
+                tok = tokens[i]
+                if w.depth[node] == 0 and (tok < w.lo or tok > w.hi):
                     # Common case: an ordinary token with nothing held.
+                    o_r[i] = o_i[i] = state == REASONING or state == SEEDED
                     if state == AWAITING:
                         state = CONTENT
-                    o_r[i] = before
-                    o_d[i] = 0
-                    o_e[i] = 0
-                    o_h[i] = 0
-                    o_i[i] = before
-                    o_rel[i] = 0
-                    o_comp[i] = 0
+                    o_d[i] = o_e[i] = o_h[i] = o_rel[i] = o_comp[i] = 0
                     continue
-                nxt = root[state] if k < 0 else trans[node * ns + k]
-                released = depth[node] + 1 - depth[nxt]
-                r = d = e = h = False
-                completed = 0
-                fs = fire_state[nxt]
-                if fs >= 0:
-                    completed = depth[nxt] - 1
-                    d = fire_consume[nxt] == 1
-                    e = before and fs == CONTENT
-                    state = fs
-                    node = root[fs]
-                elif depth[nxt]:
-                    h = True
-                    if released and state == AWAITING:
-                        state = CONTENT
-                    node = nxt
+                _advance(&w, &state, &node, tok, &mv)
+                if mv.fired:
+                    # The delimiter's earlier tokens were held; they share its class.
+                    o_r[i] = o_h[i] = 0
+                    o_d[i] = mv.consumed
+                    o_e[i] = mv.was_reasoning and state == CONTENT
+                    o_rel[i] = <uint8_t>mv.released
+                    o_comp[i] = <uint8_t>(mv.fired - 1)
+                elif w.depth[node]:
+                    o_r[i] = o_d[i] = o_e[i] = o_comp[i] = 0
+                    o_h[i] = 1
+                    o_rel[i] = <uint8_t>mv.released
                 else:
-                    released -= 1
-                    r = before
-                    if state == AWAITING:
-                        state = CONTENT
-                    node = nxt
-                o_r[i] = r
-                o_d[i] = d
-                o_e[i] = e
-                o_h[i] = h
+                    # The new token itself was decided, to the side it arrived on.
+                    o_r[i] = mv.was_reasoning
+                    o_d[i] = o_e[i] = o_h[i] = o_comp[i] = 0
+                    o_rel[i] = <uint8_t>(mv.released - 1)
                 o_i[i] = state == REASONING or state == SEEDED
-                o_rel[i] = <uint8_t>released
-                o_comp[i] = <uint8_t>completed
             st[slot] = <uint8_t>state
             nd[slot] = node
