@@ -1,0 +1,54 @@
+"""Tool-call parsers (MAX ``ToolParser`` protocol) for nine output formats.
+
+``create(name)`` returns a fresh per-request parser; ``available()`` lists every
+name that resolves, aliases included.
+"""
+
+from __future__ import annotations
+
+from ._base import BaseToolParser
+from ._json_formats import HermesToolParser, Llama3JsonToolParser, MistralToolParser
+from ._marker_formats import DeepSeekV31ToolParser, DeepSeekV3ToolParser, KimiK2ToolParser
+from ._types import ParsedToolCall, ParsedToolCallDelta, ParsedToolResponse, ToolParser
+from ._xml_formats import Glm45ToolParser, MiniMaxM2ToolParser, Qwen3CoderToolParser
+
+__all__ = [
+    "BaseToolParser",
+    "ParsedToolCall",
+    "ParsedToolCallDelta",
+    "ParsedToolResponse",
+    "ToolParser",
+    "available",
+    "create",
+    "get_parser_cls",
+]
+
+_REGISTRY: dict[str, type[BaseToolParser]] = {
+    "hermes": HermesToolParser,
+    "qwen3_coder": Qwen3CoderToolParser,
+    "qwen3_5": Qwen3CoderToolParser,
+    "llama3_json": Llama3JsonToolParser,
+    "deepseek_v3": DeepSeekV3ToolParser,
+    "deepseek_v31": DeepSeekV31ToolParser,
+    "kimi_k2": KimiK2ToolParser,
+    "glm45": Glm45ToolParser,
+    "minimax_m2": MiniMaxM2ToolParser,
+    "mistral": MistralToolParser,
+}
+
+
+def available() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def get_parser_cls(name: str) -> type[BaseToolParser]:
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"unknown tool parser {name!r}; available: {', '.join(available())}"
+        ) from None
+
+
+def create(name: str) -> BaseToolParser:
+    return get_parser_cls(name)()

@@ -1,0 +1,461 @@
+"""Shared streaming machinery for every tool-call format.
+
+Each format is a generator (``_section``) written against a few pull-style
+operations on one input buffer: ``_until`` (scan to the next marker, holding a
+suffix that may still become one), ``_json`` (one JSON value, re-serialized as it
+streams), ``_peek``/``_skip_ws``/``_expect``. A generator yields only when it needs
+more input, so ``parse_delta`` does work proportional to the delta, and because
+every decision waits until the text decides it, any chunking of the same text gives
+the same result. ``parse_complete`` feeds the whole text through the same machine,
+so streaming and one-shot cannot drift apart.
+
+Streaming results: ``None`` when the whole delta is content and nothing else
+happened; otherwise a list in text order. Content inside a list is a delta with
+only ``content`` set and ``index`` = the index of the latest call (0 before the
+first). A call starts with a delta carrying ``id`` and ``name``; its ``arguments``
+follow in pieces (the first piece may ride on the name delta).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from functools import lru_cache
+from typing import Optional
+
+from ._json import DONE, ERROR, JsonReader, dump_str, escape, schema_types, typed_value
+from ._types import ParsedToolCall, ParsedToolCallDelta, ParsedToolResponse
+
+NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_WS = re.compile(r"[ \t\n\r]*")
+_STRING_ONLY = frozenset(["string"])
+
+
+def new_call_id() -> str:
+    return "call_" + secrets.token_hex(12)
+
+
+def valid_name(name) -> bool:
+    return isinstance(name, str) and NAME_RE.fullmatch(name) is not None
+
+
+class Markers:
+    """A set of literal markers: leftmost match, longest at equal start."""
+
+    __slots__ = ("markers", "rx", "prefixes", "maxlen")
+
+    def __init__(self, markers: tuple):
+        ms = sorted(set(markers), key=len, reverse=True)
+        self.markers = tuple(ms)
+        self.rx = re.compile("|".join(map(re.escape, ms)))
+        self.prefixes = frozenset(m[:i] for m in ms for i in range(1, len(m)))
+        self.maxlen = len(ms[0])
+
+    def hold_start(self, buf: str, pos: int) -> int:
+        """Start of the longest suffix of ``buf[pos:]`` that a marker could still
+        complete (``len(buf)`` when there is none)."""
+        n = len(buf)
+        prefixes = self.prefixes
+        for k in range(min(self.maxlen - 1, n - pos), 0, -1):
+            if buf[n - k:] in prefixes:
+                return n - k
+        return n
+
+
+@lru_cache(maxsize=None)
+def markers(*ms: str) -> Markers:
+    return Markers(ms)
+
+
+def _drop(_text: str) -> None:
+    pass
+
+
+class _Call:
+    __slots__ = ("index", "id", "name", "args", "ok")
+
+    def __init__(self, index, cid, name):
+        self.index = index
+        self.id = cid
+        self.name = name
+        self.args: list[str] = []
+        self.ok: Optional[bool] = None
+
+
+class BaseToolParser:
+    """Base of every format parser; subclasses set the class attributes and write
+    ``_section(opener)``, a generator that consumes one tool section after its
+    opening marker and returns ``None`` (back to content) or another opener to
+    handle at once."""
+
+    format_name = "base"
+    openers: tuple = ()
+    think_pairs: tuple = (("<think>", "</think>"),)
+    raises_on_failure = True
+
+    def __init__(self) -> None:
+        self._param_types: dict = {}
+        self._schemas: dict = {}
+        self._content_markers = markers(*self.openers, *(s for s, _ in self.think_pairs))
+        self._think_end = {s: markers(e) for s, e in self.think_pairs}
+        self.reset()
+
+    # ---------------------------------------------------------------- public API
+
+    def reset(self) -> None:
+        self._buf = ""
+        self._pos = 0
+        self._base = 0  # absolute offset of _buf[0] in the whole output
+        self._eof = False
+        self._events: list = []
+        self._calls: list[_Call] = []
+        self._cur: Optional[_Call] = None
+        self._marker_at: Optional[int] = None
+        self._error_at: Optional[int] = None
+        self._rec: Optional[list] = None  # raw text kept while a call is undecided (llama3)
+        self._rec_from = 0
+        self._gen = self._run()
+
+    def set_streaming_tool_schemas(self, schemas: Optional[dict]) -> None:
+        """``{tool_name: parameters_json_schema}``; an OpenAI tool entry or a
+        ``{"parameters": ...}`` wrapper is accepted too. ``None`` clears."""
+        self._schemas = dict(schemas or {})
+        table = {}
+        for name, schema in self._schemas.items():
+            if isinstance(schema, dict) and isinstance(schema.get("function"), dict):
+                schema = schema["function"]
+            if isinstance(schema, dict) and isinstance(schema.get("parameters"), dict):
+                schema = schema["parameters"]
+            props = schema.get("properties") if isinstance(schema, dict) else None
+            if isinstance(props, dict):
+                table[name] = {k: schema_types(v) for k, v in props.items()}
+        self._param_types = table
+
+    def parse_delta(self, delta: str) -> Optional[list[ParsedToolCallDelta]]:
+        """``None``: the whole delta is content, pass it through. ``[]``: consumed or
+        held. Otherwise deltas in text order; a content delta has only ``content`` set
+        and ``index`` = the latest call's index (0 before the first call)."""
+        if not isinstance(delta, str):
+            raise TypeError(f"parse_delta expects str, got {type(delta).__name__}")
+        if not delta:
+            return []
+        self._push(delta)
+        events = self._events
+        self._events = []
+        if all(e[0] == "c" for e in events) and "".join(e[2] for e in events) == delta:
+            return None
+        return _to_deltas(events)
+
+    def finish(self) -> list[ParsedToolCallDelta]:
+        """End of the stream: release held text, complete a call that parses, then
+        reset for the next request. Returns a (possibly empty) list."""
+        self._push("", eof=True)
+        events = self._events
+        self.reset()
+        return _to_deltas(events)
+
+    def parse_complete(self, response: str) -> ParsedToolResponse:
+        if not isinstance(response, str):
+            raise TypeError(f"parse_complete expects str, got {type(response).__name__}")
+        p = type(self)()
+        p._schemas, p._param_types = self._schemas, self._param_types
+        p._push(response, eof=True)
+        content = "".join(e[2] for e in p._events if e[0] == "c")
+        calls = [ParsedToolCall(c.id, c.name, "".join(c.args)) for c in p._calls if c.ok]
+        if not calls and p._marker_at is not None and p.raises_on_failure:
+            at = p._error_at if p._error_at is not None else p._marker_at
+            raise ValueError(
+                f"{self.format_name}: tool-call markup found but no call could be parsed "
+                f"(first problem at character offset {at})"
+            )
+        return ParsedToolResponse(content=content or None, tool_calls=calls)
+
+    # ---------------------------------------------------------------- driver
+
+    def _push(self, delta: str, eof: bool = False) -> None:
+        buf, pos = self._buf, self._pos
+        if self._rec is not None:
+            self._rec.append(buf[self._rec_from:pos])
+            self._rec_from = 0
+        self._base += pos
+        self._buf = buf[pos:] + delta
+        self._pos = 0
+        self._eof = eof
+        if self._gen is None:
+            return
+        try:
+            self._gen.send(None)
+        except StopIteration:
+            self._gen = None
+            if self._cur is not None:  # a format left a call open at end of input
+                self._close_call(False)
+
+    def _run(self):
+        cm = self._content_markers
+        nxt = None
+        while True:
+            if nxt is None:
+                m = yield from self._until(cm, self._content)
+                if m is None:
+                    return
+            else:
+                m, nxt = nxt, None
+            end = self._think_end.get(m)
+            if end is not None:
+                # reasoning text is never searched for calls
+                self._content(m)
+                e = yield from self._until(end, self._content)
+                if e is None:
+                    return
+                self._content(e)
+                continue
+            if self._marker_at is None:
+                self._marker_at = self._base + self._pos - len(m)
+            nxt = yield from self._section(m)
+
+    def _section(self, opener: str):  # pragma: no cover - overridden
+        raise NotImplementedError
+        yield
+
+    # ---------------------------------------------------------------- events
+
+    def _content(self, text: str) -> None:
+        if text:
+            self._events.append(("c", len(self._calls) - 1 if self._calls else 0, text))
+
+    def _open_call(self, name: str, cid: Optional[str] = None) -> _Call:
+        call = _Call(len(self._calls), cid or new_call_id(), name)
+        self._calls.append(call)
+        self._cur = call
+        self._events.append(("n", call.index, call.id, name))
+        return call
+
+    def _emit_args(self, text: str) -> None:
+        if text:
+            self._cur.args.append(text)
+            self._events.append(("a", self._cur.index, text))
+
+    def _close_call(self, ok: bool) -> None:
+        if self._cur is not None:
+            self._cur.ok = ok
+            self._cur = None
+        if not ok:
+            self._fail()
+
+    def _fail(self) -> None:
+        if self._error_at is None:
+            self._error_at = self._base + self._pos
+
+    # ---------------------------------------------------------------- input operations
+
+    def _until(self, ms: Markers, sink):
+        """Send text to ``sink`` up to the next marker; return the marker (consumed)
+        or ``None`` at end of input."""
+        while True:
+            buf, pos = self._buf, self._pos
+            m = ms.rx.search(buf, pos)
+            if self._eof:
+                if m is not None:
+                    sink(buf[pos:m.start()])
+                    self._pos = m.end()
+                    return m.group()
+                sink(buf[pos:])
+                self._pos = len(buf)
+                return None
+            h = ms.hold_start(buf, pos)
+            if m is not None and m.start() < h:
+                sink(buf[pos:m.start()])
+                self._pos = m.end()
+                return m.group()
+            sink(buf[pos:h])
+            self._pos = h
+            yield
+
+    def _text_until(self, ms: Markers):
+        parts: list[str] = []
+        m = yield from self._until(ms, parts.append)
+        return "".join(parts), m
+
+    def _peek(self):
+        while self._pos >= len(self._buf):
+            if self._eof:
+                return None
+            yield
+        return self._buf[self._pos]
+
+    def _skip_ws(self):
+        while True:
+            self._pos = _WS.match(self._buf, self._pos).end()
+            if self._pos < len(self._buf) or self._eof:
+                return
+            yield
+
+    def _expect(self, lit: str):
+        while True:
+            got = self._buf[self._pos:self._pos + len(lit)]
+            if got == lit:
+                self._pos += len(lit)
+                return True
+            if len(got) < len(lit) and lit.startswith(got) and not self._eof:
+                yield
+                continue
+            return False
+
+    def _json(self, sink, require_object: bool = False, note_error: bool = True):
+        reader = JsonReader(sink, require_object)
+        while True:
+            self._pos, status = reader.feed(self._buf, self._pos, self._eof)
+            if status == DONE:
+                return True
+            if status == ERROR:
+                if note_error:
+                    self._fail()
+                return False
+            yield
+
+    # ---------------------------------------------------------------- shared pieces
+
+    def _call_object(self, need_args: bool):
+        """A ``{"name": ..., "arguments"|"parameters": {...}}`` object, its ``{``
+        already consumed. Returns True (call emitted), False (call emitted, then
+        broken) or None (not a call; nothing emitted). The call is opened once the
+        name is known and the arguments start (or the object ends), so arguments
+        that come before the name are held until it arrives."""
+        name = None
+        args_seen = False
+        pending: Optional[list] = None
+        first = True
+        quiet = not self.raises_on_failure
+        while True:
+            yield from self._skip_ws()
+            c = yield from self._peek()
+            if first and c == "}":
+                self._pos += 1
+                break
+            if c != '"':
+                return self._call_object_failed()
+            key_parts: list[str] = []
+            if not (yield from self._json(key_parts.append, note_error=not quiet)):
+                return self._call_object_failed()
+            key = json.loads("".join(key_parts))
+            yield from self._skip_ws()
+            if not (yield from self._expect(":")):
+                return self._call_object_failed()
+            yield from self._skip_ws()
+            if key == "name" and name is None:
+                parts: list[str] = []
+                if not (yield from self._json(parts.append, note_error=not quiet)):
+                    return self._call_object_failed()
+                value = json.loads("".join(parts))
+                if not isinstance(value, str) or not valid_name(value.strip()):
+                    return self._call_object_failed()
+                name = value.strip()
+                if args_seen:
+                    self._open_call(name)
+                    self._emit_args("".join(pending))
+            elif key in ("arguments", "parameters") and not args_seen:
+                c = yield from self._peek()
+                if c != "{":
+                    return self._call_object_failed()
+                args_seen = True
+                if name is not None:
+                    self._open_call(name)
+                    sink = self._emit_args
+                else:
+                    pending = []
+                    sink = pending.append
+                if not (yield from self._json(sink, True, note_error=not quiet)):
+                    return self._call_object_failed()
+            elif not (yield from self._json(_drop, note_error=not quiet)):
+                return self._call_object_failed()
+            yield from self._skip_ws()
+            c = yield from self._peek()
+            if c == ",":
+                self._pos += 1
+                first = False
+                continue
+            if c == "}":
+                self._pos += 1
+                break
+            return self._call_object_failed()
+        if name is None or (need_args and not args_seen):
+            return self._call_object_failed()
+        if not args_seen:
+            self._open_call(name)
+            self._emit_args("{}")
+        self._close_call(True)
+        return True
+
+    def _call_object_failed(self):
+        if self._cur is not None:
+            self._close_call(False)
+            return False
+        if self.raises_on_failure:
+            self._fail()
+        return None
+
+    def _types_for(self, fname: str, key: str) -> frozenset:
+        return self._param_types.get(fname, {}).get(key, frozenset())
+
+    def _xml_value(self, fname: str, key: str, ends: Markers):
+        """One XML-style parameter value up to a marker in ``ends`` (returned).
+        One leading and one trailing newline are framing. A ``string`` parameter
+        streams as it arrives; others are typed once complete."""
+        types = self._types_for(fname, key)
+        if types == _STRING_ONLY:
+            state = [True, False]  # at start, a held trailing newline
+
+            def sink(t: str) -> None:
+                if not t:
+                    return
+                if state[0]:
+                    state[0] = False
+                    if t[0] == "\n":
+                        t = t[1:]
+                        if not t:
+                            return
+                out = "\n" + t if state[1] else t
+                state[1] = out.endswith("\n")
+                if state[1]:
+                    out = out[:-1]
+                self._emit_args(escape(out))
+
+            self._emit_args('"')
+            m = yield from self._until(ends, sink)
+            self._emit_args('"')
+            return m
+        parts: list[str] = []
+        m = yield from self._until(ends, parts.append)
+        v = "".join(parts)
+        if v.startswith("\n"):
+            v = v[1:]
+        if v.endswith("\n"):
+            v = v[:-1]
+        self._emit_args(typed_value(v, types))
+        return m
+
+    def _param_prefix(self, count: int, key: str) -> None:
+        self._emit_args(("{" if count == 0 else ", ") + dump_str(key) + ": ")
+
+
+def _to_deltas(events: list) -> list[ParsedToolCallDelta]:
+    """Events in text order -> deltas, joining neighbours of the same kind."""
+    out: list[ParsedToolCallDelta] = []
+    last = None
+    for e in events:
+        kind = e[0]
+        if kind == "c":
+            if last is not None and last.content is not None:
+                last.content += e[2]
+                continue
+            last = ParsedToolCallDelta(index=e[1], content=e[2])
+        elif kind == "n":
+            last = ParsedToolCallDelta(index=e[1], id=e[2], name=e[3])
+        else:
+            if last is not None and last.content is None and last.index == e[1]:
+                last.arguments = (last.arguments or "") + e[2]
+                continue
+            last = ParsedToolCallDelta(index=e[1], arguments=e[2])
+        out.append(last)
+    return out

@@ -1,0 +1,157 @@
+"""Formats whose calls are JSON objects: hermes, llama3_json, mistral."""
+
+from __future__ import annotations
+
+import re
+
+from ._base import BaseToolParser, _drop, markers, valid_name
+
+_NAME_CHARS = re.compile(r"[A-Za-z0-9_-]*")
+_ID_CHARS = re.compile(r"[A-Za-z0-9]*")
+
+
+class HermesToolParser(BaseToolParser):
+    """``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``, repeated.
+
+    Text between blocks is content. Inside a block, anything after the object and
+    before ``</tool_call>`` is dropped; a new ``<tool_call>`` also ends a block
+    whose closing tag never came.
+    """
+
+    format_name = "hermes"
+    openers = ("<tool_call>",)
+    _END = markers("</tool_call>", "<tool_call>")
+
+    def _section(self, opener):
+        yield from self._skip_ws()
+        c = yield from self._peek()
+        if c == "{":
+            self._pos += 1
+            yield from self._call_object(False)
+        else:
+            self._fail()
+        m = yield from self._until(self._END, _drop)
+        return m if m == "<tool_call>" else None
+
+
+class Llama3JsonToolParser(BaseToolParser):
+    """Bare ``{"name": ..., "parameters"|"arguments": {...}}`` objects, several
+    separated by ``;``, optionally after ``<|python_tag|>``.
+
+    A ``{`` anywhere in content starts a candidate; its text is held until both the
+    name and the arguments key are seen (then it is a call and streams), and is
+    released as content if the object turns out to be anything else. Whitespace
+    and one ``;`` after a call are separators, not content. ``<|python_tag|>`` is
+    dropped only when a call follows it. Never raises.
+    """
+
+    format_name = "llama3_json"
+    openers = ("<|python_tag|>", "{")
+    raises_on_failure = False
+
+    def _section(self, opener):
+        self._rec = [opener]
+        self._rec_from = self._pos
+        if opener != "{":
+            yield from self._skip_ws()
+            c = yield from self._peek()
+            if c != "{":
+                self._release()
+                return None
+            self._pos += 1
+        r = yield from self._call_object(True)
+        if r is None:
+            self._release()
+            return None
+        self._rec = None
+        if r:
+            yield from self._skip_ws()
+            if (yield from self._peek()) == ";":
+                self._pos += 1
+                yield from self._skip_ws()
+        return None
+
+    def _release(self):
+        text = "".join(self._rec) + self._buf[self._rec_from:self._pos]
+        self._rec = None
+        self._content(text)
+
+
+class MistralToolParser(BaseToolParser):
+    """``[TOOL_CALLS]`` followed by a JSON list of ``{name, arguments}`` (or one such
+    object), or by ``NAME[ARGS]{json}`` (an optional ``[CALL_ID]id`` before
+    ``[ARGS]`` gives the call its id), one call per ``[TOOL_CALLS]``.
+
+    There is no closing marker: text after the list or object is content, and a
+    malformed call ends the section where the problem is found, the rest being
+    content.
+    """
+
+    format_name = "mistral"
+    openers = ("[TOOL_CALLS]",)
+    think_pairs = (("<think>", "</think>"), ("[THINK]", "[/THINK]"))
+
+    def _section(self, opener):
+        yield from self._skip_ws()
+        c = yield from self._peek()
+        if c == "[":
+            self._pos += 1
+            first = True
+            while True:
+                yield from self._skip_ws()
+                c = yield from self._peek()
+                if first and c == "]":
+                    self._pos += 1
+                    self._fail()
+                    return None
+                if c != "{":
+                    self._fail()
+                    return None
+                self._pos += 1
+                if not (yield from self._call_object(False)):
+                    return None
+                yield from self._skip_ws()
+                c = yield from self._peek()
+                if c == ",":
+                    self._pos += 1
+                    first = False
+                    continue
+                if c == "]":
+                    self._pos += 1
+                else:
+                    self._fail()
+                return None
+        if c == "{":
+            self._pos += 1
+            yield from self._call_object(False)
+            return None
+        name = yield from self._read(_NAME_CHARS, 64)
+        if not valid_name(name):
+            self._fail()
+            return None
+        cid = None
+        if (yield from self._expect("[CALL_ID]")):
+            cid = yield from self._read(_ID_CHARS, 64)
+        if not (yield from self._expect("[ARGS]")):
+            self._fail()
+            return None
+        # a model-written id is kept: the template matches tool results by it
+        self._open_call(name, cid or None)
+        ok = yield from self._json(self._emit_args, True)
+        self._close_call(ok)
+        return None
+
+    def _read(self, rx, limit):
+        """A run of characters matching ``rx``; ``None`` past ``limit``."""
+        parts = []
+        total = 0
+        while True:
+            m = rx.match(self._buf, self._pos)
+            parts.append(m.group())
+            total += m.end() - m.start()
+            self._pos = m.end()
+            if total > limit:
+                return None
+            if self._pos < len(self._buf) or self._eof:
+                return "".join(parts)
+            yield

@@ -1,0 +1,137 @@
+"""Formats framed by special-token markers: deepseek_v3, deepseek_v31, kimi_k2."""
+
+from __future__ import annotations
+
+import re
+
+from ._base import BaseToolParser, _drop, markers, valid_name
+
+CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
+CALLS_END = "<｜tool▁calls▁end｜>"
+CALL_BEGIN = "<｜tool▁call▁begin｜>"
+CALL_END = "<｜tool▁call▁end｜>"
+SEP = "<｜tool▁sep｜>"
+
+
+class _DeepSeekBase(BaseToolParser):
+    """Calls inside ``<｜tool▁calls▁begin｜>`` … ``<｜tool▁calls▁end｜>``; text
+    between calls inside the section is dropped. A call-begin without the section
+    begin is a one-call section. A call whose call-end is missing ends at the next
+    call-begin or section end."""
+
+    openers = (CALLS_BEGIN, CALL_BEGIN)
+    _SECTION = markers(CALL_BEGIN, CALLS_END)
+    _TAIL = markers(CALL_END, CALL_BEGIN, CALLS_END)
+
+    def _section(self, opener):
+        bare = opener == CALL_BEGIN
+        m = CALL_BEGIN if bare else (yield from self._until(self._SECTION, _drop))
+        while m == CALL_BEGIN:
+            m = yield from self._call()
+            if m == CALL_END:
+                if bare:
+                    return None
+                m = yield from self._until(self._SECTION, _drop)
+        return None
+
+    def _args_and_tail(self, name):
+        self._open_call(name)
+        ok = yield from self._json(self._emit_args, True)
+        self._close_call(ok)
+        return (yield from self._until(self._TAIL, _drop))
+
+    def _skip_call(self):
+        self._fail()
+        return (yield from self._until(self._TAIL, _drop))
+
+
+_HEAD_END = markers(SEP, CALL_END, CALL_BEGIN, CALLS_END)
+_NAME_LINE_END = markers("\n", CALL_END, CALL_BEGIN, CALLS_END)
+
+
+class DeepSeekV3ToolParser(_DeepSeekBase):
+    """``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{...}\\n```<｜tool▁call▁end｜>``
+    (the code fence is optional)."""
+
+    format_name = "deepseek_v3"
+
+    def _call(self):
+        _kind, m = yield from self._text_until(_HEAD_END)
+        if m != SEP:
+            self._fail()
+            return m
+        name, m = yield from self._text_until(_NAME_LINE_END)
+        if m != "\n":
+            self._fail()
+            return m
+        name = name.strip()
+        if not valid_name(name):
+            return (yield from self._skip_call())
+        yield from self._skip_ws()
+        if (yield from self._peek()) == "`":
+            _fence, m = yield from self._text_until(_NAME_LINE_END)
+            if m != "\n":
+                self._fail()
+                return m
+        return (yield from self._args_and_tail(name))
+
+
+class DeepSeekV31ToolParser(_DeepSeekBase):
+    """``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>``."""
+
+    format_name = "deepseek_v31"
+
+    def _call(self):
+        name, m = yield from self._text_until(_HEAD_END)
+        if m != SEP:
+            self._fail()
+            return m
+        name = name.strip()
+        if not valid_name(name):
+            return (yield from self._skip_call())
+        return (yield from self._args_and_tail(name))
+
+
+K_SECTION_BEGINS = ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>")
+K_SECTION_ENDS = ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")
+K_CALL_BEGIN = "<|tool_call_begin|>"
+K_ARG_BEGIN = "<|tool_call_argument_begin|>"
+K_CALL_END = "<|tool_call_end|>"
+_KIMI_ID = re.compile(r"(?:functions\.)?([^:]*)(?::[0-9]+)?")
+
+
+class KimiK2ToolParser(BaseToolParser):
+    """``<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX
+    <|tool_call_argument_begin|>{json}<|tool_call_end|>…<|tool_calls_section_end|>``
+    (singular section markers too). The id is kept as written (``functions.NAME:IDX``);
+    anything between markers inside the section is dropped."""
+
+    format_name = "kimi_k2"
+    openers = K_SECTION_BEGINS
+    _SECTION = markers(K_CALL_BEGIN, *K_SECTION_ENDS)
+    _HEAD_END = markers(K_ARG_BEGIN, K_CALL_END, K_CALL_BEGIN, *K_SECTION_ENDS)
+    _TAIL = markers(K_CALL_END, K_CALL_BEGIN, *K_SECTION_ENDS)
+
+    def _section(self, opener):
+        m = yield from self._until(self._SECTION, _drop)
+        while m == K_CALL_BEGIN:
+            m = yield from self._call()
+            if m == K_CALL_END:
+                m = yield from self._until(self._SECTION, _drop)
+        return None
+
+    def _call(self):
+        ident, m = yield from self._text_until(self._HEAD_END)
+        if m != K_ARG_BEGIN:
+            self._fail()
+            return m
+        ident = ident.strip()
+        idm = _KIMI_ID.fullmatch(ident)
+        name = idm.group(1) if idm else ""
+        if not valid_name(name):
+            self._fail()
+            return (yield from self._until(self._TAIL, _drop))
+        self._open_call(name, ident)
+        ok = yield from self._json(self._emit_args, True)
+        self._close_call(ok)
+        return (yield from self._until(self._TAIL, _drop))

@@ -1,0 +1,177 @@
+"""XML-style formats with one element per parameter: qwen3_coder, glm45, minimax_m2.
+
+Arguments stream as ``{"k": `` + value + ``, "k2": `` … ``}``; values are typed by
+``_xml_value`` (JSON if it parses, else a string; a schema decides when given).
+A call whose closing tag never came is completed at the end of input.
+"""
+
+from __future__ import annotations
+
+from ._base import BaseToolParser, _drop, markers, valid_name
+
+_SCAN = object()  # "look for the next element" sentinel
+
+
+class Qwen3CoderToolParser(BaseToolParser):
+    """``<tool_call>\\n<function=NAME>\\n<parameter=K>\\nV\\n</parameter>\\n…</function>\\n</tool_call>``;
+    ``<function=…>`` without the wrapper too. A parameter whose ``</parameter>`` is
+    missing ends at the next ``<parameter=``, ``</function>`` or ``</tool_call>``."""
+
+    format_name = "qwen3_coder"
+    openers = ("<tool_call>", "<function=")
+    _IN_WRAPPER = markers("<function=", "</tool_call>")
+    _NAME_END = markers(">", "\n", "</function>", "</tool_call>")
+    _TO_FUNC_END = markers("</function>", "</tool_call>")
+    _PARAM_SCAN = markers("<parameter=", "</function>", "</tool_call>")
+    _KEY_END = markers(">", "</parameter>", "<parameter=", "</function>", "</tool_call>")
+    _VALUE_END = markers("</parameter>", "<parameter=", "</function>", "</tool_call>")
+
+    def _section(self, opener):
+        if opener == "<function=":
+            m = yield from self._function()
+            return "<function=" if m == "<function=" else None
+        found = False
+        while True:
+            m = yield from self._until(self._IN_WRAPPER, _drop)
+            if m != "<function=":
+                if not found:
+                    self._fail()
+                return None
+            found = True
+            m = yield from self._function()
+            if m != "</function>":
+                return None
+
+    def _function(self):
+        name, m = yield from self._text_until(self._NAME_END)
+        name = name.strip()
+        if m != ">" or not valid_name(name):
+            self._fail()
+            if m in (None, "</function>", "</tool_call>"):
+                return m
+            return (yield from self._until(self._TO_FUNC_END, _drop))
+        self._open_call(name)
+        count = 0
+        m = yield from self._until(self._PARAM_SCAN, _drop)
+        while m == "<parameter=":
+            key, km = yield from self._text_until(self._KEY_END)
+            if km != ">":
+                m = (yield from self._until(self._PARAM_SCAN, _drop)) if km == "</parameter>" else km
+                continue
+            key = key.strip()
+            self._param_prefix(count, key)
+            count += 1
+            m = yield from self._xml_value(name, key, self._VALUE_END)
+            if m == "</parameter>":
+                m = yield from self._until(self._PARAM_SCAN, _drop)
+        self._emit_args("}" if count else "{}")
+        self._close_call(True)
+        return m
+
+
+class Glm45ToolParser(BaseToolParser):
+    """``<tool_call>NAME\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>…</tool_call>``
+    (GLM-4.5/4.6; GLM-4.7's form without newlines too)."""
+
+    format_name = "glm45"
+    openers = ("<tool_call>",)
+    _NAME_END = markers("\n", "<arg_key>", "</tool_call>")
+    _SCAN_ARGS = markers("<arg_key>", "</tool_call>")
+    _KEY_END = markers("</arg_key>", "<arg_key>", "</tool_call>")
+    _TO_VALUE = markers("<arg_value>", "<arg_key>", "</tool_call>")
+    _VALUE_END = markers("</arg_value>", "<arg_key>", "</tool_call>")
+
+    def _section(self, opener):
+        name, m = yield from self._text_until(self._NAME_END)
+        name = name.strip()
+        if m is None or not valid_name(name):
+            self._fail()
+            if m is not None and m != "</tool_call>":
+                yield from self._until(markers("</tool_call>"), _drop)
+            return None
+        self._open_call(name)
+        count = 0
+        while m is not None and m != "</tool_call>":
+            if m != "<arg_key>":
+                m = yield from self._until(self._SCAN_ARGS, _drop)
+                continue
+            key, m = yield from self._text_until(self._KEY_END)
+            if m != "</arg_key>":
+                continue
+            m = yield from self._until(self._TO_VALUE, _drop)
+            if m != "<arg_value>":
+                continue
+            key = key.strip()
+            self._param_prefix(count, key)
+            count += 1
+            m = yield from self._xml_value(name, key, self._VALUE_END)
+            if m == "</arg_value>":
+                m = _SCAN
+        self._emit_args("}" if count else "{}")
+        self._close_call(True)
+        return None
+
+
+_MM_END = "</minimax:tool_call>"
+_INVOKE = "<invoke name="
+_PARAM = "<parameter name="
+
+
+def _unquote(s: str) -> str:
+    s = s.strip()
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'":
+        s = s[1:-1]
+    return s.strip()
+
+
+class MiniMaxM2ToolParser(BaseToolParser):
+    """``<minimax:tool_call><invoke name="X"><parameter name="K">V</parameter></invoke>…
+    </minimax:tool_call>``; quotes around names optional, several invokes per section,
+    text between elements inside the section dropped."""
+
+    format_name = "minimax_m2"
+    openers = ("<minimax:tool_call>",)
+    _SECTION = markers(_INVOKE, _MM_END)
+    _NAME_END = markers(">", "</invoke>", _INVOKE, _MM_END)
+    _TO_INVOKE_END = markers("</invoke>", _INVOKE, _MM_END)
+    _PARAM_SCAN = markers(_PARAM, "</invoke>", _INVOKE, _MM_END)
+    _KEY_END = markers(">", "</parameter>", _PARAM, "</invoke>", _INVOKE, _MM_END)
+    _VALUE_END = markers("</parameter>", _PARAM, "</invoke>", _INVOKE, _MM_END)
+
+    def _section(self, opener):
+        found = False
+        m = yield from self._until(self._SECTION, _drop)
+        while m == _INVOKE:
+            found = True
+            m = yield from self._invoke()
+            if m == "</invoke>":
+                m = yield from self._until(self._SECTION, _drop)
+        if not found:
+            self._fail()
+        return None
+
+    def _invoke(self):
+        name, m = yield from self._text_until(self._NAME_END)
+        name = _unquote(name)
+        if m != ">" or not valid_name(name):
+            self._fail()
+            if m != ">":
+                return m
+            return (yield from self._until(self._TO_INVOKE_END, _drop))
+        self._open_call(name)
+        count = 0
+        m = yield from self._until(self._PARAM_SCAN, _drop)
+        while m == _PARAM:
+            key, km = yield from self._text_until(self._KEY_END)
+            if km != ">":
+                m = (yield from self._until(self._PARAM_SCAN, _drop)) if km == "</parameter>" else km
+                continue
+            key = _unquote(key)
+            self._param_prefix(count, key)
+            count += 1
+            m = yield from self._xml_value(name, key, self._VALUE_END)
+            if m == "</parameter>":
+                m = yield from self._until(self._PARAM_SCAN, _drop)
+        self._emit_args("}" if count else "{}")
+        self._close_call(True)
+        return m

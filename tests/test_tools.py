@@ -1,0 +1,565 @@
+"""Tool-call parsers: realistic outputs per format, streaming equal to one-shot, bad input."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+
+from reasoning_core import tools
+from reasoning_core.tools import (
+    ParsedToolCallDelta,
+    ParsedToolResponse,
+    ToolParser,
+)
+
+ID_RE = re.compile(r"call_[0-9a-f]{24}")
+
+DS_CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
+DS_CALLS_END = "<｜tool▁calls▁end｜>"
+DS_CALL_BEGIN = "<｜tool▁call▁begin｜>"
+DS_CALL_END = "<｜tool▁call▁end｜>"
+DS_SEP = "<｜tool▁sep｜>"
+
+
+def stream(parser, chunks):
+    """Feed chunks, then finish(); return (content, [(id, name, arguments)])."""
+    content: list[str] = []
+    calls: dict[int, dict] = {}
+
+    def take(res, raw):
+        if res is None:
+            assert raw is not None, "finish() must return a list"
+            content.append(raw)
+            return
+        assert isinstance(res, list)
+        for d in res:
+            assert isinstance(d, ParsedToolCallDelta)
+            if d.content is not None:
+                assert d.id is None and d.name is None and d.arguments is None
+                content.append(d.content)
+                continue
+            c = calls.setdefault(d.index, {"id": None, "name": None, "arguments": ""})
+            if d.id is not None:
+                assert c["id"] is None, "id set twice"
+                c["id"] = d.id
+            if d.name is not None:
+                assert c["name"] is None, "name set twice"
+                c["name"] = d.name
+            if d.arguments is not None:
+                c["arguments"] += d.arguments
+
+    for ch in chunks:
+        take(parser.parse_delta(ch), ch)
+    take(parser.finish(), None)
+    return "".join(content), [(calls[i]["id"], calls[i]["name"], calls[i]["arguments"]) for i in sorted(calls)]
+
+
+def random_chunks(text: str, seed: int) -> list[str]:
+    rnd = random.Random(seed)
+    k = rnd.randint(0, min(len(text) - 1, 40)) if len(text) > 1 else 0
+    cuts = sorted(rnd.sample(range(1, len(text)), k)) if k else []
+    return [text[i:j] for i, j in zip([0, *cuts], [*cuts, len(text)])]
+
+
+def check_stream_equals_complete(name: str, text: str, schemas=None):
+    """One-shot result; asserts every chunking streams to the same thing."""
+    p = tools.create(name)
+    if schemas:
+        p.set_streaming_tool_schemas(schemas)
+    full = p.parse_complete(text)
+    expected = (full.content or "", [(c.name, c.arguments) for c in full.tool_calls])
+    for chunks in [[text], list(text), *(random_chunks(text, s) for s in range(25))]:
+        q = tools.create(name)
+        if schemas:
+            q.set_streaming_tool_schemas(schemas)
+        content, calls = stream(q, chunks)
+        assert (content, [(n, a) for _, n, a in calls]) == expected, chunks
+        if name == "kimi_k2" or "[CALL_ID]" in text:  # the format's own ids are kept
+            assert [i for i, _, _ in calls] == [c.id for c in full.tool_calls]
+        elif "[CALL_ID]" not in text:
+            assert all(ID_RE.fullmatch(i) for i, _, _ in calls)
+    return full
+
+
+def names_args(resp: ParsedToolResponse):
+    return [(c.name, json.loads(c.arguments)) for c in resp.tool_calls]
+
+
+# ------------------------------------------------------------------ registry
+
+
+def test_registry_lists_every_name():
+    assert set(tools.available()) == {
+        "hermes", "qwen3_coder", "qwen3_5", "llama3_json", "deepseek_v3", "deepseek_v31",
+        "kimi_k2", "glm45", "minimax_m2", "mistral",
+    }
+
+
+def test_alias_and_fresh_instances():
+    assert type(tools.create("qwen3_5")) is type(tools.create("qwen3_coder"))
+    assert tools.create("hermes") is not tools.create("hermes")
+
+
+def test_unknown_name_lists_available():
+    with pytest.raises(ValueError) as e:
+        tools.create("nope")
+    for n in tools.available():
+        assert n in str(e.value)
+
+
+@pytest.mark.parametrize("name", tools.available())
+def test_protocol(name):
+    p = tools.create(name)
+    assert isinstance(p, ToolParser)
+    assert callable(p.finish)
+
+
+# ------------------------------------------------------------------ realistic outputs
+
+HERMES = (
+    "Let me check both.\n"
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}\n</tool_call>\n'
+    '<tool_call>\n{"name": "get_time", "arguments": {"tz": "Europe/Paris"}}\n</tool_call>'
+)
+
+
+def test_hermes_multi_call():
+    r = check_stream_equals_complete("hermes", HERMES)
+    assert r.content == "Let me check both.\n\n"
+    assert names_args(r) == [
+        ("get_weather", {"city": "Paris", "unit": "celsius"}),
+        ("get_time", {"tz": "Europe/Paris"}),
+    ]
+    assert r.tool_calls[0].arguments == '{"city": "Paris", "unit": "celsius"}'
+    assert all(ID_RE.fullmatch(c.id) for c in r.tool_calls)
+    assert r.tool_calls[0].id != r.tool_calls[1].id
+
+
+def test_hermes_content_after_and_compact_json():
+    text = 'A<tool_call>{"name":"f","arguments":{"x":[1,2,{"y":null}]}}</tool_call>B'
+    r = check_stream_equals_complete("hermes", text)
+    assert r.content == "AB"
+    assert r.tool_calls[0].arguments == '{"x": [1, 2, {"y": null}]}'
+
+
+def test_hermes_arguments_before_name_and_missing_arguments():
+    text = '<tool_call>{"arguments": {"a": 1}, "name": "f"}</tool_call><tool_call>{"name": "g"}</tool_call>'
+    r = check_stream_equals_complete("hermes", text)
+    assert [(c.name, c.arguments) for c in r.tool_calls] == [("f", '{"a": 1}'), ("g", "{}")]
+
+
+def test_hermes_end_marker_inside_json_string():
+    text = '<tool_call>{"name": "echo", "arguments": {"text": "a </tool_call> b \\" </tool_call>"}}</tool_call>tail'
+    r = check_stream_equals_complete("hermes", text)
+    assert json.loads(r.tool_calls[0].arguments) == {"text": 'a </tool_call> b " </tool_call>'}
+    assert r.content == "tail"
+
+
+def test_qwen3_coder_multi_call():
+    text = (
+        "I'll do two things.\n"
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nSan Francisco\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n<parameter=opts>\n{\"metric\": true}\n</parameter>\n"
+        "</function>\n</tool_call>\n"
+        "<tool_call>\n<function=write_file>\n<parameter=path>\n/tmp/a.py\n</parameter>\n"
+        "<parameter=content>\ndef f():\n    return 1\n\n</parameter>\n</function>\n</tool_call>\nDone."
+    )
+    r = check_stream_equals_complete("qwen3_coder", text)
+    assert r.content == "I'll do two things.\n\n\nDone."
+    assert names_args(r) == [
+        ("get_weather", {"city": "San Francisco", "days": 3, "opts": {"metric": True}}),
+        ("write_file", {"path": "/tmp/a.py", "content": "def f():\n    return 1\n"}),
+    ]
+
+
+def test_qwen3_coder_schema_decides_types():
+    text = (
+        "<tool_call>\n<function=f>\n<parameter=zip>\n02134\n</parameter>\n<parameter=code>\n123\n</parameter>\n"
+        "<parameter=n>\n7\n</parameter>\n<parameter=flag>\nTrue\n</parameter>\n</function>\n</tool_call>"
+    )
+    schemas = {"f": {"type": "object", "properties": {
+        "zip": {"type": "string"}, "code": {"type": "string"},
+        "n": {"type": "integer"}, "flag": {"type": "boolean"}}}}
+    r = check_stream_equals_complete("qwen3_coder", text, schemas)
+    assert names_args(r) == [("f", {"zip": "02134", "code": "123", "n": 7, "flag": True})]
+    # without the schema, text that parses as JSON becomes JSON
+    r = tools.create("qwen3_coder").parse_complete(text)
+    assert names_args(r) == [("f", {"zip": "02134", "code": 123, "n": 7, "flag": "True"})]
+
+
+def test_qwen3_coder_lenient_forms():
+    # no <tool_call> wrapper, and a missing </parameter>
+    text = "<function=f>\n<parameter=a>\nx\n<parameter=b>\n2\n</parameter>\n</function>after"
+    r = check_stream_equals_complete("qwen3_5", text)
+    assert names_args(r) == [("f", {"a": "x", "b": 2})]
+    assert r.content == "after"
+
+
+def test_llama3_json_multi_call_and_python_tag():
+    text = (
+        '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}; '
+        '{"name": "get_time", "arguments": {"tz": "UTC"}}'
+    )
+    r = check_stream_equals_complete("llama3_json", text)
+    assert r.content is None
+    assert names_args(r) == [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "UTC"})]
+
+
+def test_llama3_json_other_json_and_prose_are_content():
+    for text in [
+        'The config is {"a": 1, "b": [2]} as shown.',
+        '{"name": "only_a_name"}',
+        '{"name": "bad name!", "parameters": {}}',
+        "Sure {not json} and {",
+        '<|python_tag|>print("hi")',
+        '{"a": {"name": "f", "parameters": {}}}',
+    ]:
+        r = check_stream_equals_complete("llama3_json", text)
+        assert r.content == text and r.tool_calls == []
+
+
+def test_llama3_json_prose_then_call():
+    text = 'Calling now: {"name": "f", "parameters": {"x": 1}}'
+    r = check_stream_equals_complete("llama3_json", text)
+    assert r.content == "Calling now: "
+    assert names_args(r) == [("f", {"x": 1})]
+
+
+def test_deepseek_v3():
+    text = (
+        "Checking." + DS_CALLS_BEGIN
+        + DS_CALL_BEGIN + "function" + DS_SEP + 'get_weather\n```json\n{"city": "Paris"}\n```' + DS_CALL_END + "\n"
+        + DS_CALL_BEGIN + "function" + DS_SEP + 'get_time\n```json\n{}\n```' + DS_CALL_END
+        + DS_CALLS_END + "Anything else?"
+    )
+    r = check_stream_equals_complete("deepseek_v3", text)
+    assert r.content == "Checking.Anything else?"
+    assert names_args(r) == [("get_weather", {"city": "Paris"}), ("get_time", {})]
+
+
+def test_deepseek_v31_and_bare_call_begin():
+    text = (
+        "ok" + DS_CALLS_BEGIN
+        + DS_CALL_BEGIN + 'get_weather' + DS_SEP + '{"city": "Paris"}' + DS_CALL_END
+        + DS_CALL_BEGIN + 'get_time' + DS_SEP + '{}' + DS_CALL_END + DS_CALLS_END
+    )
+    r = check_stream_equals_complete("deepseek_v31", text)
+    assert r.content == "ok"
+    assert names_args(r) == [("get_weather", {"city": "Paris"}), ("get_time", {})]
+    bare = "x" + DS_CALL_BEGIN + "f" + DS_SEP + '{"a": 1}' + DS_CALL_END + "y"
+    r = check_stream_equals_complete("deepseek_v31", bare)
+    assert r.content == "xy" and names_args(r) == [("f", {"a": 1})]
+
+
+def test_kimi_k2_ids_kept_and_noise_dropped():
+    text = (
+        "Let me look.<|tool_calls_section_begin|>\n <|tool_call_begin|>functions.get_weather:0"
+        '<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>\n'
+        "<|tool_call_begin|> functions.get_time:1 <|tool_call_argument_begin|>{}<|tool_call_end|>"
+        "<|tool_calls_section_end|>Bye"
+    )
+    r = check_stream_equals_complete("kimi_k2", text)
+    assert r.content == "Let me look.Bye"
+    assert [(c.id, c.name) for c in r.tool_calls] == [
+        ("functions.get_weather:0", "get_weather"), ("functions.get_time:1", "get_time")]
+
+
+def test_kimi_k2_singular_section_markers():
+    text = ("<|tool_call_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
+            '{"a": "<|tool_calls_section_end|>"}<|tool_call_end|><|tool_call_section_end|>after')
+    r = check_stream_equals_complete("kimi_k2", text)
+    assert names_args(r) == [("f", {"a": "<|tool_calls_section_end|>"})]
+    assert r.content == "after"
+
+
+def test_glm45():
+    text = (
+        "Let me check.<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n"
+        "<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>"
+        "<tool_call>get_time\n</tool_call>"
+        "<tool_call>search<arg_key>q</arg_key><arg_value>[1, 2]</arg_value></tool_call>end"
+    )
+    r = check_stream_equals_complete("glm45", text)
+    assert r.content == "Let me check.end"
+    assert names_args(r) == [
+        ("get_weather", {"city": "Beijing", "days": 3}), ("get_time", {}), ("search", {"q": [1, 2]})]
+
+
+def test_minimax_m2():
+    text = (
+        "Sure.<minimax:tool_call>\n<invoke name=\"get_weather\">\n"
+        "<parameter name=\"city\">Paris</parameter>\n<parameter name=units>metric</parameter>\n"
+        "</invoke>\n<invoke name=get_time>\n</invoke>\n</minimax:tool_call>\nAnything else?"
+    )
+    r = check_stream_equals_complete("minimax_m2", text)
+    assert r.content == "Sure.\nAnything else?"
+    assert names_args(r) == [("get_weather", {"city": "Paris", "units": "metric"}), ("get_time", {})]
+
+
+def test_mistral_list_and_args_forms():
+    text = '[TOOL_CALLS] [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}}]'
+    r = check_stream_equals_complete("mistral", text)
+    assert r.content is None and names_args(r) == [("a", {"x": 1}), ("b", {})]
+    text = 'Hi[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]get_time[ARGS]{} ok'
+    r = check_stream_equals_complete("mistral", text)
+    assert r.content == "Hi ok"
+    assert names_args(r) == [("get_weather", {"city": "Paris"}), ("get_time", {})]
+    text = '[TOOL_CALLS]f[CALL_ID]a1B2c3D4e[ARGS]{"x": 2}'
+    r = check_stream_equals_complete("mistral", text)
+    assert names_args(r) == [("f", {"x": 2})] and r.tool_calls[0].id == "a1B2c3D4e"  # model's id kept
+
+
+# ------------------------------------------------------------------ rules shared by all formats
+
+ONE_CALL = {
+    "hermes": '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>',
+    "qwen3_coder": "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
+    "qwen3_5": "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
+    "llama3_json": '{"name": "f", "parameters": {"a": 1}}',
+    "deepseek_v3": DS_CALLS_BEGIN + DS_CALL_BEGIN + "function" + DS_SEP + 'f\n```json\n{"a": 1}\n```' + DS_CALL_END + DS_CALLS_END,
+    "deepseek_v31": DS_CALLS_BEGIN + DS_CALL_BEGIN + "f" + DS_SEP + '{"a": 1}' + DS_CALL_END + DS_CALLS_END,
+    "kimi_k2": '<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|><|tool_calls_section_end|>',
+    "glm45": "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>",
+    "minimax_m2": '<minimax:tool_call><invoke name="f"><parameter name="a">1</parameter></invoke></minimax:tool_call>',
+    "mistral": '[TOOL_CALLS]f[ARGS]{"a": 1}',
+}
+
+# the same call cut before its closing marker(s), body still complete
+CUT_CALL = {
+    "hermes": '<tool_call>{"name": "f", "arguments": {"a": 1}}',
+    "qwen3_coder": "<tool_call>\n<function=f>\n<parameter=a>\n1\n",
+    "qwen3_5": "<function=f>\n<parameter=a>\n1",
+    "llama3_json": '{"name": "f", "parameters": {"a": 1}}',
+    "deepseek_v3": DS_CALLS_BEGIN + DS_CALL_BEGIN + "function" + DS_SEP + 'f\n```json\n{"a": 1}',
+    "deepseek_v31": DS_CALLS_BEGIN + DS_CALL_BEGIN + "f" + DS_SEP + '{"a": 1}',
+    "kimi_k2": '<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}',
+    "glm45": "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1",
+    "minimax_m2": '<minimax:tool_call><invoke name="f"><parameter name="a">1',
+    "mistral": '[TOOL_CALLS]f[ARGS]{"a": 1}',
+}
+
+# markers present, body broken; SECRET must never appear in an error message
+SECRET = "s3cr3t_payload"
+BROKEN = {
+    "hermes": '<tool_call>{"name": "f", "arguments": {"a": ' + SECRET + "}}</tool_call>",
+    "qwen3_coder": f"<tool_call>\n<function={SECRET} bad>\n</function>\n</tool_call>",
+    "qwen3_5": f"<tool_call>\n{SECRET}\n</tool_call>",
+    "deepseek_v3": DS_CALLS_BEGIN + DS_CALL_BEGIN + "function" + DS_SEP + f'f\n```json\n{{"a": {SECRET}}}\n```' + DS_CALL_END + DS_CALLS_END,
+    "deepseek_v31": DS_CALLS_BEGIN + DS_CALL_BEGIN + "f" + DS_SEP + "{" + SECRET + DS_CALL_END + DS_CALLS_END,
+    "kimi_k2": f"<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{{{SECRET}}}<|tool_call_end|><|tool_calls_section_end|>",
+    "glm45": f"<tool_call>bad name {SECRET}\n</tool_call>",
+    "minimax_m2": f"<minimax:tool_call>{SECRET}</minimax:tool_call>",
+    "mistral": f"[TOOL_CALLS]f[ARGS]{{{SECRET}}}",
+}
+
+THINK_WRAPPED = {k: f"<think>I could write {v} here.</think>" for k, v in ONE_CALL.items()}
+THINK_WRAPPED["mistral"] = f"[THINK]maybe {ONE_CALL['mistral']}[/THINK]"
+
+
+@pytest.mark.parametrize("name", sorted(ONE_CALL))
+def test_content_before_and_after_one_call(name):
+    text = "Before. " + ONE_CALL[name] + (" After." if name != "mistral" else "")
+    r = check_stream_equals_complete(name, text)
+    assert names_args(r) == [("f", {"a": 1})]
+    if name == "llama3_json":
+        assert r.content == "Before. After."
+    elif name == "mistral":
+        assert r.content == "Before. "
+    else:
+        assert r.content == "Before.  After."
+
+
+@pytest.mark.parametrize("name", sorted(CUT_CALL))
+def test_unterminated_call_completed_at_finish(name):
+    r = check_stream_equals_complete(name, "Go: " + CUT_CALL[name])
+    assert r.content == "Go: "
+    assert names_args(r) == [("f", {"a": 1})]
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_markers_without_a_parsable_call_raise_without_echo(name):
+    p = tools.create(name)
+    with pytest.raises(ValueError) as e:
+        p.parse_complete("prefix " + BROKEN[name])
+    msg = str(e.value)
+    assert name.split("_5")[0] in msg or "qwen3_coder" in msg
+    assert SECRET not in msg and "prefix" not in msg
+    assert re.search(r"offset \d+", msg)
+    # streaming the same text never raises
+    stream(tools.create(name), list("prefix " + BROKEN[name]))
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_malformed_call_beside_valid_one_is_skipped(name):
+    text = BROKEN[name] + ONE_CALL[name]
+    r = tools.create(name).parse_complete(text)
+    assert names_args(r) == [("f", {"a": 1})]
+
+
+@pytest.mark.parametrize("name", sorted(THINK_WRAPPED))
+def test_think_text_is_never_a_call(name):
+    think = THINK_WRAPPED[name]
+    r = check_stream_equals_complete(name, think)
+    assert r.tool_calls == [] and r.content == think
+    r = check_stream_equals_complete(name, think + ONE_CALL[name])
+    assert names_args(r) == [("f", {"a": 1})]
+    assert r.content == think
+
+
+@pytest.mark.parametrize("name", tools.available())
+@pytest.mark.parametrize("bad", [None, b"<tool_call>", 3])
+def test_non_str_input_is_type_error(name, bad):
+    p = tools.create(name)
+    with pytest.raises(TypeError):
+        p.parse_delta(bad)
+    with pytest.raises(TypeError):
+        p.parse_complete(bad)
+
+
+@pytest.mark.parametrize("name", tools.available())
+def test_plain_content_passes_through_and_partial_marker_is_held(name):
+    p = tools.create(name)
+    assert p.parse_delta("Hello there") is None
+    opener = p.openers[0]
+    held = opener[:-1]
+    out = p.parse_delta("x" + held)
+    assert [d.content for d in out] == (["x"])
+    rest = p.finish()
+    assert [d.content for d in rest] == [held]
+
+
+@pytest.mark.parametrize("name", tools.available())
+def test_reset_and_reuse(name):
+    p = tools.create(name)
+    p.parse_delta(ONE_CALL.get(name, ONE_CALL["hermes"])[:10])
+    p.reset()
+    content, calls = stream(p, [ONE_CALL[name]])
+    assert [(n, json.loads(a)) for _, n, a in calls] == [("f", {"a": 1})]
+    # finish() resets too
+    content, calls = stream(p, ["plain"])
+    assert content == "plain" and calls == []
+
+
+@pytest.mark.parametrize("name", tools.available())
+def test_arbitrary_garbage_never_raises_while_streaming(name):
+    rnd = random.Random(name)
+    pieces = ["<", ">", "{", "}", '"', "\\", "[", "]", ":", ",", "\n", "name", "arguments",
+              "<tool_call>", "</tool_call>", "<function=", "<parameter=", "[TOOL_CALLS]", "[ARGS]",
+              DS_CALL_BEGIN, DS_SEP, DS_CALLS_BEGIN, "<|tool_calls_section_begin|>",
+              "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<arg_key>", "<arg_value>",
+              "<minimax:tool_call>", '<invoke name="', "<think>", "</think>", "\ud800", "\x00"]
+    for _ in range(30):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 60)))
+        one = stream(tools.create(name), [text])
+        for seed in range(3):
+            got = stream(tools.create(name), random_chunks(text, seed))
+            assert got[0] == one[0]
+            assert [(n, a) for _, n, a in got[1]] == [(n, a) for _, n, a in one[1]]
+
+
+# ------------------------------------------------------------------ arguments text
+
+
+def test_control_characters_and_lone_surrogates_give_valid_json():
+    raw = '<tool_call>{"name": "f", "arguments": {"a": "x\x01y\ttab", "b": "\\ud800", "c": "\\ud83d\\ude00", "d": "\udc00"}}</tool_call>'
+    r = check_stream_equals_complete("hermes", raw)
+    args = r.tool_calls[0].arguments
+    assert args == '{"a": "x\\u0001y\\ttab", "b": "\\ud800", "c": "😀", "d": "\\udc00"}'
+    args.encode("utf-8")  # always encodable
+    assert json.loads(args) == {"a": "x\x01y\ttab", "b": "\ud800", "c": "😀", "d": "\udc00"}
+
+
+def test_arguments_canonical_form_keeps_number_spelling():
+    text = '<tool_call>{ "name" : "f" ,\n "arguments" : { "big": 12345678901234567890123, "f": 1.50e+3, "u": "\\u00e9\\/" } }</tool_call>'
+    r = check_stream_equals_complete("hermes", text)
+    assert r.tool_calls[0].arguments == '{"big": 12345678901234567890123, "f": 1.50e+3, "u": "é/"}'
+
+
+def test_xml_string_value_escaped():
+    text = '<tool_call>\n<function=f>\n<parameter=s>\nsay "hi"\\n\x02\n</parameter>\n</function>\n</tool_call>'
+    r = check_stream_equals_complete("qwen3_coder", text, {"f": {"properties": {"s": {"type": "string"}}}})
+    assert json.loads(r.tool_calls[0].arguments) == {"s": 'say "hi"\\n\x02'}
+
+
+def test_deep_nesting_does_not_crash():
+    text = '<tool_call>{"name": "f", "arguments": {"a": ' + "[" * 50000 + "]" * 50000 + "}}</tool_call>"
+    r = tools.create("hermes").parse_complete(text)
+    assert r.tool_calls[0].arguments.startswith('{"a": [[[')
+    content, calls = stream(tools.create("llama3_json"), ["{" * 30000])
+    assert content == "{" * 30000 and calls == []
+
+
+def test_streaming_arguments_arrive_incrementally():
+    p = tools.create("hermes")
+    out = []
+    text = '<tool_call>{"name": "f", "arguments": {"text": "' + "abcdefghij" * 20 + '"}}</tool_call>'
+    for ch in text:
+        res = p.parse_delta(ch)
+        out.append(res)
+    arg_pieces = [d.arguments for res in out if res for d in res if d.arguments]
+    assert len(arg_pieces) > 150  # one piece per character inside the string
+    names = [d.name for res in out if res for d in res if d.name]
+    assert names == ["f"]
+
+
+def test_content_delta_index_is_latest_call():
+    p = tools.create("hermes")
+    res = p.parse_delta('A<tool_call>{"name": "f", "arguments": {}}</tool_call>B<tool_call>{"name": "g", "arguments": {}}</tool_call>C')
+    contents = [(d.index, d.content) for d in res if d.content is not None]
+    assert contents == [(0, "A"), (0, "B"), (1, "C")]
+    assert [d.index for d in res if d.name] == [0, 1]
+
+
+def test_schemas_accept_openai_tool_entries():
+    p = tools.create("minimax_m2")
+    p.set_streaming_tool_schemas({"f": {"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"n": {"type": ["string", "null"]}, "m": {"anyOf": [{"type": "integer"}]}}}}}})
+    r = p.parse_complete('<minimax:tool_call><invoke name="f"><parameter name="n">5</parameter>'
+                         '<parameter name="m">5</parameter><parameter name="o">null</parameter></invoke></minimax:tool_call>')
+    assert names_args(r) == [("f", {"n": "5", "m": 5, "o": None})]
+    p.set_streaming_tool_schemas(None)
+    r = p.parse_complete('<minimax:tool_call><invoke name="f"><parameter name="n">5</parameter></invoke></minimax:tool_call>')
+    assert names_args(r) == [("f", {"n": 5})]
+
+
+def test_invalid_tool_names_are_not_calls():
+    too_long = "x" * 65
+    r = tools.create("hermes").parse_complete(
+        '<tool_call>{"name": "%s", "arguments": {}}</tool_call><tool_call>{"name": "a.b", "arguments": {}}</tool_call>'
+        '<tool_call>{"name": "ok-name_1", "arguments": {}}</tool_call>' % too_long)
+    assert [c.name for c in r.tool_calls] == ["ok-name_1"]
+
+
+def test_cut_off_body_yields_no_call_but_fragments_streamed():
+    text = 'ok <tool_call>{"name": "f", "arguments": {"a": [1, '
+    with pytest.raises(ValueError, match=r"hermes.*offset \d+"):
+        tools.create("hermes").parse_complete(text)
+    content, calls = stream(tools.create("hermes"), list(text))
+    assert content == "ok "
+    assert [(n, a) for _, n, a in calls] == [("f", '{"a": [1, ')]  # the one unavoidable difference
+
+
+def test_missing_close_tag_then_next_call():
+    text = '<tool_call>{"name": "f", "arguments": {}}\n<tool_call>{"name": "g", "arguments": {}}</tool_call>'
+    r = check_stream_equals_complete("hermes", text)
+    assert [c.name for c in r.tool_calls] == ["f", "g"]
+
+
+def test_parse_complete_does_not_touch_stream_state():
+    p = tools.create("hermes")
+    out = p.parse_delta('x<tool_call>{"name": "f", "argu')
+    p.parse_complete('<tool_call>{"name": "g", "arguments": {}}</tool_call>')
+    rest = p.parse_delta('ments": {"a": 1}}</tool_call>')
+    merged = "".join(d.arguments or "" for d in out + rest)
+    assert merged == '{"a": 1}'
+
+
+def test_llama3_broken_after_commit_resumes_content():
+    text = '{"name": "f", "parameters": {"a": tru} and more'
+    r = tools.create("llama3_json").parse_complete(text)
+    assert r.tool_calls == [] and r.content == "} and more"
+    content, calls = stream(tools.create("llama3_json"), list(text))
+    assert content == "} and more" and [n for _, n, _ in calls] == ["f"]  # already announced

@@ -1,0 +1,263 @@
+"""Hypothesis properties of the tool-call parsers.
+
+For generated well-formed outputs (content, think blocks that contain call markup,
+calls whose JSON strings contain markers): any chunking streams to exactly the
+one-shot result, which equals what was generated. For arbitrary marker soup: any
+chunking gives the same stream as one chunk, nothing raises, and the streamed
+content equals ``parse_complete``'s content.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from reasoning_core import tools
+
+DS_CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
+DS_CALLS_END = "<｜tool▁calls▁end｜>"
+DS_CALL_BEGIN = "<｜tool▁call▁begin｜>"
+DS_CALL_END = "<｜tool▁call▁end｜>"
+DS_SEP = "<｜tool▁sep｜>"
+K_BEGIN = "<|tool_calls_section_begin|>"
+K_END = "<|tool_calls_section_end|>"
+
+FORMATS = [n for n in tools.available() if n != "qwen3_5"]
+
+ALL_MARKERS = [
+    "<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=", "</parameter>",
+    "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "<minimax:tool_call>",
+    "</minimax:tool_call>", "<invoke name=", "</invoke>", "<parameter name=", "[TOOL_CALLS]",
+    "[ARGS]", "[CALL_ID]", "<|python_tag|>", DS_CALLS_BEGIN, DS_CALLS_END, DS_CALL_BEGIN,
+    DS_CALL_END, DS_SEP, K_BEGIN, K_END, "<|tool_call_section_begin|>", "<|tool_call_section_end|>",
+    "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>",
+    "<think>", "</think>", "[THINK]", "[/THINK]",
+]
+FRAGMENTS = ALL_MARKERS + [m[: len(m) // 2] for m in ALL_MARKERS] + [
+    "{", "}", "[", "]", '"', "\\", ":", ",", ";", "\n", " ", "name", "arguments", "parameters",
+    '"name": "f"', '"arguments": {', "functions.f:0", "1", "true", "x", "é", "\x00", "\ud800",
+]
+
+
+def stream(parser, chunks):
+    content: list[str] = []
+    calls: dict[int, dict] = {}
+
+    def take(res, raw):
+        if res is None:
+            content.append(raw)
+            return
+        for d in res:
+            if d.content is not None:
+                assert d.id is None and d.name is None and d.arguments is None
+                content.append(d.content)
+                continue
+            c = calls.setdefault(d.index, {"id": None, "name": None, "arguments": ""})
+            if d.id is not None:
+                assert c["id"] is None
+                c["id"] = d.id
+            if d.name is not None:
+                assert c["name"] is None
+                c["name"] = d.name
+            if d.arguments is not None:
+                c["arguments"] += d.arguments
+
+    for ch in chunks:
+        take(parser.parse_delta(ch), ch)
+    take(parser.finish(), None)
+    return "".join(content), [(calls[i]["name"], calls[i]["arguments"]) for i in sorted(calls)]
+
+
+def chunked(data, text):
+    cuts = data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=30), label="cuts")
+    cuts = sorted(set(c for c in cuts if 0 < c < len(text)))
+    return [text[i:j] for i, j in zip([0, *cuts], [*cuts, len(text)])]
+
+
+# ------------------------------------------------------------------ generated outputs
+
+names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,15}", fullmatch=True)
+json_scalars = (
+    st.none() | st.booleans() | st.integers(-(10**20), 10**20)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.lists(st.sampled_from(list('ab "\\\n\t\x01é😀<>/{}[]')) | st.sampled_from(FRAGMENTS), max_size=6).map("".join)
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda ch: st.lists(ch, max_size=3) | st.dictionaries(st.text(max_size=5), ch, max_size=3),
+    max_leaves=8,
+)
+json_args = st.dictionaries(st.text(max_size=6), json_values, max_size=4)
+# arguments as a model might format them
+json_styles = st.sampled_from([
+    dict(), dict(ensure_ascii=False), dict(indent=2), dict(separators=(",", ":")),
+    dict(separators=(" , ", " : "), ensure_ascii=False),
+])
+
+xml_keys = st.from_regex(r"[a-z_][a-z0-9_]{0,7}", fullmatch=True)
+xml_strings = st.text(st.sampled_from(list('ab <>/="\n\t\\é{}[]1')), max_size=12)
+xml_values = st.one_of(xml_strings, json_values)
+xml_args = st.dictionaries(xml_keys, xml_values, max_size=4)
+
+
+def _no_markers(s: str) -> bool:
+    return not any(m in s for m in ALL_MARKERS)
+
+
+@st.composite
+def call(draw, fmt):
+    xml = fmt in ("qwen3_coder", "glm45", "minimax_m2")
+    args = draw(xml_args if xml else json_args)
+    if xml:
+        for v in args.values():
+            rendered = v if isinstance(v, str) else json.dumps(v)
+            assume(_no_markers(rendered))
+            if isinstance(v, str) and fmt != "qwen3_coder":
+                assume(not v.startswith("\n") and not v.endswith("\n"))
+    return draw(names), args, draw(json_styles)
+
+
+def content_text(fmt):
+    text = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=4), max_size=6).map("".join)
+    banned = ("{", ";") if fmt == "llama3_json" else ()
+    return text.filter(lambda s: _no_markers(s) and not any(b in s for b in banned))
+
+
+def render_calls(fmt, group, first_index, style):
+    out = []
+    for k, (name, args, jstyle) in enumerate(group):
+        js = json.dumps(args, **jstyle)
+        if fmt == "hermes":
+            out.append(f'<tool_call>\n{{"name": "{name}", "arguments": {js}}}\n</tool_call>')
+        elif fmt == "llama3_json":
+            key = "parameters" if style % 2 else "arguments"
+            obj = f'{{"{key}": {js}, "name": "{name}"}}' if style % 3 == 0 else f'{{"name": "{name}", "{key}": {js}}}'
+            out.append(("<|python_tag|>" if k == 0 and style % 2 else "") + obj)
+        elif fmt == "deepseek_v3":
+            out.append(f"{DS_CALL_BEGIN}function{DS_SEP}{name}\n```json\n{js}\n```{DS_CALL_END}")
+        elif fmt == "deepseek_v31":
+            out.append(f"{DS_CALL_BEGIN}{name}{DS_SEP}{js}{DS_CALL_END}")
+        elif fmt == "kimi_k2":
+            idx = first_index + k
+            out.append(f"<|tool_call_begin|>functions.{name}:{idx}<|tool_call_argument_begin|>{js}<|tool_call_end|>")
+        elif fmt == "mistral":
+            out.append((name, js))
+        elif fmt == "qwen3_coder":
+            params = "".join(
+                f"<parameter={key}>\n{v if isinstance(v, str) else json.dumps(v)}\n</parameter>\n"
+                for key, v in args.items())
+            out.append(f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>")
+        elif fmt == "glm45":
+            params = "".join(
+                f"<arg_key>{key}</arg_key>\n<arg_value>{v if isinstance(v, str) else json.dumps(v)}</arg_value>\n"
+                for key, v in args.items())
+            out.append(f"<tool_call>{name}\n{params}</tool_call>")
+        elif fmt == "minimax_m2":
+            q = '"' if style % 2 else ""
+            params = "".join(
+                f"<parameter name={q}{key}{q}>{v if isinstance(v, str) else json.dumps(v)}</parameter>\n"
+                for key, v in args.items())
+            out.append(f"<invoke name={q}{name}{q}>\n{params}</invoke>\n")
+    if fmt == "llama3_json":
+        return "; ".join(out)
+    if fmt in ("deepseek_v3", "deepseek_v31"):
+        return DS_CALLS_BEGIN + "\n".join(out) + DS_CALLS_END
+    if fmt == "kimi_k2":
+        return K_BEGIN + " ".join(out) + K_END
+    if fmt == "minimax_m2":
+        return "<minimax:tool_call>\n" + "".join(out) + "</minimax:tool_call>"
+    if fmt == "mistral":
+        if style % 2:
+            return "[TOOL_CALLS][" + ", ".join(f'{{"name": "{n}", "arguments": {js}}}' for n, js in out) + "]"
+        return "".join(f"[TOOL_CALLS]{n}[ARGS]{js}" for n, js in out)
+    return "".join(out)
+
+
+def expected_arguments(fmt, args):
+    # our canonical form: json.dumps(ensure_ascii=False), unpaired surrogates escaped
+    text = json.dumps(args, ensure_ascii=False)
+    return re.sub("[\ud800-\udfff]", lambda m: "\\u%04x" % ord(m.group()), text)
+
+
+@st.composite
+def output(draw, fmt):
+    """(text, expected content, expected [(name, arguments)], schemas)."""
+    pieces = draw(st.lists(st.sampled_from(["content", "think", "calls"]), max_size=6))
+    # two content pieces in a row could join into a marker
+    pieces = [k for i, k in enumerate(pieces) if k != "content" or i == 0 or pieces[i - 1] != "content"]
+    text, content, calls, typing = [], [], [], {}
+    after_call = False
+    for kind in pieces:
+        if kind == "calls":
+            group = draw(st.lists(call(fmt), min_size=1, max_size=3))
+            style = draw(st.integers(0, 5))
+            text.append(render_calls(fmt, group, len(calls), style))
+            for name, args, _ in group:
+                calls.append((name, expected_arguments(fmt, args)))
+                # a tool name seen twice must get the same parameter typing
+                seen = typing.setdefault(name, {})
+                for k, v in args.items():
+                    assume(seen.setdefault(k, isinstance(v, str)) == isinstance(v, str))
+            after_call = True
+            continue
+        if kind == "think":
+            inner = draw(content_text(fmt))
+            if draw(st.booleans()):
+                inner += render_calls(fmt, draw(st.lists(call(fmt), min_size=1, max_size=2)), 0, 1)
+            o, c = ("[THINK]", "[/THINK]") if fmt == "mistral" and draw(st.booleans()) else ("<think>", "</think>")
+            assume(c not in inner)  # reasoning ends at its end marker, wherever it is
+            piece = o + inner + c
+        else:
+            piece = draw(content_text(fmt))
+        text.append(piece)
+        if fmt == "llama3_json" and after_call:
+            piece = re.sub(r"^[ \t\n\r]*", "", piece)
+        if piece:
+            after_call = False
+        content.append(piece)
+    schemas = {
+        n: {"properties": {k: {"type": "string"} for k, is_str in t.items() if is_str}}
+        for n, t in typing.items()
+    }
+    return "".join(text), "".join(content), calls, schemas
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@given(data=st.data())
+def test_any_chunking_streams_to_the_one_shot_result(fmt, data):
+    text, content, calls, schemas = data.draw(output(fmt), label="output")
+    p = tools.create(fmt)
+    p.set_streaming_tool_schemas(schemas)
+    full = p.parse_complete(text)
+    assert (full.content or "") == content
+    assert [(c.name, c.arguments) for c in full.tool_calls] == calls
+    if fmt == "kimi_k2":
+        assert [c.id for c in full.tool_calls] == [f"functions.{n}:{i}" for i, (n, _) in enumerate(calls)]
+    else:
+        assert all(re.fullmatch(r"call_[0-9a-f]{24}", c.id) for c in full.tool_calls)
+    q = tools.create(fmt)
+    q.set_streaming_tool_schemas(schemas)
+    assert stream(q, chunked(data, text)) == (content, calls)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@given(data=st.data())
+def test_marker_soup_is_chunking_invariant_and_conserves_content(fmt, data):
+    text = data.draw(st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=3), max_size=25).map("".join), label="text")
+    one = stream(tools.create(fmt), [text] if text else [])
+    assert stream(tools.create(fmt), chunked(data, text)) == one
+    try:
+        full = tools.create(fmt).parse_complete(text)
+    except ValueError as e:
+        assert fmt != "llama3_json"
+        assert fmt in str(e) or fmt == "qwen3_coder"
+        return
+    assert (full.content or "") == one[0]
+    for c in full.tool_calls:
+        assert (c.name, c.arguments) in one[1]
+        json.loads(c.arguments)
+        c.arguments.encode("utf-8")
