@@ -421,8 +421,6 @@ cdef class Engine:
         cdef bint reasoning = bool(is_currently_reasoning)
         cdef int kind
         try:
-            if reasoning and t.awaiting_family:
-                reasoning = False  # awaiting start: content until the start delimiter
             if reasoning:
                 kind = t.first_fire(ids, n, 0, t.root[SEEDED],
                                     (1u << K_START) | (1u << K_END) | (1u << K_TERM) | (1u << K_HEADER), &a, &b)

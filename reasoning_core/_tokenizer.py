@@ -153,6 +153,7 @@ _ROLES = (
     ("end", END, True),
     ("headers", HEADER, True),
     ("terminators", TERM, False),
+    ("header_terminators", TERM, False),
     ("frames", FRAME, True),
     ("boundaries", BOUNDARY, False),
     ("enable", ENABLE, False),

@@ -7,7 +7,11 @@ Adding a family means adding a row here (and tests).
 Delimiter roles:
 - ``start`` / ``end``: open and close a reasoning block (both consumed).
 - ``terminators``: close reasoning without being consumed, so the marker
-  stays in content for the tool-call parser (e.g. ``<tool_call>``).
+  stays in content for the tool-call parser (e.g. ``<tool_call>``).  They
+  count only as real vocabulary entries: a marker spelled out in plain text
+  must not end reasoning.
+- ``header_terminators``: terminators that are several special tokens by
+  design (harmony's ``<|channel|>commentary`` header), resolved by encoding.
 - ``headers``: framing consumed wherever it appears and leaving content
   (harmony's ``final`` channel header, ``<|return|>``); inside reasoning a
   header also closes the block.
@@ -23,7 +27,10 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
-__all__ = ["Family", "FAMILIES", "ALIASES", "MODEL_PATTERNS", "get_family", "family_names", "parser_for_model"]
+__all__ = [
+    "Family", "FAMILIES", "ALIASES", "MODEL_PATTERNS", "CONFIG_MODEL_TYPES", "CONFIG_ARCHITECTURES",
+    "get_family", "family_names", "parser_for_model",
+]
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,7 @@ class Family:
     starts_in_reasoning: bool
     aliases: tuple[str, ...] = ()
     terminators: tuple[str, ...] = ()
+    header_terminators: tuple[str, ...] = ()
     headers: tuple[str, ...] = ()
     frames: tuple[str, ...] = ()
     boundaries: tuple[str, ...] = ()
@@ -94,7 +102,7 @@ _ROWS = (
     Family("mistral", ("[THINK]",), ("[/THINK]",), False, aliases=("magistral",)),
     Family("gpt_oss", ("<|channel|>analysis<|message|>", "<|start|>assistant<|channel|>analysis<|message|>"),
            ("<|end|>",), False, aliases=("harmony", "gpt-oss"),
-           terminators=("<|start|>assistant<|channel|>commentary", "<|channel|>commentary"),
+           header_terminators=("<|start|>assistant<|channel|>commentary", "<|channel|>commentary"),
            headers=("<|start|>assistant<|channel|>final<|message|>", "<|channel|>final<|message|>", "<|return|>"),
            boundaries=("<|start|>",),
            notes="analysis channel is reasoning; final is content; commentary (tool calls) stays in content"),
@@ -129,87 +137,140 @@ def get_family(name: str) -> Family:
     return fam
 
 
-# Auto-selection: most specific first.  Matched against the lower-cased id.
+# Auto-selection: most specific first.  Matched (``re.search``) against the
+# lower-cased id.  Rows mapping to "passthrough" name releases of a family
+# that never think: a parser that starts in reasoning would otherwise turn
+# their whole answer into reasoning.
 MODEL_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"gpt-oss|gpt_oss", "gpt_oss"),
-    (r"deepseek-r1|deepseek_r1|r1-distill", "deepseek_r1"),
+    (r"deepseek-r1|deepseek_r1|r1-distill|r1-1776|deepseek-reasoner", "deepseek_r1"),
     (r"qwq", "deepseek_r1"),
-    (r"deepseek-v3|deepseek-v4|deepseek_v3|deepseek-chat", "deepseek_v3"),
-    (r"qwen3[.\-_]?[56]", "qwen3_5"),
+    (r"deepseek-v[34]|deepseek_v[34]|deepseek-chat", "deepseek_v3"),
+    # Qwen3.5 / 3.6, but not a size such as "qwen3-5b".
+    (r"qwen3(\.|_|-)[56](?![0-9]*b)", "qwen3_5"),
     (r"qwen3.*thinking", "qwen3_thinking"),
     (r"qwen3", "qwen3"),
+    # Kimi K2 Instruct/Base never think; the rest of K2 (Thinking, K2.5) do.
+    (r"kimi-k2-(instruct|base)", "passthrough"),
     (r"kimi-k2|kimi_k2", "kimi_k2"),
     (r"kimi", "kimi"),
     (r"glm-?4\.[78]|glm-?5", "glm47"),
-    (r"glm-?4\.[56]|glm-?4_[56]", "glm45"),
-    (r"step-?3", "step3"),
+    (r"glm-?4\.[56]|glm-?4_[56]|glm4_moe", "glm45"),
+    (r"(^|[/_-])step-?3", "step3"),
     (r"minimax-m2|minimax_m2", "minimax_m2"),
     (r"seed-oss|seed_oss", "seed_oss"),
     (r"hunyuan-a13b|hunyuan_a13b", "hunyuan_a13b"),
     (r"granite", "granite"),
     (r"magistral", "mistral"),
-    (r"ernie-4\.5|ernie4_5|ernie-45", "ernie45"),
-    (r"olmo-?3", "olmo3"),
+    # ERNIE 4.5 thinks only in its "-Thinking" and VL releases.
+    (r"ernie-?4[._]5.*(thinking|vl)", "ernie45"),
+    (r"ernie-?4[._]5", "passthrough"),
+    # OLMo 3 thinks only in its "-Think" releases (Instruct and Base do not).
+    (r"olmo-?3.*think", "olmo3"),
+    (r"olmo-?3", "passthrough"),
     (r"nemotron-?(nano-)?v?3|nemotron_v3", "nemotron_v3"),
     (r"gemma-?4", "gemma4"),
 )
 _COMPILED = tuple((re.compile(p), name) for p, name in MODEL_PATTERNS)
 
-# HF config ``model_type`` values (used when the config carries no model id).
+# HF config ``model_type`` values.  A model type is more specific than an
+# architecture class: Kimi K2 ships ``DeepseekV3ForCausalLM`` with
+# ``model_type: kimi_k2``.
 CONFIG_MODEL_TYPES: dict[str, str] = {
     "gpt_oss": "gpt_oss",
     "qwen3": "qwen3",
     "qwen3_moe": "qwen3",
+    "qwen3_next": "qwen3",
+    "qwen3_vl": "qwen3",
+    "qwen3_vl_moe": "qwen3",
     "qwen3_5": "qwen3_5",
     "qwen3_5_moe": "qwen3_5",
-    "qwen3_next": "qwen3",
     "kimi_k2": "kimi_k2",
+    "kimi_k25": "kimi_k2",
     "kimi_vl": "kimi",
     "glm4_moe": "glm45",
+    "glm4v_moe": "glm45",
     "minimax_m2": "minimax_m2",
     "seed_oss": "seed_oss",
     "hunyuan_v1_moe": "hunyuan_a13b",
     "granite": "granite",
     "ernie4_5_moe": "ernie45",
     "ernie4_5": "ernie45",
+    "ernie4_5_vl_moe": "ernie45",
     "olmo3": "olmo3",
     "nemotron_h": "nemotron_v3",
     "gemma4": "gemma4",
     "gemma4_text": "gemma4",
     "step3": "step3",
+    "step3_vl": "step3",
     "step3p5": "step3",
     "deepseek_v3": "deepseek_v3",
+    "deepseek_v32": "deepseek_v3",
 }
+
+# HF ``architectures`` class names (used when neither id nor model type decides).
+CONFIG_ARCHITECTURES: dict[str, str] = {
+    "GptOssForCausalLM": "gpt_oss",
+    "DeepseekV3ForCausalLM": "deepseek_v3",
+    "DeepseekV32ForCausalLM": "deepseek_v3",
+    "Qwen3ForCausalLM": "qwen3",
+    "Qwen3MoeForCausalLM": "qwen3",
+    "Qwen3NextForCausalLM": "qwen3",
+    "Qwen3_5ForConditionalGeneration": "qwen3_5",
+    "Qwen3_5MoeForConditionalGeneration": "qwen3_5",
+    "KimiK25ForConditionalGeneration": "kimi_k2",
+    "KimiVLForConditionalGeneration": "kimi",
+    "Glm4MoeForCausalLM": "glm45",
+    "MiniMaxM2ForCausalLM": "minimax_m2",
+    "SeedOssForCausalLM": "seed_oss",
+    "HunYuanMoEV1ForCausalLM": "hunyuan_a13b",
+    "GraniteForCausalLM": "granite",
+    "Ernie4_5_MoeForCausalLM": "ernie45",
+    "Ernie4_5_ForCausalLM": "ernie45",
+    "Olmo3ForCausalLM": "olmo3",
+    "NemotronHForCausalLM": "nemotron_v3",
+    "Gemma4ForConditionalGeneration": "gemma4",
+    "Gemma4ForCausalLM": "gemma4",
+    "Step3VLForConditionalGeneration": "step3",
+    "Step3p5ForCausalLM": "step3",
+}
+_ARCHITECTURES_LOWER = {k.lower(): v for k, v in CONFIG_ARCHITECTURES.items()}
+
+
+def _match_id(model_id: str) -> str | None:
+    key = model_id.lower()
+    for rx, name in _COMPILED:
+        if rx.search(key):
+            return name
+    return None
 
 
 def parser_for_model(model_id_or_config: str | Mapping) -> str:
     """The parser name for a model id (or HF config dict); ``"passthrough"`` if unknown."""
     if isinstance(model_id_or_config, str):
-        key = model_id_or_config.lower()
-        for rx, name in _COMPILED:
-            if rx.search(key):
-                return name
-        return "passthrough"
+        return _match_id(model_id_or_config) or "passthrough"
     if isinstance(model_id_or_config, Mapping):
         cfg = model_id_or_config
+        # A model id names the release (R1 vs V3, Thinking vs Instruct); the
+        # config fields only name the architecture family.
         for k in ("_name_or_path", "name_or_path", "model_id"):
             v = cfg.get(k)
             if isinstance(v, str) and v:
-                found = parser_for_model(v)
-                if found != "passthrough":
+                found = _match_id(v)  # a known non-thinking release stays passthrough
+                if found is not None:
                     return found
+        mt = cfg.get("model_type")
+        if isinstance(mt, str) and mt.lower() in CONFIG_MODEL_TYPES:
+            return CONFIG_MODEL_TYPES[mt.lower()]
         archs = cfg.get("architectures") or ()
         if isinstance(archs, str):
             archs = (archs,)
         for arch in archs:
-            if isinstance(arch, str):
-                a = arch.lower().replace("forcausallm", "").replace("forconditionalgeneration", "")
-                for rx, name in _COMPILED:
-                    if rx.search(a):
-                        return name
-        mt = cfg.get("model_type")
-        if isinstance(mt, str):
-            return CONFIG_MODEL_TYPES.get(mt.lower(), "passthrough")
+            if isinstance(arch, str) and arch.lower() in _ARCHITECTURES_LOWER:
+                return _ARCHITECTURES_LOWER[arch.lower()]
+        text_cfg = cfg.get("text_config")  # multimodal wrappers nest the language model
+        if isinstance(text_cfg, Mapping):
+            return parser_for_model(text_cfg)
         return "passthrough"
     if hasattr(model_id_or_config, "to_dict"):  # a transformers PretrainedConfig
         return parser_for_model(model_id_or_config.to_dict())

@@ -96,7 +96,7 @@ class FamilyParser(ReasoningParser):
     """One parser class for every family; subclasses only bind ``family``."""
 
     family: ClassVar[Family] = FAMILIES["passthrough"]
-    __slots__ = ("tables", "_engine", "_formatter", "_deltas", "backend")
+    __slots__ = ("tables", "_engine", "_formatter", "_deltas", "_opened", "backend")
 
     def __init__(self, tables: Tables | None = None, *, tokenizer: Any = None, backend: str | None = None) -> None:
         if tables is None:
@@ -111,6 +111,9 @@ class FamilyParser(ReasoningParser):
         # Results are frozen, so equal ones can be shared: most deltas of a
         # stream map to a handful of distinct spans.
         self._deltas: dict[tuple, ParsedReasoningDelta] = {}
+        # stream(): an awaiting-start family (Gemma 4) reads a pre-seeded
+        # state as "waiting for the start" until this request has opened.
+        self._opened = False
 
     # -- construction -------------------------------------------------------
     @classmethod
@@ -140,14 +143,18 @@ class FamilyParser(ReasoningParser):
 
     # -- MAX API --------------------------------------------------------------
     def stream(self, delta_token_ids: Sequence[int], is_currently_reasoning: bool = True) -> ParsedReasoningDelta:
-        key = self._engine.scan_stream(delta_token_ids, is_currently_reasoning)
-        fmt = self._formatter
-        if fmt is not None and key[1] > key[0]:
-            fmt.begin_block()  # a start delimiter in this delta opens a new block
+        reasoning = bool(is_currently_reasoning)
+        if reasoning and not self._opened and self.tables.awaiting_family:
+            reasoning = False
+        key = self._engine.scan_stream(delta_token_ids, reasoning)
+        if key[1] > key[0]:  # a start delimiter in this delta opens a block
+            self._opened = True
+            if self._formatter is not None:
+                self._formatter.begin_block()
         parsed = self._deltas.get(key)
         if parsed is None:
             d0, r0, r1, d1, still = key
-            parsed = ParsedReasoningDelta(ReasoningSpan((d0, d1), (r0, r1)), still, fmt)
+            parsed = ParsedReasoningDelta(ReasoningSpan((d0, d1), (r0, r1)), still, self._formatter)
             if len(self._deltas) < 512:
                 self._deltas[key] = parsed
         return parsed
@@ -157,6 +164,7 @@ class FamilyParser(ReasoningParser):
 
     def reset(self) -> None:
         self._engine.set_state(self.tables.default_state)
+        self._opened = False
         if self._formatter is not None:
             self._formatter.reset()
 

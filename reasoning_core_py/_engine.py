@@ -188,8 +188,6 @@ class Engine:
 
 def _scan_stream(w: _Walker, ids, reasoning: bool):
     n = len(ids)
-    if reasoning and w.tables.awaiting_family:
-        reasoning = False  # awaiting start: content until the start delimiter
     if reasoning:
         hit = w.first_fire(ids, 0, w.root[SEEDED], (START, END, TERM, HEADER))
         if hit is None:

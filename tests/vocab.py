@@ -22,7 +22,9 @@ FAMILY_SPECIALS: dict[str, tuple[str, ...]] = {
     "kimi": ("◁think▷", "◁/think▷", "<|im_user|>", "<|im_assistant|>", "<|im_middle|>"),
     "kimi_k2": ("<think>", "</think>", "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",
                 "<|tool_call_begin|>", "<|tool_call_end|>", "<|tool_call_argument_begin|>",
-                "<|im_user|>", "<|im_assistant|>", "<|im_middle|>", "<|im_system|>", "<|im_end|>"),
+                "<|im_user|>", "<|im_assistant|>", "<|im_middle|>", "<|im_system|>", "<|im_end|>",
+                # K2.5 spells the section opener in the singular too (appended: earlier ids stay put).
+                "<|tool_call_section_begin|>"),
     "glm45": ("<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>",
               "<arg_value>", "</arg_value>", "<|user|>", "<|assistant|>", "<|system|>", "<|observation|>"),
     "glm47": ("<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>",
@@ -72,6 +74,12 @@ def build_tokenizer(special_tokens: tuple[str, ...], vocab_size: int = 600) -> T
 def family_tokenizer(name: str) -> Tokenizer:
     """A small tokenizer whose special tokens match the family's real vocabulary."""
     return build_tokenizer(FAMILY_SPECIALS[name])
+
+
+def encode(tok, text: str) -> list[int]:
+    """Ids of ``text`` without BOS/EOS, for a ``tokenizers.Tokenizer`` or the Qwen adapter."""
+    out = tok.encode(text, add_special_tokens=False)
+    return list(getattr(out, "ids", out))
 
 
 def decode(tok: Tokenizer, ids) -> str:
