@@ -309,12 +309,29 @@ cdef class Engine:
     cdef _IdBuffer buf
     cdef int _state
     cdef int _node
+    cdef bint _opened
+    cdef object _make, _on_open, _last
+    cdef Py_ssize_t _lk[5]
+    cdef dict _deltas
 
     def __cinit__(self, tables):
         self.t = _Tables(tables)
         self.buf = _IdBuffer()
         self._state = self.t.default_state
         self._node = self.t.root[self._state]
+        self._opened = False
+        self._make = None
+        self._on_open = None
+        self._deltas = {}
+        self._last = None
+
+    def configure_stream(self, make, on_open=None):
+        """``stream()`` results: ``make(d0, r0, r1, d1, still)`` builds one (frozen,
+        so equal ones are shared); ``on_open()`` runs when a delta opens a block."""
+        self._make = make
+        self._on_open = on_open
+        self._deltas = {}
+        self._last = None
 
     @property
     def tables(self):
@@ -339,6 +356,7 @@ cdef class Engine:
             raise ValueError(f"invalid engine state {state!r}")
         self._state = state
         self._node = self.t.root[self._state]
+        self._opened = False
 
     def feed(self, token_ids):
         """Classify a delta: ``(segments, n_prefix)`` as in the twin."""
@@ -415,37 +433,82 @@ cdef class Engine:
 
     def scan_stream(self, token_ids, is_currently_reasoning):
         """MAX ``stream()`` on one delta, statelessly: (d0, r0, r1, d1, still)."""
-        cdef Py_ssize_t n, a = 0, b = 0, d0, r0
+        cdef Py_ssize_t n
+        cdef Py_ssize_t sp[5]
         cdef const int64_t* ids = self.buf.load(token_ids, &n)
+        self._scan(ids, n, bool(is_currently_reasoning), sp)
+        self.buf.keep = None  # only now: a converted array backs ids until the scan is done
+        return (sp[0], sp[1], sp[2], sp[3], bool(sp[4]))
+
+    def stream(self, token_ids, is_currently_reasoning=True):
+        """MAX ``stream()``: the span of one delta, as built by ``configure_stream``.
+
+        An awaiting-start family (Gemma 4) reads a pre-seeded state as
+        waiting for its start until this request has opened a block.
+        """
+        cdef Py_ssize_t n
+        cdef Py_ssize_t sp[5]
+        cdef const int64_t* ids = self.buf.load(token_ids, &n)
+        cdef bint reasoning = is_currently_reasoning
+        if reasoning and not self._opened and self.t.awaiting_family:
+            reasoning = False
+        self._scan(ids, n, reasoning, sp)
+        self.buf.keep = None  # only now: a converted array backs ids until the scan is done
+        if sp[1] > sp[0]:
+            self._opened = True
+            if self._on_open is not None:
+                self._on_open()
+        # Streams repeat the same span (one-token deltas inside a block):
+        # answer from the last result without building a key.
+        if (self._last is not None and sp[0] == self._lk[0] and sp[1] == self._lk[1]
+                and sp[2] == self._lk[2] and sp[3] == self._lk[3] and sp[4] == self._lk[4]):
+            return self._last
+        key = (sp[0], sp[1], sp[2], sp[3], bool(sp[4]))
+        if self._make is None:
+            return key
+        parsed = self._deltas.get(key)
+        if parsed is None:
+            parsed = self._make(*key)
+            if len(self._deltas) < 512:
+                self._deltas[key] = parsed
+        self._last = parsed
+        for i in range(5):
+            self._lk[i] = sp[i]
+        return parsed
+
+    cdef void _scan(self, const int64_t* ids, Py_ssize_t n, bint reasoning, Py_ssize_t* sp) noexcept:
+        # sp = (d0, r0, r1, d1, still)
+        cdef Py_ssize_t a = 0, b = 0, d0, r0
         cdef _Tables t = self.t
-        cdef bint reasoning = bool(is_currently_reasoning)
         cdef int kind
-        try:
-            if reasoning:
-                kind = t.first_fire(ids, n, 0, t.root[SEEDED],
-                                    (1u << K_START) | (1u << K_END) | (1u << K_TERM) | (1u << K_HEADER), &a, &b)
-                if kind < 0:
-                    return 0, 0, n, n, True
-                if kind == K_START:
-                    d0, r0 = a, b
-                elif kind == K_TERM:
-                    return 0, 0, a, a, False
-                else:
-                    return 0, 0, a, b, False
-            else:
-                kind = t.first_fire(ids, n, 0, t.root[CONTENT], 1u << K_START, &a, &b)
-                if kind < 0:
-                    return 0, 0, 0, 0, False
-                d0, r0 = a, b
-            kind = t.first_fire(ids, n, r0, t.root[REASONING],
-                                (1u << K_END) | (1u << K_TERM) | (1u << K_HEADER), &a, &b)
+        if reasoning:
+            kind = t.first_fire(ids, n, 0, t.root[SEEDED],
+                                (1u << K_START) | (1u << K_END) | (1u << K_TERM) | (1u << K_HEADER), &a, &b)
             if kind < 0:
-                return d0, r0, n, n, True
-            if kind == K_TERM:
-                return d0, r0, a, a, False
-            return d0, r0, a, b, False
-        finally:
-            self.buf.keep = None
+                sp[0], sp[1], sp[2], sp[3], sp[4] = 0, 0, n, n, 1
+                return
+            if kind == K_START:
+                d0, r0 = a, b
+            elif kind == K_TERM:
+                sp[0], sp[1], sp[2], sp[3], sp[4] = 0, 0, a, a, 0
+                return
+            else:
+                sp[0], sp[1], sp[2], sp[3], sp[4] = 0, 0, a, b, 0
+                return
+        else:
+            kind = t.first_fire(ids, n, 0, t.root[CONTENT], 1u << K_START, &a, &b)
+            if kind < 0:
+                sp[0], sp[1], sp[2], sp[3], sp[4] = 0, 0, 0, 0, 0
+                return
+            d0, r0 = a, b
+        kind = t.first_fire(ids, n, r0, t.root[REASONING],
+                            (1u << K_END) | (1u << K_TERM) | (1u << K_HEADER), &a, &b)
+        if kind < 0:
+            sp[0], sp[1], sp[2], sp[3], sp[4] = d0, r0, n, n, 1
+        elif kind == K_TERM:
+            sp[0], sp[1], sp[2], sp[3], sp[4] = d0, r0, a, a, 0
+        else:
+            sp[0], sp[1], sp[2], sp[3], sp[4] = d0, r0, a, b, 0
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
@@ -685,6 +748,14 @@ cdef class BatchEngine:
         cdef int32_t slot, tok
         cdef int state, node
         cdef _Move mv
+        # Zero the rarely-set outputs in bulk; the per-token path below then
+        # writes only what can be non-zero.
+        cdef Py_ssize_t n_out = m if offsets == NULL else offsets[m]
+        memset(o_d, 0, n_out)
+        memset(o_e, 0, n_out)
+        memset(o_h, 0, n_out)
+        memset(o_rel, 0, n_out)
+        memset(o_comp, 0, n_out)
         for j in range(m):
             if offsets == NULL:
                 lo_i = j
@@ -702,24 +773,22 @@ cdef class BatchEngine:
                     o_r[i] = o_i[i] = state == REASONING or state == SEEDED
                     if state == AWAITING:
                         state = CONTENT
-                    o_d[i] = o_e[i] = o_h[i] = o_rel[i] = o_comp[i] = 0
                     continue
                 _advance(&w, &state, &node, tok, &mv)
                 if mv.fired:
                     # The delimiter's earlier tokens were held; they share its class.
-                    o_r[i] = o_h[i] = 0
+                    o_r[i] = 0
                     o_d[i] = mv.consumed
                     o_e[i] = mv.was_reasoning and state == CONTENT
                     o_rel[i] = <uint8_t>mv.released
                     o_comp[i] = <uint8_t>(mv.fired - 1)
                 elif w.depth[node]:
-                    o_r[i] = o_d[i] = o_e[i] = o_comp[i] = 0
+                    o_r[i] = 0
                     o_h[i] = 1
                     o_rel[i] = <uint8_t>mv.released
                 else:
                     # The new token itself was decided, to the side it arrived on.
                     o_r[i] = mv.was_reasoning
-                    o_d[i] = o_e[i] = o_h[i] = o_comp[i] = 0
                     o_rel[i] = <uint8_t>(mv.released - 1)
                 o_i[i] = state == REASONING or state == SEEDED
             st[slot] = <uint8_t>state

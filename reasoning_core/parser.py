@@ -96,7 +96,6 @@ class FamilyParser(ReasoningParser):
     """One parser class for every family; subclasses only bind ``family``."""
 
     family: ClassVar[Family] = FAMILIES["passthrough"]
-    __slots__ = ("tables", "_engine", "_formatter", "_deltas", "_opened", "backend")
 
     def __init__(self, tables: Tables | None = None, *, tokenizer: Any = None, backend: str | None = None) -> None:
         if tables is None:
@@ -108,12 +107,13 @@ class FamilyParser(ReasoningParser):
         self.tables = tables
         self._engine = mod.Engine(tables)
         self._formatter = LabelStripper(self.family.label) if self.family.label else None
-        # Results are frozen, so equal ones can be shared: most deltas of a
-        # stream map to a handful of distinct spans.
-        self._deltas: dict[tuple, ParsedReasoningDelta] = {}
-        # stream(): an awaiting-start family (Gemma 4) reads a pre-seeded
-        # state as "waiting for the start" until this request has opened.
-        self._opened = False
+        formatter = self._formatter
+        self._engine.configure_stream(
+            lambda d0, r0, r1, d1, still: ParsedReasoningDelta(ReasoningSpan((d0, d1), (r0, r1)), still, formatter),
+            None if formatter is None else formatter.begin_block,
+        )
+        # The engine's stream() is the whole MAX stream(): one compiled call.
+        self.stream = self._engine.stream
 
     # -- construction -------------------------------------------------------
     @classmethod
@@ -143,28 +143,14 @@ class FamilyParser(ReasoningParser):
 
     # -- MAX API --------------------------------------------------------------
     def stream(self, delta_token_ids: Sequence[int], is_currently_reasoning: bool = True) -> ParsedReasoningDelta:
-        reasoning = bool(is_currently_reasoning)
-        if reasoning and not self._opened and self.tables.awaiting_family:
-            reasoning = False
-        key = self._engine.scan_stream(delta_token_ids, reasoning)
-        if key[1] > key[0]:  # a start delimiter in this delta opens a block
-            self._opened = True
-            if self._formatter is not None:
-                self._formatter.begin_block()
-        parsed = self._deltas.get(key)
-        if parsed is None:
-            d0, r0, r1, d1, still = key
-            parsed = ParsedReasoningDelta(ReasoningSpan((d0, d1), (r0, r1)), still, self._formatter)
-            if len(self._deltas) < 512:
-                self._deltas[key] = parsed
-        return parsed
+        """MAX ``stream()`` (instances call the engine's bound method directly)."""
+        return self._engine.stream(delta_token_ids, is_currently_reasoning)
 
     def will_reason_after_prompt(self, prompt_token_ids: Sequence[int]) -> bool:
         return self._engine.prompt_state(prompt_token_ids) in (REASONING, SEEDED, AWAITING)
 
     def reset(self) -> None:
         self._engine.set_state(self.tables.default_state)
-        self._opened = False
         if self._formatter is not None:
             self._formatter.reset()
 
@@ -222,7 +208,7 @@ def _class_name(name: str) -> str:
 
 
 _CLASSES: dict[str, type[FamilyParser]] = {
-    fam.name: type(_class_name(fam.name), (FamilyParser,), {"family": fam, "__slots__": ()})
+    fam.name: type(_class_name(fam.name), (FamilyParser,), {"family": fam})
     for fam in FAMILIES.values()
 }
 

@@ -74,12 +74,23 @@ class _Walker:
 class Engine:
     """Per-request reasoning state machine over token ids."""
 
-    __slots__ = ("_w", "_state", "_node")
+    __slots__ = ("_w", "_state", "_node", "_opened", "_make", "_on_open", "_deltas")
 
     def __init__(self, tables: Tables) -> None:
         self._w = _Walker(tables)
         self._state = tables.default_state
         self._node = self._w.root[self._state]
+        self._opened = False
+        self._make = None
+        self._on_open = None
+        self._deltas: dict = {}
+
+    def configure_stream(self, make, on_open=None) -> None:
+        """``stream()`` results: ``make(d0, r0, r1, d1, still)`` builds one (frozen,
+        so equal ones are shared); ``on_open()`` runs when a delta opens a block."""
+        self._make = make
+        self._on_open = on_open
+        self._deltas = {}
 
     @property
     def tables(self) -> Tables:
@@ -104,6 +115,7 @@ class Engine:
             raise ValueError(f"invalid engine state {state!r}")
         self._state = state
         self._node = self._w.root[state]
+        self._opened = False
 
     def feed(self, token_ids) -> tuple[list, int]:
         """Classify a delta.
@@ -179,6 +191,30 @@ class Engine:
         """MAX ``stream()`` on one delta, statelessly: (d0, r0, r1, d1, still)."""
         ids = to_int_list(token_ids)
         return _scan_stream(self._w, ids, is_currently_reasoning)
+
+    def stream(self, token_ids, is_currently_reasoning=True):
+        """MAX ``stream()``: the span of one delta, as built by ``configure_stream``.
+
+        An awaiting-start family (Gemma 4) reads a pre-seeded state as
+        waiting for its start until this request has opened a block.
+        """
+        ids = to_int_list(token_ids)
+        reasoning = bool(is_currently_reasoning)
+        if reasoning and not self._opened and self._w.tables.awaiting_family:
+            reasoning = False
+        key = _scan_stream(self._w, ids, reasoning)
+        if key[1] > key[0]:
+            self._opened = True
+            if self._on_open is not None:
+                self._on_open()
+        if self._make is None:
+            return key
+        parsed = self._deltas.get(key)
+        if parsed is None:
+            parsed = self._make(*key)
+            if len(self._deltas) < 512:
+                self._deltas[key] = parsed
+        return parsed
 
     def prompt_state(self, prompt_token_ids) -> int:
         """The state generation starts in after this prompt (no side effects)."""
