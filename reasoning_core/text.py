@@ -1,0 +1,255 @@
+"""Text-level reasoning parsing (SPEC §4.4).
+
+The text parser is not a second matcher: a family's delimiter strings are
+compiled, as code points, into the same tables the token engine walks, and
+the engine's ``feed_text`` classifies every character.  So the text parser
+and the token parser cannot disagree about family semantics (seeded starts,
+terminators kept in content, harmony headers, answer frames), and the held
+text is bounded by construction: the engine holds at most the longest
+delimiter, and only while the held suffix can still become one.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Optional
+
+from . import _dispatch
+from ._tables import (
+    AWAITING,
+    CONTENT,
+    END,
+    FRAME,
+    HEADER,
+    REASONING,
+    SEEDED,
+    SEG_CONTENT,
+    SEG_HELD,
+    SEG_REASONING,
+    SEG_START,
+    START,
+    TERM,
+    Pattern,
+    Tables,
+    build_tables,
+)
+from ._tokenizer import _ROLES
+from .families import Family, get_family
+from .parser import LabelStripper
+
+__all__ = ["TextReasoningParser", "text_parser", "text_tables"]
+
+DEFAULT_MAX_BUFFER = 65536
+
+_tables_lock = threading.Lock()
+_tables_cache: dict[str, Tables] = {}
+
+
+def text_tables(family: Family | str) -> Tables:
+    """The family's delimiters as code-point tables (built once per family)."""
+    fam = family if isinstance(family, Family) else get_family(family)
+    tables = _tables_cache.get(fam.name)
+    if tables is None:
+        # The token level's role list, so both levels always know the same delimiters.
+        patterns = [Pattern(tuple(map(ord, s)), kind) for role, kind, _ in _ROLES for s in getattr(fam, role)]
+        tables = build_tables(
+            patterns,
+            default_state=SEEDED if fam.starts_in_reasoning else CONTENT,
+            awaiting_family=fam.awaiting_start,
+        )
+        with _tables_lock:
+            tables = _tables_cache.setdefault(fam.name, tables)
+    return tables
+
+
+def _initial_state(fam: Family, starts_in_reasoning: Optional[bool]) -> int:
+    if starts_in_reasoning is None:
+        starts_in_reasoning = fam.starts_in_reasoning
+    elif not isinstance(starts_in_reasoning, bool):
+        raise TypeError(f"starts_in_reasoning must be a bool or None, not {type(starts_in_reasoning).__name__}")
+    if not starts_in_reasoning:
+        return CONTENT
+    # Gemma-4 style families only ever reason after an explicit start.
+    return AWAITING if fam.awaiting_start else SEEDED
+
+
+def _render(text: str, segs, fmt: Optional[LabelStripper]) -> tuple[str, str, str]:
+    """(reasoning, content, held) of ``text`` as classified by ``segs``."""
+    reasoning: list[str] = []
+    content: list[str] = []
+    held = ""
+    for kind, a, b in segs:
+        if kind == SEG_REASONING:
+            piece = text[a:b]
+            if fmt is not None:
+                piece = fmt(piece)
+                if piece is None:
+                    continue
+            reasoning.append(piece)
+        elif kind == SEG_HELD:
+            held = text[a:b]
+        else:
+            # Any non-reasoning segment ends the block: a label prefix still
+            # pending (``thou`` then ``<channel|>``) was reasoning after all.
+            if fmt is not None:
+                pending = fmt.flush()
+                if pending:
+                    reasoning.append(pending)
+                if kind == SEG_START:
+                    fmt.begin_block()
+            if kind == SEG_CONTENT:
+                content.append(text[a:b])
+    return "".join(reasoning), "".join(content), held
+
+
+class TextReasoningParser:
+    """Splits model output *text* into reasoning and content for one family.
+
+    ``parse(text)`` is one-shot and independent of the streaming state.
+    ``feed(chunk)`` streams: it returns ``(reasoning_delta, content_delta)``
+    and holds back only a suffix that may still become a delimiter
+    (at most the longest delimiter, in code points); ``finish()`` releases it
+    to the current side.  Concatenated streaming output equals ``parse()`` for
+    any chunking.  Whitespace is kept raw; a family label (Gemma 4's
+    ``thought\\n``) is stripped from the start of every reasoning block.
+
+    Per-request object: not safe to share across threads.
+    """
+
+    __slots__ = (
+        "family",
+        "max_buffer",
+        "backend",
+        "_initial",
+        "_tables",
+        "_mod",
+        "_engine",
+        "_feed_text",
+        "_held",
+        "_fmt",
+        "_oneshot",
+    )
+
+    def __init__(
+        self,
+        family: Family | str,
+        *,
+        starts_in_reasoning: Optional[bool] = None,
+        max_buffer: int = DEFAULT_MAX_BUFFER,
+        backend: Optional[str] = None,
+    ) -> None:
+        fam = family if isinstance(family, Family) else get_family(family)
+        if not isinstance(max_buffer, int) or isinstance(max_buffer, bool):
+            raise TypeError(f"max_buffer must be an int, not {type(max_buffer).__name__}")
+        if max_buffer <= 0:
+            raise ValueError(f"max_buffer must be a positive number of characters, not {max_buffer}")
+        self.family = fam
+        self.max_buffer = max_buffer
+        self._initial = _initial_state(fam, starts_in_reasoning)
+        self._tables = text_tables(fam)
+        self._mod = _dispatch.backend_module(backend)
+        self.backend = "python" if self._mod.__name__.startswith("reasoning_core_py") else "cython"
+        self._engine = self._mod.Engine(self._tables)
+        self._feed_text = self._engine.feed_text
+        self._fmt = LabelStripper(fam.label) if fam.label else None
+        self._oneshot = None
+        self._held = ""
+        self._engine.set_state(self._initial)
+
+    # -- one shot -------------------------------------------------------------
+    def parse(self, text: str) -> tuple[str, str]:
+        """``(reasoning, content)`` of a complete text (streaming state untouched)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        eng = self._oneshot
+        if eng is None:
+            eng = self._oneshot = self._mod.Engine(self._tables)
+        eng.set_state(self._initial)
+        fmt = LabelStripper(self.family.label) if self.family.label else None
+        segs, _ = eng.feed_text(text)
+        reasoning, content, held = _render(text, segs, fmt)
+        tail, _ = eng.finish()
+        r2, c2, _ = _render(held, tail, fmt)
+        pending = fmt.flush() if fmt is not None else None
+        return reasoning + r2 + (pending or ""), content + c2
+
+    # -- streaming --------------------------------------------------------------
+    def feed(self, chunk: str) -> tuple[str, str]:
+        """Classify the next chunk: ``(reasoning_delta, content_delta)``."""
+        segs, n_prefix = self._feed_text(chunk)  # raises TypeError for non-str
+        # The common case (a chunk wholly on one side, nothing held) costs one
+        # engine call and no slicing.
+        if n_prefix == 0 and len(segs) == 1:
+            kind = segs[0][0]
+            if kind == SEG_CONTENT:
+                return "", chunk
+            if kind == SEG_REASONING:
+                fmt = self._fmt
+                if fmt is None:
+                    return chunk, ""
+                return fmt(chunk) or "", ""
+        return self._feed_slow(chunk, segs)
+
+    def _feed_slow(self, chunk: str, segs) -> tuple[str, str]:
+        text = self._held + chunk if self._held else chunk
+        reasoning, content, held = _render(text, segs, self._fmt)
+        self._held = held
+        if len(held) > self.max_buffer:
+            # Only reachable with a max_buffer below the longest delimiter:
+            # give up on the partial delimiter and release it as the current side.
+            r2, c2 = self._release()
+            return reasoning + r2, content + c2
+        return reasoning, content
+
+    def _release(self) -> tuple[str, str]:
+        held = self._held if self._engine.held else ""
+        segs, _ = self._engine.finish()
+        self._held = ""
+        reasoning, content, _ = _render(held, segs, self._fmt)
+        return reasoning, content
+
+    def finish(self) -> tuple[str, str]:
+        """End of the text: held text (and a pending label prefix) go to the current side."""
+        reasoning, content = self._release()
+        if self._fmt is not None:
+            pending = self._fmt.flush()
+            if pending:
+                reasoning += pending
+        return reasoning, content
+
+    def reset(self) -> None:
+        """Start a new text: initial state, nothing held."""
+        self._engine.set_state(self._initial)
+        self._held = ""
+        if self._fmt is not None:
+            self._fmt.reset()
+
+    # -- introspection ------------------------------------------------------------
+    @property
+    def held_text(self) -> str:
+        """Text held back as a possible delimiter prefix (at most ``max_hold`` characters)."""
+        return self._held
+
+    @property
+    def max_hold(self) -> int:
+        """The longest delimiter in code points: the most text ever held."""
+        kinds = (START, END, TERM, HEADER, FRAME)  # boundaries/enable only matter in prompts
+        return max((len(p.ids) for p in self._tables.patterns if p.kind in kinds), default=0)
+
+    @property
+    def is_reasoning(self) -> bool:
+        return self._engine.state in (REASONING, SEEDED)
+
+    def __repr__(self) -> str:
+        return f"<TextReasoningParser family={self.family.name!r} backend={self.backend!r}>"
+
+
+def text_parser(
+    name: str,
+    *,
+    starts_in_reasoning: Optional[bool] = None,
+    max_buffer: int = DEFAULT_MAX_BUFFER,
+    backend: Optional[str] = None,
+) -> TextReasoningParser:
+    """A text-level parser for the family ``name`` (aliases accepted)."""
+    return TextReasoningParser(get_family(name), starts_in_reasoning=starts_in_reasoning,
+                               max_buffer=max_buffer, backend=backend)
