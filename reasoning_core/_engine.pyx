@@ -43,6 +43,7 @@ cdef enum:
     SEG_START = 4
     MODE_PROMPT_REV = 4
     MODE_ENABLE = 5
+    HELD_BIT = 4  # batch state byte: bits 0-1 the state, bit 2 set while tokens are held
 
 __all__ = ["Engine", "BatchEngine", "BatchStepResult"]
 
@@ -647,7 +648,7 @@ cdef class BatchEngine:
         if not self.op[s]:
             raise ValueError(f"slot {s} is not open")
         held = self.t.tables.paths[self.nd[s]]
-        cdef int state = self.st[s]
+        cdef int state = self.st[s] & 3
         reasoning = state == REASONING or state == SEEDED
         if held and state == AWAITING:
             state = CONTENT
@@ -659,7 +660,7 @@ cdef class BatchEngine:
         return bool(self.op[self._check_slot(slot)])
 
     def state_of(self, slot):
-        return int(self.st[self._check_slot(slot)])
+        return int(self.st[self._check_slot(slot)] & 3)
 
     def held_ids(self, slot):
         return self.t.tables.paths[self.nd[self._check_slot(slot)]]
@@ -669,7 +670,7 @@ cdef class BatchEngine:
 
     def thinking_mask(self):
         """Open requests whose grammar must stay suspended (not in content)."""
-        return (self._open_arr != 0) & (self._state_arr != CONTENT)
+        return (self._open_arr != 0) & ((self._state_arr & 3) != CONTENT)
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
@@ -746,7 +747,7 @@ cdef class BatchEngine:
         cdef uint8_t* o_comp = res.p_comp
         cdef Py_ssize_t j, i, lo_i, hi_i
         cdef int32_t slot, tok
-        cdef int state, node
+        cdef int state, node, sv
         cdef _Move mv
         # Zero the rarely-set outputs in bulk; the per-token path below then
         # writes only what can be non-zero.
@@ -764,17 +765,20 @@ cdef class BatchEngine:
                 lo_i = offsets[j]
                 hi_i = offsets[j + 1]
             slot = slots[j]
-            state = st[slot]
-            node = nd[slot]
+            sv = st[slot]
             for i in range(lo_i, hi_i):
                 tok = tokens[i]
-                if w.depth[node] == 0 and (tok < w.lo or tok > w.hi):
-                    # Common case: an ordinary token with nothing held.
-                    o_r[i] = o_i[i] = state == REASONING or state == SEEDED
-                    if state == AWAITING:
-                        state = CONTENT
+                if not (sv & HELD_BIT) and (tok < w.lo or tok > w.hi):
+                    # Common case: an ordinary token with nothing held; the
+                    # state byte alone decides it (no node or table lookups).
+                    o_r[i] = o_i[i] = sv == REASONING or sv == SEEDED
+                    if sv == AWAITING:
+                        sv = CONTENT
                     continue
+                state = sv & 3
+                node = nd[slot]
                 _advance(&w, &state, &node, tok, &mv)
+                nd[slot] = node
                 if mv.fired:
                     # The delimiter's earlier tokens were held; they share its class.
                     o_r[i] = 0
@@ -791,5 +795,5 @@ cdef class BatchEngine:
                     o_r[i] = mv.was_reasoning
                     o_rel[i] = <uint8_t>(mv.released - 1)
                 o_i[i] = state == REASONING or state == SEEDED
-            st[slot] = <uint8_t>state
-            nd[slot] = node
+                sv = state | (HELD_BIT if w.depth[node] else 0)
+            st[slot] = <uint8_t>sv
