@@ -9,6 +9,8 @@ so a delimiter between them cannot glue their bytes together.
 """
 from __future__ import annotations
 
+from operator import itemgetter
+
 from typing import Any, Sequence
 
 from ._tables import SEG_CONTENT, SEG_HELD, SEG_REASONING, SEG_START
@@ -25,37 +27,39 @@ UNFINISHED_SPAN = 3
 MAX_PENDING = 8
 
 
-class StreamDelta:
-    """The text one step adds to each side (either may be empty)."""
+class StreamDelta(tuple):
+    """The text one step adds to each side (either may be empty).
 
-    __slots__ = ("reasoning", "content", "field")
+    An immutable ``(reasoning, content, field)`` tuple: built once per token on
+    the hot path, so it is as cheap to make as Python allows.
+    """
 
-    def __init__(self, reasoning: str = "", content: str = "", field: str = "reasoning") -> None:
-        self.reasoning = reasoning
-        self.content = content
-        self.field = field
+    __slots__ = ()
+
+    def __new__(cls, reasoning: str = "", content: str = "", field: str = "reasoning") -> "StreamDelta":
+        return _new_tuple(cls, (reasoning, content, field))
+
+    reasoning = property(itemgetter(0), doc="reasoning text of this step")
+    content = property(itemgetter(1), doc="content text of this step")
+    field = property(itemgetter(2), doc='key for the reasoning text: "reasoning" or "reasoning_content"')
 
     def to_openai_delta(self) -> dict[str, str]:
         """The ``choices[0].delta`` dict an OpenAI-compatible server sends; empty fields omitted."""
         out: dict[str, str] = {}
-        if self.reasoning:
-            out[self.field] = self.reasoning
-        if self.content:
-            out["content"] = self.content
+        if self[0]:
+            out[self[2]] = self[0]
+        if self[1]:
+            out["content"] = self[1]
         return out
 
     def __bool__(self) -> bool:
-        return bool(self.reasoning or self.content)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, StreamDelta):
-            return NotImplemented
-        return (self.reasoning, self.content, self.field) == (other.reasoning, other.content, other.field)
-
-    __hash__ = None  # type: ignore[assignment]
+        return bool(self[0] or self[1])
 
     def __repr__(self) -> str:
-        return f"StreamDelta(reasoning={self.reasoning!r}, content={self.content!r})"
+        return f"StreamDelta(reasoning={self[0]!r}, content={self[1]!r})"
+
+
+_new_tuple = tuple.__new__
 
 
 try:
@@ -237,12 +241,12 @@ class ReasoningStreamDecoder:
             kind = segs[0][0]
             if kind == self._last:
                 if kind == SEG_CONTENT:
-                    return StreamDelta("", self._c.step(ids), self.field)
+                    return _new_tuple(StreamDelta, ("", self._c.step(ids), self.field))
                 if kind == SEG_REASONING:
                     piece = self._r.step(ids)
                     if piece and self._fmt is not None:
                         piece = self._fmt(piece) or ""
-                    return StreamDelta(piece, "", self.field)
+                    return _new_tuple(StreamDelta, (piece, "", self.field))
         tokens = self._held + ids if self._held else ids
         return self._emit(tokens, segs)
 
