@@ -12,7 +12,35 @@ from ._base import BaseToolParser, _drop, markers, valid_name
 _SCAN = object()  # "look for the next element" sentinel
 
 
-class Qwen3CoderToolParser(BaseToolParser):
+class _ParamElements(BaseToolParser):
+    """Formats whose parameters are ``<opener>KEY>VALUE</parameter>`` elements."""
+
+    _PARAM_SCAN: object
+    _KEY_END: object
+    _VALUE_END: object
+
+    def _params(self, name, opener, clean_key):
+        # One element per parameter until the call ends; the arguments object
+        # streams as each key and value arrive.
+        count = 0
+        m = yield from self._until(self._PARAM_SCAN, _drop)
+        while m == opener:
+            key, km = yield from self._text_until(self._KEY_END)
+            if km != ">":
+                m = (yield from self._until(self._PARAM_SCAN, _drop)) if km == "</parameter>" else km
+                continue
+            key = clean_key(key)
+            self._param_prefix(count, key)
+            count += 1
+            m = yield from self._xml_value(name, key, self._VALUE_END)
+            if m == "</parameter>":
+                m = yield from self._until(self._PARAM_SCAN, _drop)
+        self._emit_args("}" if count else "{}")
+        self._close_call(True)
+        return m
+
+
+class Qwen3CoderToolParser(_ParamElements):
     """``<tool_call>\\n<function=NAME>\\n<parameter=K>\\nV\\n</parameter>\\n…</function>\\n</tool_call>``;
     ``<function=…>`` without the wrapper too. A parameter whose ``</parameter>`` is
     missing ends at the next ``<parameter=``, ``</function>`` or ``</tool_call>``."""
@@ -51,22 +79,7 @@ class Qwen3CoderToolParser(BaseToolParser):
                 return m
             return (yield from self._until(self._TO_FUNC_END, _drop))
         self._open_call(name)
-        count = 0
-        m = yield from self._until(self._PARAM_SCAN, _drop)
-        while m == "<parameter=":
-            key, km = yield from self._text_until(self._KEY_END)
-            if km != ">":
-                m = (yield from self._until(self._PARAM_SCAN, _drop)) if km == "</parameter>" else km
-                continue
-            key = key.strip()
-            self._param_prefix(count, key)
-            count += 1
-            m = yield from self._xml_value(name, key, self._VALUE_END)
-            if m == "</parameter>":
-                m = yield from self._until(self._PARAM_SCAN, _drop)
-        self._emit_args("}" if count else "{}")
-        self._close_call(True)
-        return m
+        return (yield from self._params(name, "<parameter=", str.strip))
 
 
 class Glm45ToolParser(BaseToolParser):
@@ -124,7 +137,7 @@ def _unquote(s: str) -> str:
     return s.strip()
 
 
-class MiniMaxM2ToolParser(BaseToolParser):
+class MiniMaxM2ToolParser(_ParamElements):
     """``<minimax:tool_call><invoke name="X"><parameter name="K">V</parameter></invoke>…
     </minimax:tool_call>``; quotes around names optional, several invokes per section,
     text between elements inside the section dropped."""
@@ -159,19 +172,4 @@ class MiniMaxM2ToolParser(BaseToolParser):
                 return m
             return (yield from self._until(self._TO_INVOKE_END, _drop))
         self._open_call(name)
-        count = 0
-        m = yield from self._until(self._PARAM_SCAN, _drop)
-        while m == _PARAM:
-            key, km = yield from self._text_until(self._KEY_END)
-            if km != ">":
-                m = (yield from self._until(self._PARAM_SCAN, _drop)) if km == "</parameter>" else km
-                continue
-            key = _unquote(key)
-            self._param_prefix(count, key)
-            count += 1
-            m = yield from self._xml_value(name, key, self._VALUE_END)
-            if m == "</parameter>":
-                m = yield from self._until(self._PARAM_SCAN, _drop)
-        self._emit_args("}" if count else "{}")
-        self._close_call(True)
-        return m
+        return (yield from self._params(name, _PARAM, _unquote))
