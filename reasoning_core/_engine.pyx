@@ -17,7 +17,7 @@ from libc.string cimport memset
 import numpy as np
 
 from reasoning_core._input import bad_container, index_of, to_int32_array, to_int64_array
-from reasoning_core._tables import Tables
+from reasoning_core._tables import Tables, check_tables
 
 cnp.import_array()
 
@@ -140,8 +140,7 @@ cdef class _Tables:
     cdef bint awaiting_family, has_enable
 
     def __cinit__(self, tables):
-        if not isinstance(tables, Tables):
-            raise TypeError(f"expected reasoning_core Tables, not {type(tables).__name__}")
+        check_tables(tables)  # the loops below index without bounds checks
         self.tables = tables
         cdef cnp.ndarray sigma = np.ascontiguousarray(tables.sigma, dtype=np.int64)
         cdef cnp.ndarray trans = np.ascontiguousarray(tables.trans, dtype=np.int32)
@@ -150,16 +149,6 @@ cdef class _Tables:
         cdef cnp.ndarray fc = np.ascontiguousarray(tables.fire_consume, dtype=np.uint8)
         cdef cnp.ndarray fk = np.ascontiguousarray(tables.fire_kind, dtype=np.int8)
         roots = np.asarray(tables.root, dtype=np.int32)
-        n_nodes = depth.shape[0]
-        if roots.shape[0] != 6 or fs.shape[0] != n_nodes or fc.shape[0] != n_nodes or fk.shape[0] != n_nodes:
-            raise ValueError("inconsistent tables")
-        if trans.shape[0] != n_nodes * sigma.shape[0]:
-            raise ValueError("inconsistent tables")
-        # Table entries index other tables in the loops below: check them once here.
-        if n_nodes and (trans.size and (trans.min() < 0 or trans.max() >= n_nodes)):
-            raise ValueError("inconsistent tables")
-        if roots.min() < 0 or roots.max() >= n_nodes or (n_nodes and (fs.max() > 3 or fs.min() < -1)):
-            raise ValueError("inconsistent tables")
         self._keep = (sigma, trans, depth, fs, fc, fk)
         self.sigma = <const int64_t*>cnp.PyArray_DATA(sigma)
         self.ns = <int>sigma.shape[0]

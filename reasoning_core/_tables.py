@@ -82,6 +82,37 @@ class Tables:
         return int(self.depth.max()) if self.depth.size else 0
 
 
+def check_tables(tables: "Tables") -> None:
+    """Raise ValueError unless every table entry the engines index with is in range.
+
+    The compiled engine walks these arrays without bounds checks, so a
+    hand-made ``Tables`` is checked once here, by both backends alike.
+    """
+    if not isinstance(tables, Tables):
+        raise TypeError(f"expected reasoning_core Tables, not {type(tables).__name__}")
+    n = int(np.asarray(tables.depth).shape[0])
+    ns = int(np.asarray(tables.sigma).shape[0])
+    trans = np.asarray(tables.trans)
+    root = np.asarray(tables.root)
+    fs = np.asarray(tables.fire_state)
+    ok = (
+        n > 0
+        and trans.shape == (n * ns,)
+        and root.shape == (N_ROOTS,)
+        and np.asarray(tables.fire_consume).shape == (n,)
+        and np.asarray(tables.fire_kind).shape == (n,)
+        and fs.shape == (n,)
+        and len(tables.paths) == n
+        and (trans.size == 0 or (int(trans.min()) >= 0 and int(trans.max()) < n))
+        and int(root.min()) >= 0 and int(root.max()) < n
+        and int(fs.min()) >= -1 and int(fs.max()) <= AWAITING
+        and int(np.asarray(tables.depth).min()) >= 0
+        and tables.default_state in (CONTENT, SEEDED, AWAITING)
+    )
+    if not ok:
+        raise ValueError("inconsistent tables: build them with reasoning_core._tables.build_tables")
+
+
 def build_tables(
     patterns: list[Pattern] | tuple[Pattern, ...],
     *,

@@ -28,6 +28,7 @@ from reasoning_core._tables import (
     START,
     TERM,
     Tables,
+    check_tables,
 )
 
 __all__ = ["Engine", "BatchEngine", "BatchStepResult"]
@@ -39,8 +40,7 @@ class _Walker:
     __slots__ = ("tables", "sigma", "ns", "trans", "depth", "fire_state", "fire_consume", "fire_kind", "root")
 
     def __init__(self, tables: Tables) -> None:
-        if not isinstance(tables, Tables):
-            raise TypeError(f"expected reasoning_core Tables, not {type(tables).__name__}")
+        check_tables(tables)
         self.tables = tables
         self.sigma = {int(t): k for k, t in enumerate(tables.sigma.tolist())}
         self.ns = len(self.sigma)

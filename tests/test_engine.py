@@ -298,3 +298,33 @@ def test_normal_install_gets_compiled_engine():
         """)], capture_output=True, text=True, check=True, env=env,
     ).stdout.split()
     assert out == ["cython", "True"]
+
+
+# ------------------------------------------------------------------ robustness
+def test_inconsistent_tables_rejected(backend):
+    from reasoning_core._tables import END, START, Pattern, build_tables
+
+    good = build_tables([Pattern((1,), START), Pattern((2,), END)])
+    bad = build_tables([Pattern((1,), START), Pattern((2,), END)])
+    bad.trans = bad.trans.copy()
+    bad.trans[0] = 10_000  # a transition to a node that does not exist
+    engine_cls = rc.parser.FamilyParser
+    engine_cls(good, backend=backend)  # fine
+    with pytest.raises(ValueError, match="inconsistent tables"):
+        engine_cls(bad, backend=backend)
+    with pytest.raises(TypeError):
+        engine_cls(object(), backend=backend)
+
+
+def test_distinct_parsers_in_threads(deepseek_tokenizer, backend):
+    from concurrent.futures import ThreadPoolExecutor
+
+    stream = [5, THINK, 6, 7, UNTHINK, 8] * 200
+
+    def work(k):
+        p = rc.get_parser("deepseek_r1", deepseek_tokenizer, backend=backend).begin([ASSISTANT, UNTHINK])
+        return run_split(p, [stream[i:i + k] for i in range(0, len(stream), k)])
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(work, [1, 2, 3, 5, 7, 11, 13, 17]))
+    assert all(r == results[0] for r in results)
