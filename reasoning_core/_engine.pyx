@@ -354,6 +354,27 @@ cdef class Engine:
         cdef const int64_t* ids = self.buf.load(token_ids, &n)
         return self._feed(ids, n)
 
+    def feed_side(self, token_ids):
+        """``feed()``, minus its lists in the per-token common case.
+
+        Returns ``SEG_REASONING`` or ``SEG_CONTENT`` when nothing was held and
+        every id is outside the delimiter alphabet's range (the whole delta
+        goes to that side), else exactly what ``feed()`` returns.
+        """
+        cdef Py_ssize_t n, j = 0
+        cdef const int64_t* ids = self.buf.load(token_ids, &n)
+        cdef int64_t lo = self.t.lo, hi = self.t.hi
+        if n and self.t.depth[self._node] == 0:
+            while j < n and (ids[j] < lo or ids[j] > hi):
+                j += 1
+            if j == n:
+                self.buf.keep = None
+                if self._state == REASONING or self._state == SEEDED:
+                    return SEG_REASONING
+                self._state = CONTENT  # AWAITING ends at the first content token
+                return SEG_CONTENT
+        return self._feed(ids, n)
+
     def feed_text(self, text):
         """``feed`` over the code points of ``text`` (tables built from code points)."""
         if not isinstance(text, str):

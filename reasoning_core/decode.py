@@ -234,19 +234,20 @@ class ReasoningStreamDecoder:
 
     def push(self, delta_token_ids: Sequence[int]) -> StreamDelta:
         """Split and decode one delta of generated token ids."""
-        segs, _ = self._eng.feed(delta_token_ids)  # validates the ids
+        side = self._eng.feed_side(delta_token_ids)  # validates the ids
         ids = delta_token_ids if type(delta_token_ids) is list else _as_list(delta_token_ids)
-        if len(segs) == 1 and not self._held:
+        if type(side) is int:
             # One side, nothing held before or after: the per-token common case.
-            kind = segs[0][0]
-            if kind == self._last:
-                if kind == SEG_CONTENT:
+            if side == self._last:
+                if side == SEG_CONTENT:
                     return _new_tuple(StreamDelta, ("", self._c.step(ids), self.field))
-                if kind == SEG_REASONING:
-                    piece = self._r.step(ids)
-                    if piece and self._fmt is not None:
-                        piece = self._fmt(piece) or ""
-                    return _new_tuple(StreamDelta, (piece, "", self.field))
+                piece = self._r.step(ids)
+                if piece and self._fmt is not None:
+                    piece = self._fmt(piece) or ""
+                return _new_tuple(StreamDelta, (piece, "", self.field))
+            segs = [(side, 0, len(ids))]
+        else:
+            segs = side[0]
         tokens = self._held + ids if self._held else ids
         return self._emit(tokens, segs)
 

@@ -37,7 +37,8 @@ __all__ = ["Engine", "BatchEngine", "BatchStepResult"]
 class _Walker:
     """Table views as Python lists (list indexing beats NumPy scalars here)."""
 
-    __slots__ = ("tables", "sigma", "ns", "trans", "depth", "fire_state", "fire_consume", "fire_kind", "root")
+    __slots__ = ("tables", "sigma", "ns", "trans", "depth", "fire_state", "fire_consume", "fire_kind", "root",
+                 "lo", "hi")
 
     def __init__(self, tables: Tables) -> None:
         check_tables(tables)
@@ -50,6 +51,8 @@ class _Walker:
         self.fire_consume = tables.fire_consume.tolist()
         self.fire_kind = tables.fire_kind.tolist()
         self.root = tables.root.tolist()
+        # Range of the delimiter alphabet (the compiled engine's fast reject).
+        self.lo, self.hi = (int(tables.sigma[0]), int(tables.sigma[-1])) if self.ns else (1, 0)
 
     def first_fire(self, ids, begin: int, root: int, wanted: tuple[int, ...]):
         """First complete delimiter of a kind in ``wanted`` at or after ``begin``.
@@ -166,6 +169,22 @@ class Engine:
             emit(SEG_HELD, depth[node])
         self._state, self._node = state, node
         return [tuple(s) for s in segs], n_prefix
+
+    def feed_side(self, token_ids):
+        """``feed()``, minus its lists in the per-token common case.
+
+        Returns ``SEG_REASONING`` or ``SEG_CONTENT`` when nothing was held and
+        every id is outside the delimiter alphabet's range (the whole delta
+        goes to that side), else exactly what ``feed()`` returns.
+        """
+        ids = to_int_list(token_ids)
+        w = self._w
+        if ids and w.depth[self._node] == 0 and all(t < w.lo or t > w.hi for t in ids):
+            if self._state == REASONING or self._state == SEEDED:
+                return SEG_REASONING
+            self._state = CONTENT  # AWAITING ends at the first content token
+            return SEG_CONTENT
+        return self.feed(ids)
 
     def feed_text(self, text: str) -> tuple[list, int]:
         """``feed`` over the code points of ``text`` (tables built from code points)."""

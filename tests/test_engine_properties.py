@@ -146,3 +146,18 @@ def test_stream_agrees_with_reference(backend, patterns, data):
     reasoning_ids = got.span.extract_reasoning(ids)
     content_ids = got.span.extract_content(ids)
     assert len(reasoning_ids) + len(content_ids) + (d1 - d0) - (r1 - r0) == len(ids)
+
+
+@given(cases())
+def test_feed_side_is_feed_without_lists(backend, case):
+    patterns, state, ids, chunks = case
+    a = _parser(patterns, state, backend).begin().engine
+    b = _parser(patterns, state, backend).begin().engine
+    for chunk in chunks:
+        got = a.feed_side(chunk)
+        segs, n_prefix = b.feed(chunk)
+        if isinstance(got, int):
+            assert (segs, n_prefix) == ([(got, 0, len(chunk))], 0)
+        else:
+            assert got == (segs, n_prefix)
+        assert (a.state, a.held_ids) == (b.state, b.held_ids)
