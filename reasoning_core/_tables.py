@@ -82,6 +82,11 @@ class Tables:
         return int(self.depth.max()) if self.depth.size else 0
 
 
+def ids_of_kind(tables: "Tables", *kinds: int) -> tuple[tuple[int, ...], ...]:
+    """The resolved id sequences of the patterns of ``kinds``, in that kind order."""
+    return tuple(p.ids for k in kinds for p in tables.patterns if p.kind == k)
+
+
 def check_tables(tables: "Tables") -> None:
     """Raise ValueError unless every table entry the engines index with is in range.
 

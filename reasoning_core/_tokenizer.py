@@ -17,20 +17,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._tables import (
-    BOUNDARY,
     CONTENT,
-    END,
-    ENABLE,
-    FRAME,
-    HEADER,
     SEEDED,
-    START,
-    TERM,
     Pattern,
     Tables,
     build_tables,
 )
-from .families import Family
+from .families import ROLES, Family
 
 __all__ = ["resolve_delimiter", "family_patterns", "tables_for", "describe_tokenizer"]
 
@@ -148,21 +141,9 @@ async def resolve_delimiter_async(tok: Any, text: str, *, exact_only: bool = Fal
     return tuple(_variants(cache.__getitem__, text) or ())
 
 
-_ROLES = (
-    ("start", START, True),
-    ("end", END, True),
-    ("headers", HEADER, True),
-    ("terminators", TERM, False),
-    ("header_terminators", TERM, False),
-    ("frames", FRAME, True),
-    ("boundaries", BOUNDARY, False),
-    ("enable", ENABLE, False),
-)
-
-
 def _patterns(family: Family, resolved: Mapping[tuple[str, str], tuple], tok: Any) -> list[Pattern]:
     patterns = []
-    for role, kind, _ in _ROLES:
+    for role, kind, _ in ROLES:
         strings = getattr(family, role)
         found_any = False
         for s in strings:
@@ -177,16 +158,10 @@ def _patterns(family: Family, resolved: Mapping[tuple[str, str], tuple], tok: An
     return patterns
 
 
-def _exact_only(role: str, family: Family) -> bool:
-    # Optional markers count only as real vocabulary entries: a tool-call
-    # marker spelled out in plain text must not end reasoning.
-    return role in ("terminators", "boundaries", "enable")
-
-
 def family_patterns(family: Family, tok: Any) -> list[Pattern]:
     resolved = {
-        (role, s): resolve_delimiter(tok, s, exact_only=_exact_only(role, family))
-        for role, _, _ in _ROLES
+        (role, s): resolve_delimiter(tok, s, exact_only=exact)
+        for role, _, exact in ROLES
         for s in getattr(family, role)
     }
     return _patterns(family, resolved, tok)
@@ -194,9 +169,9 @@ def family_patterns(family: Family, tok: Any) -> list[Pattern]:
 
 async def family_patterns_async(family: Family, tok: Any) -> list[Pattern]:
     resolved = {}
-    for role, _, _ in _ROLES:
+    for role, _, exact in ROLES:
         for s in getattr(family, role):
-            resolved[(role, s)] = await resolve_delimiter_async(tok, s, exact_only=_exact_only(role, family))
+            resolved[(role, s)] = await resolve_delimiter_async(tok, s, exact_only=exact)
     return _patterns(family, resolved, tok)
 
 

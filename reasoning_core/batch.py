@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _dispatch
-from ._tables import END, TERM
+from ._tables import END, STATE_NAMES, TERM, ids_of_kind
 from .parser import FamilyParser, get_parser
 
 __all__ = ["ReasoningBatch", "ReasoningEndIds", "thinking_end_ids"]
@@ -45,11 +45,7 @@ def thinking_end_ids(parser: FamilyParser | str, tokenizer: Any = None) -> Reaso
         parser = get_parser(parser, tokenizer)
     if not isinstance(parser, FamilyParser):
         raise TypeError(f"expected a reasoning_core parser or a family name, not {type(parser).__name__}")
-    pats = parser.tables.patterns
-    return ReasoningEndIds(
-        end=tuple(p.ids for p in pats if p.kind == END),
-        terminators=tuple(p.ids for p in pats if p.kind == TERM),
-    )
+    return ReasoningEndIds(end=ids_of_kind(parser.tables, END), terminators=ids_of_kind(parser.tables, TERM))
 
 
 class ReasoningBatch:
@@ -125,8 +121,6 @@ class ReasoningBatch:
         return tuple(self._engine.held_ids(slot))
 
     def state(self, slot: int) -> str:
-        from ._tables import STATE_NAMES
-
         return STATE_NAMES[self._engine.state_of(slot)]
 
     def thinking_mask(self) -> np.ndarray:

@@ -27,7 +27,10 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from ._tables import BOUNDARY, ENABLE, END, FRAME, HEADER, START, TERM
+
 __all__ = [
+    "ROLES",
     "Family", "FAMILIES", "ALIASES", "MODEL_PATTERNS", "CONFIG_MODEL_TYPES", "CONFIG_ARCHITECTURES",
     "get_family", "family_names", "parser_for_model",
 ]
@@ -59,6 +62,20 @@ class Family:
     def names(self) -> tuple[str, ...]:
         return (self.name,) + self.aliases
 
+
+# Family field -> delimiter kind, and whether it counts only as an exact
+# vocabulary entry (optional markers: a tool-call marker spelled out in plain
+# text must not end reasoning).  Token and text level both read this list.
+ROLES: tuple[tuple[str, int, bool], ...] = (
+    ("start", START, False),
+    ("end", END, False),
+    ("headers", HEADER, False),
+    ("terminators", TERM, True),
+    ("header_terminators", TERM, False),
+    ("frames", FRAME, False),
+    ("boundaries", BOUNDARY, True),
+    ("enable", ENABLE, True),
+)
 
 _QWEN_TURNS = ("<|im_start|>", "<|im_end|>")
 _DS_TURNS = ("<｜User｜>", "<｜Assistant｜>")

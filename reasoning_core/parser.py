@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Optional, Sequence
 
 from . import _dispatch
-from ._tables import AWAITING, REASONING, SEEDED, Tables
+from ._tables import AWAITING, END, REASONING, SEEDED, STATE_NAMES, TERM, Tables, ids_of_kind
 from ._tokenizer import tables_for, tables_for_async
 from .families import FAMILIES, Family, family_names, get_family
 from .types import ParsedReasoningDelta, ReasoningSpan, TokenSplit
@@ -136,10 +136,7 @@ class FamilyParser(ReasoningParser):
 
     @staticmethod
     def end_id_sequences(tables: Tables, *, terminators: bool = False) -> list[tuple[int, ...]]:
-        from ._tables import END, TERM
-
-        kinds = (END, TERM) if terminators else (END,)
-        return [p.ids for k in kinds for p in tables.patterns if p.kind == k]
+        return list(ids_of_kind(tables, END, TERM) if terminators else ids_of_kind(tables, END))
 
     # -- MAX API --------------------------------------------------------------
     def stream(self, delta_token_ids: Sequence[int], is_currently_reasoning: bool = True) -> ParsedReasoningDelta:
@@ -179,8 +176,6 @@ class FamilyParser(ReasoningParser):
 
     @property
     def state(self) -> str:
-        from ._tables import STATE_NAMES
-
         return STATE_NAMES[self._engine.state]
 
     @property

@@ -32,8 +32,7 @@ from ._tables import (
     Tables,
     build_tables,
 )
-from ._tokenizer import _ROLES
-from .families import Family, get_family
+from .families import ROLES, Family, get_family
 from .parser import LabelStripper
 
 __all__ = ["TextReasoningParser", "text_parser", "text_tables"]
@@ -50,7 +49,7 @@ def text_tables(family: Family | str) -> Tables:
     tables = _tables_cache.get(fam.name)
     if tables is None:
         # The token level's role list, so both levels always know the same delimiters.
-        patterns = [Pattern(tuple(map(ord, s)), kind) for role, kind, _ in _ROLES for s in getattr(fam, role)]
+        patterns = [Pattern(tuple(map(ord, s)), kind) for role, kind, _ in ROLES for s in getattr(fam, role)]
         tables = build_tables(
             patterns,
             default_state=SEEDED if fam.starts_in_reasoning else CONTENT,

@@ -17,12 +17,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from reasoning_core import tools
+from toolstreams import DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, DS_CALLS_END, DS_SEP, stream
 
-DS_CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
-DS_CALLS_END = "<｜tool▁calls▁end｜>"
-DS_CALL_BEGIN = "<｜tool▁call▁begin｜>"
-DS_CALL_END = "<｜tool▁call▁end｜>"
-DS_SEP = "<｜tool▁sep｜>"
 K_BEGIN = "<|tool_calls_section_begin|>"
 K_END = "<|tool_calls_section_end|>"
 
@@ -41,35 +37,6 @@ FRAGMENTS = ALL_MARKERS + [m[: len(m) // 2] for m in ALL_MARKERS] + [
     "{", "}", "[", "]", '"', "\\", ":", ",", ";", "\n", " ", "name", "arguments", "parameters",
     '"name": "f"', '"arguments": {', "functions.f:0", "1", "true", "x", "é", "\x00", "\ud800",
 ]
-
-
-def stream(parser, chunks):
-    content: list[str] = []
-    calls: dict[int, dict] = {}
-
-    def take(res, raw):
-        if res is None:
-            content.append(raw)
-            return
-        for d in res:
-            if d.content is not None:
-                assert d.id is None and d.name is None and d.arguments is None
-                content.append(d.content)
-                continue
-            c = calls.setdefault(d.index, {"id": None, "name": None, "arguments": ""})
-            if d.id is not None:
-                assert c["id"] is None
-                c["id"] = d.id
-            if d.name is not None:
-                assert c["name"] is None
-                c["name"] = d.name
-            if d.arguments is not None:
-                c["arguments"] += d.arguments
-
-    for ch in chunks:
-        take(parser.parse_delta(ch), ch)
-    take(parser.finish(), None)
-    return "".join(content), [(calls[i]["name"], calls[i]["arguments"]) for i in sorted(calls)]
 
 
 def chunked(data, text):
@@ -241,15 +208,15 @@ def test_any_chunking_streams_to_the_one_shot_result(fmt, data):
         assert all(re.fullmatch(r"call_[0-9a-f]{24}", c.id) for c in full.tool_calls)
     q = tools.create(fmt)
     q.set_streaming_tool_schemas(schemas)
-    assert stream(q, chunked(data, text)) == (content, calls)
+    assert stream(q, chunked(data, text), with_ids=False) == (content, calls)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @given(data=st.data())
 def test_marker_soup_is_chunking_invariant_and_conserves_content(fmt, data):
     text = data.draw(st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=3), max_size=25).map("".join), label="text")
-    one = stream(tools.create(fmt), [text] if text else [])
-    assert stream(tools.create(fmt), chunked(data, text)) == one
+    one = stream(tools.create(fmt), [text] if text else [], with_ids=False)
+    assert stream(tools.create(fmt), chunked(data, text), with_ids=False) == one
     try:
         full = tools.create(fmt).parse_complete(text)
     except ValueError as e:

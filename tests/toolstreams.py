@@ -1,0 +1,49 @@
+"""Shared helpers for the tool-call tests: stream deltas merged by index."""
+
+from __future__ import annotations
+
+from reasoning_core.tools import ParsedToolCallDelta
+
+DS_CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
+DS_CALLS_END = "<｜tool▁calls▁end｜>"
+DS_CALL_BEGIN = "<｜tool▁call▁begin｜>"
+DS_CALL_END = "<｜tool▁call▁end｜>"
+DS_SEP = "<｜tool▁sep｜>"
+
+
+def stream(parser, chunks, *, with_ids=True):
+    """Feed chunks, then finish(); return (content, [(id, name, arguments)]).
+
+    Deltas are merged by index: id and name set once, arguments concatenated.
+    ``with_ids=False`` leaves the ids out (they are random per parser).
+    """
+    content: list[str] = []
+    calls: dict[int, dict] = {}
+
+    def take(res, raw):
+        if res is None:
+            assert raw is not None, "finish() must return a list"
+            content.append(raw)
+            return
+        assert isinstance(res, list)
+        for d in res:
+            assert isinstance(d, ParsedToolCallDelta)
+            if d.content is not None:
+                assert d.id is None and d.name is None and d.arguments is None
+                content.append(d.content)
+                continue
+            c = calls.setdefault(d.index, {"id": None, "name": None, "arguments": ""})
+            if d.id is not None:
+                assert c["id"] is None, "id set twice"
+                c["id"] = d.id
+            if d.name is not None:
+                assert c["name"] is None, "name set twice"
+                c["name"] = d.name
+            if d.arguments is not None:
+                c["arguments"] += d.arguments
+
+    for ch in chunks:
+        take(parser.parse_delta(ch), ch)
+    take(parser.finish(), None)
+    merged = [(calls[i]["id"], calls[i]["name"], calls[i]["arguments"]) for i in sorted(calls)]
+    return "".join(content), merged if with_ids else [c[1:] for c in merged]
