@@ -131,7 +131,7 @@ class FamilyParser(ReasoningParser):
 
     @classmethod
     def reasoning_end_token_ids(cls, tokenizer: Any) -> list[tuple[int, ...]]:
-        """Every id sequence that ends reasoning (end delimiters first, then terminators)."""
+        """Every id sequence of the end delimiter (``thinking_end_ids`` adds the terminators)."""
         return cls.end_id_sequences(tables_for(cls.family, tokenizer))
 
     @staticmethod
