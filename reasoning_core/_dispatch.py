@@ -1,16 +1,23 @@
 """The one place that chooses the engine backend.
 
-The compiled engine is used unless it is missing or
-REASONING_CORE_NO_EXTENSIONS is set to a non-empty value other than "0".
+The compiled engine is used unless it is missing or REASONING_CORE_NO_EXTENSIONS
+is on (see ``_flags.env_flag``).  With REASONING_CORE_REQUIRE_EXTENSIONS on, a
+missing or disabled compiled engine is an ImportError instead of a silent
+fallback (CI sets it, so a broken build cannot pass as a second pure run).
 """
 from __future__ import annotations
 
-import os
+from ._flags import env_flag
 
-_flag = os.environ.get("REASONING_CORE_NO_EXTENSIONS", "")
 BACKEND: str
 
-if _flag and _flag != "0":
+_REQUIRED = env_flag("REASONING_CORE_REQUIRE_EXTENSIONS")
+
+if env_flag("REASONING_CORE_NO_EXTENSIONS"):
+    if _REQUIRED:
+        raise ImportError(
+            "REASONING_CORE_REQUIRE_EXTENSIONS is set, but REASONING_CORE_NO_EXTENSIONS disables the compiled engine"
+        )
     from reasoning_core_py._engine import BatchEngine, BatchStepResult, Engine
 
     BACKEND = "python"
@@ -19,7 +26,11 @@ else:
         from ._engine import BatchEngine, BatchStepResult, Engine
 
         BACKEND = "cython"
-    except ImportError:  # not compiled (e.g. installed without a compiler)
+    except ImportError as exc:  # not compiled (e.g. installed without a compiler)
+        if _REQUIRED:
+            raise ImportError(
+                f"REASONING_CORE_REQUIRE_EXTENSIONS is set, but the compiled engine cannot be imported: {exc}"
+            ) from exc
         from reasoning_core_py._engine import BatchEngine, BatchStepResult, Engine
 
         BACKEND = "python"

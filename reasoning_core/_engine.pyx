@@ -16,8 +16,15 @@ from libc.string cimport memset
 
 import numpy as np
 
-from reasoning_core._input import bad_container, index_of, to_int32_array, to_int64_array
-from reasoning_core._tables import Tables, check_tables
+from reasoning_core._input import (
+    bad_container,
+    check_capacity,
+    index_of,
+    result_arrays,
+    to_int32_array,
+    to_int64_array,
+)
+from reasoning_core._tables import Tables, engine_arrays
 
 cnp.import_array()
 
@@ -44,6 +51,9 @@ cdef enum:
     MODE_PROMPT_REV = 4
     MODE_ENABLE = 5
     HELD_BIT = 4  # batch state byte: bits 0-1 the state, bit 2 set while tokens are held
+    # A scratch buffer larger than this many ids (8 MiB) is freed after the
+    # call that needed it, so one huge delta does not pin its memory.
+    SHRINK_ABOVE = 1 << 20
 
 __all__ = ["Engine", "BatchEngine", "BatchStepResult"]
 
@@ -140,16 +150,12 @@ cdef class _Tables:
     cdef bint awaiting_family, has_enable
 
     def __cinit__(self, tables):
-        check_tables(tables)  # the loops below index without bounds checks
+        # Tables are immutable and checked when made; engine_arrays() confirms
+        # these are those read-only arrays, which this object keeps alive.
+        cdef cnp.ndarray sigma, trans, depth, fs, fc, fk, roots
+        sigma, trans, depth, fs, fc, fk, roots = engine_arrays(tables)
         self.tables = tables
-        cdef cnp.ndarray sigma = np.ascontiguousarray(tables.sigma, dtype=np.int64)
-        cdef cnp.ndarray trans = np.ascontiguousarray(tables.trans, dtype=np.int32)
-        cdef cnp.ndarray depth = np.ascontiguousarray(tables.depth, dtype=np.int32)
-        cdef cnp.ndarray fs = np.ascontiguousarray(tables.fire_state, dtype=np.int8)
-        cdef cnp.ndarray fc = np.ascontiguousarray(tables.fire_consume, dtype=np.uint8)
-        cdef cnp.ndarray fk = np.ascontiguousarray(tables.fire_kind, dtype=np.int8)
-        roots = np.asarray(tables.root, dtype=np.int32)
-        self._keep = (sigma, trans, depth, fs, fc, fk)
+        self._keep = (sigma, trans, depth, fs, fc, fk, roots)
         self.sigma = <const int64_t*>cnp.PyArray_DATA(sigma)
         self.ns = <int>sigma.shape[0]
         if self.ns:
@@ -163,7 +169,7 @@ cdef class _Tables:
         self.fire_consume = <const uint8_t*>cnp.PyArray_DATA(fc)
         self.fire_kind = <const int8_t*>cnp.PyArray_DATA(fk)
         for i in range(6):
-            self.root[i] = roots[i]
+            self.root[i] = (<const int32_t*>cnp.PyArray_DATA(roots))[i]
         self.w.sigma = self.sigma
         self.w.trans = self.trans
         self.w.depth = self.depth
@@ -208,6 +214,14 @@ cdef class _IdBuffer:
 
     def __dealloc__(self):
         free(self.data)
+
+    cdef inline void release(self) noexcept:
+        """Drop the converted input; give back a buffer grown past SHRINK_ABOVE ids."""
+        self.keep = None
+        if self.cap > SHRINK_ABOVE:
+            free(self.data)
+            self.data = NULL
+            self.cap = 0
 
     cdef const int64_t* load(self, object obj, Py_ssize_t* n) except NULL:
         cdef Py_ssize_t i, size
@@ -303,6 +317,11 @@ cdef class Engine:
     cdef object _make, _on_open, _last
     cdef Py_ssize_t _lk[5]
     cdef dict _deltas
+    # Set while a call holds a pointer into ``buf``.  Converting the input can
+    # run Python code (``__index__``, ``__bool__``, a list subclass), which
+    # could re-enter this parser or let another thread use it and regrow the
+    # buffer under the scan: such a call raises RuntimeError instead.
+    cdef bint _busy
 
     def __cinit__(self, tables):
         self.t = _Tables(tables)
@@ -315,9 +334,24 @@ cdef class Engine:
         self._deltas = {}
         self._last = None
 
+    cdef inline int _enter(self) except -1:
+        if self._busy:
+            raise RuntimeError(
+                "this parser is already running a call (re-entered from a callback, or used "
+                "from another thread): parsers are per-request objects"
+            )
+        self._busy = True
+        return 0
+
+    cdef inline void _exit(self) noexcept:
+        self.buf.release()
+        self._busy = False
+
     def configure_stream(self, make, on_open=None):
         """``stream()`` results: ``make(d0, r0, r1, d1, still)`` builds one (frozen,
         so equal ones are shared); ``on_open()`` runs when a delta opens a block."""
+        self._enter()
+        self._exit()
         self._make = make
         self._on_open = on_open
         self._deltas = {}
@@ -326,6 +360,11 @@ cdef class Engine:
     @property
     def tables(self):
         return self.t.tables
+
+    @property
+    def scratch_bytes(self):
+        """Bytes held by the input scratch buffer between calls (at most 8 MiB)."""
+        return self.buf.cap * sizeof(int64_t)
 
     @property
     def state(self):
@@ -344,6 +383,8 @@ cdef class Engine:
         """Seed the state; drops anything held."""
         if state not in (CONTENT, REASONING, SEEDED, AWAITING):
             raise ValueError(f"invalid engine state {state!r}")
+        self._enter()
+        self._exit()  # also gives back an oversized scratch buffer
         self._state = state
         self._node = self.t.root[self._state]
         self._opened = False
@@ -351,8 +392,13 @@ cdef class Engine:
     def feed(self, token_ids):
         """Classify a delta: ``(segments, n_prefix)`` as in the twin."""
         cdef Py_ssize_t n
-        cdef const int64_t* ids = self.buf.load(token_ids, &n)
-        return self._feed(ids, n)
+        cdef const int64_t* ids
+        self._enter()
+        try:
+            ids = self.buf.load(token_ids, &n)
+            return self._feed(ids, n)
+        finally:
+            self._exit()
 
     def feed_side(self, token_ids):
         """``feed()``, minus its lists in the per-token common case.
@@ -362,26 +408,35 @@ cdef class Engine:
         goes to that side), else exactly what ``feed()`` returns.
         """
         cdef Py_ssize_t n, j = 0
-        cdef const int64_t* ids = self.buf.load(token_ids, &n)
+        cdef const int64_t* ids
         cdef int64_t lo = self.t.lo, hi = self.t.hi
-        if n and self.t.depth[self._node] == 0:
-            while j < n and (ids[j] < lo or ids[j] > hi):
-                j += 1
-            if j == n:
-                self.buf.keep = None
-                if self._state == REASONING or self._state == SEEDED:
-                    return SEG_REASONING
-                self._state = CONTENT  # AWAITING ends at the first content token
-                return SEG_CONTENT
-        return self._feed(ids, n)
+        self._enter()
+        try:
+            ids = self.buf.load(token_ids, &n)
+            if n and self.t.depth[self._node] == 0:
+                while j < n and (ids[j] < lo or ids[j] > hi):
+                    j += 1
+                if j == n:
+                    if self._state == REASONING or self._state == SEEDED:
+                        return SEG_REASONING
+                    self._state = CONTENT  # AWAITING ends at the first content token
+                    return SEG_CONTENT
+            return self._feed(ids, n)
+        finally:
+            self._exit()
 
     def feed_text(self, text):
         """``feed`` over the code points of ``text`` (tables built from code points)."""
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
         cdef Py_ssize_t n
-        cdef const int64_t* ids = self.buf.load_text(text, &n)
-        return self._feed(ids, n)
+        cdef const int64_t* ids
+        self._enter()
+        try:
+            ids = self.buf.load_text(text, &n)
+            return self._feed(ids, n)
+        finally:
+            self._exit()
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
@@ -426,13 +481,14 @@ cdef class Engine:
             segs.append((SEG_HELD, seg.pos, seg.pos + w.depth[node]))
         self._state = state
         self._node = node
-        self.buf.keep = None
         return segs, n_prefix
 
     def finish(self):
         """Release held tokens to the current side (end of generation)."""
         cdef int n = self.t.depth[self._node]
         segs = []
+        self._enter()
+        self._exit()
         if n:
             if self._state == REASONING or self._state == SEEDED:
                 segs.append((SEG_REASONING, 0, n))
@@ -446,9 +502,15 @@ cdef class Engine:
         """MAX ``stream()`` on one delta, statelessly: (d0, r0, r1, d1, still)."""
         cdef Py_ssize_t n
         cdef Py_ssize_t sp[5]
-        cdef const int64_t* ids = self.buf.load(token_ids, &n)
-        self._scan(ids, n, bool(is_currently_reasoning), sp)
-        self.buf.keep = None  # only now: a converted array backs ids until the scan is done
+        cdef const int64_t* ids
+        # Every Python-level argument is evaluated before a pointer is taken.
+        cdef bint reasoning = is_currently_reasoning
+        self._enter()
+        try:
+            ids = self.buf.load(token_ids, &n)
+            self._scan(ids, n, reasoning, sp)
+        finally:
+            self._exit()
         return (sp[0], sp[1], sp[2], sp[3], bool(sp[4]))
 
     def stream(self, token_ids, is_currently_reasoning=True):
@@ -459,12 +521,17 @@ cdef class Engine:
         """
         cdef Py_ssize_t n
         cdef Py_ssize_t sp[5]
-        cdef const int64_t* ids = self.buf.load(token_ids, &n)
+        cdef const int64_t* ids
+        # Every Python-level argument is evaluated before a pointer is taken.
         cdef bint reasoning = is_currently_reasoning
-        if reasoning and not self._opened and self.t.awaiting_family:
-            reasoning = False
-        self._scan(ids, n, reasoning, sp)
-        self.buf.keep = None  # only now: a converted array backs ids until the scan is done
+        self._enter()
+        try:
+            ids = self.buf.load(token_ids, &n)
+            if reasoning and not self._opened and self.t.awaiting_family:
+                reasoning = False
+            self._scan(ids, n, reasoning, sp)
+        finally:
+            self._exit()
         if sp[1] > sp[0]:
             self._opened = True
             if self._on_open is not None:
@@ -526,11 +593,13 @@ cdef class Engine:
     def prompt_state(self, prompt_token_ids):
         """The state generation starts in after this prompt (no side effects)."""
         cdef Py_ssize_t n, i, a = 0, b = 0
-        cdef const int64_t* ids = self.buf.load(prompt_token_ids, &n)
+        cdef const int64_t* ids
         cdef _Tables t = self.t
         cdef int root = t.root[MODE_PROMPT_REV], node, k, found = -1
         node = root
+        self._enter()
         try:
+            ids = self.buf.load(prompt_token_ids, &n)
             for i in range(n - 1, -1, -1):
                 k = t.index(ids[i])
                 node = root if k < 0 else t.trans[node * t.ns + k]
@@ -545,7 +614,7 @@ cdef class Engine:
                 return CONTENT
             return t.default_state
         finally:
-            self.buf.keep = None
+            self._exit()
 
 
 cdef class BatchStepResult:
@@ -562,14 +631,8 @@ cdef class BatchStepResult:
     cdef uint8_t* p_comp
 
     def __init__(self, capacity):
-        capacity = int(capacity)
-        if capacity < 0:
-            raise ValueError("capacity must be >= 0")
-        self._bind(
-            np.zeros(capacity, dtype=bool), np.zeros(capacity, dtype=bool), np.zeros(capacity, dtype=bool),
-            np.zeros(capacity, dtype=bool), np.zeros(capacity, dtype=bool),
-            np.zeros(capacity, dtype=np.uint8), np.zeros(capacity, dtype=np.uint8),
-        )
+        r, d, e, h, i, rel, comp = result_arrays(check_capacity(capacity, 0))
+        self._bind(r, d, e, h, i, rel, comp)
         self.size = 0
 
     cdef _bind(self, r, d, e, h, i, rel, comp):
@@ -600,12 +663,12 @@ cdef class BatchStepResult:
         return out
 
 
-cdef inline cnp.ndarray _int32_input(object obj, str what):
+cdef inline cnp.ndarray _int32_input(object obj, str what, bint ids):
     # Fast path: an engine's own int32 arrays go straight through.
     if (type(obj) is np.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>obj) == cnp.NPY_INT32
             and cnp.PyArray_NDIM(<cnp.ndarray>obj) == 1 and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>obj)):
         return <cnp.ndarray>obj
-    return to_int32_array(obj, what)
+    return to_int32_array(obj, what, ids)
 
 
 cdef class BatchEngine:
@@ -619,10 +682,7 @@ cdef class BatchEngine:
 
     def __cinit__(self, tables, capacity):
         self.t = _Tables(tables)
-        capacity = int(capacity)
-        if capacity <= 0:
-            raise ValueError(f"capacity must be a positive integer, not {capacity}")
-        self.capacity = capacity
+        self.capacity = check_capacity(capacity, 1)
         self._state_arr = np.zeros(capacity, dtype=np.uint8)
         self._node_arr = np.zeros(capacity, dtype=np.int32)
         self._open_arr = np.zeros(capacity, dtype=np.uint8)
@@ -642,7 +702,7 @@ cdef class BatchEngine:
         cdef Py_ssize_t s = self._check_slot(slot)
         if state not in (CONTENT, REASONING, SEEDED, AWAITING):
             raise ValueError(f"invalid engine state {state!r}")
-        self.st[s] = state
+        self.st[s] = <uint8_t>state
         self.nd[s] = self.t.root[<int>state]
         self.op[s] = 1
 
@@ -706,8 +766,8 @@ cdef class BatchEngine:
 
     def step(self, slots, token_ids, out=None):
         """One new token for each listed request; see ReasoningBatch.step."""
-        cdef cnp.ndarray s_arr = _int32_input(slots, "slots")
-        cdef cnp.ndarray t_arr = _int32_input(token_ids, "token_ids")
+        cdef cnp.ndarray s_arr = _int32_input(slots, "slots", False)
+        cdef cnp.ndarray t_arr = _int32_input(token_ids, "token_ids", True)
         cdef Py_ssize_t m = s_arr.shape[0]
         if t_arr.shape[0] != m:
             raise ValueError(f"slots ({m}) and token_ids ({t_arr.shape[0]}) differ in length")
@@ -720,9 +780,9 @@ cdef class BatchEngine:
 
     def step_ragged(self, slots, offsets, token_ids, out=None):
         """Several new tokens per request: ``token_ids[offsets[j]:offsets[j+1]]`` for ``slots[j]``."""
-        cdef cnp.ndarray s_arr = _int32_input(slots, "slots")
-        cdef cnp.ndarray o_arr = _int32_input(offsets, "offsets")
-        cdef cnp.ndarray t_arr = _int32_input(token_ids, "token_ids")
+        cdef cnp.ndarray s_arr = _int32_input(slots, "slots", False)
+        cdef cnp.ndarray o_arr = _int32_input(offsets, "offsets", False)
+        cdef cnp.ndarray t_arr = _int32_input(token_ids, "token_ids", True)
         cdef Py_ssize_t m = s_arr.shape[0], n = t_arr.shape[0], j
         if o_arr.shape[0] != m + 1:
             raise ValueError(f"offsets must have len(slots) + 1 = {m + 1} entries, not {o_arr.shape[0]}")
@@ -757,7 +817,7 @@ cdef class BatchEngine:
         cdef uint8_t* o_comp = res.p_comp
         cdef Py_ssize_t j, i, lo_i, hi_i
         cdef int32_t slot, tok
-        cdef int state, node, sv
+        cdef int state, node, sv, before
         cdef _Move mv
         # Zero the rarely-set outputs in bulk; the per-token path below then
         # writes only what can be non-zero.
@@ -783,17 +843,21 @@ cdef class BatchEngine:
                     # state byte alone decides it (no node or table lookups).
                     o_r[i] = o_i[i] = sv == REASONING or sv == SEEDED
                     if sv == AWAITING:
-                        sv = CONTENT
+                        sv = CONTENT  # thinking was enabled but skipped: grammar on now
+                        o_e[i] = 1
                     continue
-                state = sv & 3
+                before = sv & 3
+                state = before
                 node = nd[slot]
                 _advance(&w, &state, &node, tok, &mv)
                 nd[slot] = node
+                # Any move out of a thinking state (reasoning, seeded, awaiting)
+                # into content ends reasoning for the grammar.
+                o_e[i] = before != CONTENT and state == CONTENT
                 if mv.fired:
                     # The delimiter's earlier tokens were held; they share its class.
                     o_r[i] = 0
                     o_d[i] = mv.consumed
-                    o_e[i] = mv.was_reasoning and state == CONTENT
                     o_rel[i] = <uint8_t>mv.released
                     o_comp[i] = <uint8_t>(mv.fired - 1)
                 elif w.depth[node]:

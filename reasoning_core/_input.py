@@ -14,6 +14,9 @@ import operator
 import numpy as np
 
 _INT_TYPECODES = frozenset("bBhHiIlLqQ")
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+# Batch slots and per-step token counts are int32 in the engines.
+MAX_CAPACITY = _INT32_MAX
 
 
 def bad_element(index: int, value: object) -> TypeError:
@@ -45,7 +48,7 @@ def to_int64_array(obj: object) -> np.ndarray:
     never delimiters, so nothing can match by accident.
     """
     if isinstance(obj, np.ndarray):
-        arr = obj
+        arr = _plain_array(obj, "token ids")
     elif isinstance(obj, array.array):
         if obj.typecode not in _INT_TYPECODES:
             raise TypeError(f"token ids must be integers; array typecode {obj.typecode!r} is not")
@@ -64,6 +67,17 @@ def to_int64_array(obj: object) -> np.ndarray:
     if arr.dtype == np.int64 and arr.flags.c_contiguous:
         return arr
     return np.ascontiguousarray(arr, dtype=np.int64) if arr.dtype != np.uint64 else arr.view(np.int64).copy()
+
+
+def _plain_array(obj: np.ndarray, what: str) -> np.ndarray:
+    """A NumPy array as a base-class ndarray; masked arrays are refused.
+
+    A masked array's hidden entries have no id to give, and treating them as
+    their underlying data would silently route tokens the caller masked out.
+    """
+    if isinstance(obj, np.ma.MaskedArray):
+        raise TypeError(f"{what} must not be a masked array; pass arr.compressed() or arr.filled(value)")
+    return obj if type(obj) is np.ndarray else np.asarray(obj)
 
 
 def to_int_list(obj: object) -> list[int] | tuple[int, ...]:
@@ -86,12 +100,23 @@ def to_int_list(obj: object) -> list[int] | tuple[int, ...]:
     return [x if type(x) is int else index_of(i, x) for i, x in enumerate(seq)]
 
 
-def to_int32_array(obj: object, what: str) -> np.ndarray:
-    """Batch API input: a 1-D integer array as contiguous int32."""
+def to_int32_array(obj: object, what: str, ids: bool = True) -> np.ndarray:
+    """Batch API input: a 1-D integer array as contiguous int32.
+
+    ``ids=True`` (token ids): values outside int32 can never be delimiters
+    and become -1.  ``ids=False`` (slots, offsets): such a value is an error
+    that names it.
+    """
     if isinstance(obj, np.ndarray):
-        arr = obj
+        arr = _plain_array(obj, what)
     elif isinstance(obj, (list, tuple, range)):
-        arr = np.asarray([index_of(i, x) for i, x in enumerate(obj)], dtype=np.int64)
+        vals = [index_of(i, x) for i, x in enumerate(obj)]
+        for i, v in enumerate(vals):
+            if not _INT32_MIN <= v <= _INT32_MAX:
+                if not ids:
+                    raise ValueError(f"{what}[{i}] = {v} is out of range (at most {_INT32_MAX})")
+                vals[i] = -1
+        arr = np.asarray(vals, dtype=np.int64)
     else:
         raise TypeError(f"{what} must be a NumPy integer array, not {type(obj).__name__}")
     if arr.dtype.kind not in "iu":
@@ -100,8 +125,37 @@ def to_int32_array(obj: object, what: str) -> np.ndarray:
         raise ValueError(f"{what} must be one-dimensional; got shape {arr.shape}")
     if arr.dtype == np.int32 and arr.flags.c_contiguous:
         return arr
-    if arr.size and (arr.max() > np.iinfo(np.int32).max or arr.min() < np.iinfo(np.int32).min):
+    if arr.size and (arr.max() > _INT32_MAX or arr.min() < _INT32_MIN):
+        big = (arr > _INT32_MAX) | (arr < _INT32_MIN)
+        if not ids:
+            i = int(np.flatnonzero(big)[0])
+            raise ValueError(f"{what}[{i}] = {int(arr[i])} is out of range (at most {_INT32_MAX})")
         # Out-of-range ids can never be delimiters; map them to -1 rather than wrapping.
-        big = (arr > np.iinfo(np.int32).max) | (arr < np.iinfo(np.int32).min)
         arr = np.where(big, -1, arr)
     return np.ascontiguousarray(arr, dtype=np.int32)
+
+
+def check_capacity(capacity: object, minimum: int) -> int:
+    """A batch or result capacity as an int in [minimum, MAX_CAPACITY]."""
+    if isinstance(capacity, bool):
+        raise TypeError("capacity must be an int, not bool")
+    try:
+        value = operator.index(capacity)
+    except TypeError:
+        raise TypeError(f"capacity must be an int, not {type(capacity).__name__}") from None
+    if not minimum <= value <= MAX_CAPACITY:
+        raise ValueError(f"capacity must be between {minimum} and {MAX_CAPACITY}, not {value}")
+    return value
+
+
+_RESULT_DTYPES = (bool, bool, bool, bool, bool, np.uint8, np.uint8)
+
+
+def result_arrays(capacity: int) -> list[np.ndarray]:
+    """The seven output arrays of a batch step, as views of one zeroed block.
+
+    Views own no data, so NumPy refuses to resize them: the compiled engine
+    writes through pointers taken once, which must stay valid.
+    """
+    block = np.zeros(len(_RESULT_DTYPES) * capacity, dtype=np.uint8)
+    return [block[k * capacity:(k + 1) * capacity].view(dt) for k, dt in enumerate(_RESULT_DTYPES)]

@@ -47,7 +47,7 @@ _ACTIONS = {
     REASONING: {END: (CONTENT, 1), TERM: (CONTENT, 0), HEADER: (CONTENT, 1)},
 }
 
-MAX_PATTERN_LEN = 64
+MAX_PATTERN_LEN = 64  # <= 255: the batch reports held-token counts in a byte
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,40 @@ class Pattern:
     kind: int
 
 
-@dataclass
-class Tables:
-    """Flat automaton shared by the engines (plain NumPy arrays)."""
+def _frozen(values, dtype) -> np.ndarray:
+    """A read-only 1-D array backed by an immutable ``bytes`` object.
 
-    sigma: np.ndarray  # int64, sorted: every id that occurs in a pattern
+    Such an array cannot be made writeable again (``flags.writeable = True``
+    raises: its base is ``bytes``), so tables shared by every parser of a
+    tokenizer cannot be changed under the compiled engine's feet.
+    """
+    arr = np.ascontiguousarray(np.asarray(values), dtype=dtype).reshape(-1)
+    return np.frombuffer(arr.tobytes(), dtype=dtype)
+
+
+# Field -> dtype of the arrays the compiled engine reads through raw pointers.
+_ARRAY_FIELDS = (
+    ("sigma", np.int64),
+    ("trans", np.int32),
+    ("depth", np.int32),
+    ("fire_state", np.int8),
+    ("fire_consume", np.uint8),
+    ("fire_kind", np.int8),
+    ("root", np.int32),
+)
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Flat automaton shared by the engines: immutable once built.
+
+    The arrays are converted to read-only, ``bytes``-backed arrays of the
+    dtypes the compiled engine reads, ``paths`` and ``patterns`` to tuples,
+    and the whole is checked by ``check_tables`` when the object is made, so
+    no ``Tables`` that exists can make an engine index out of bounds.
+    """
+
+    sigma: np.ndarray  # int64, strictly increasing: every id that occurs in a pattern
     trans: np.ndarray  # int32 [n_nodes * n_sigma]
     depth: np.ndarray  # int32 [n_nodes]
     fire_state: np.ndarray  # int8 [n_nodes]; -1 = not a complete delimiter
@@ -70,16 +99,49 @@ class Tables:
     default_state: int
     awaiting_family: bool
     has_enable: bool
-    paths: list = field(repr=False)  # node -> tuple of ids on the way from its root
+    paths: tuple = field(repr=False)  # node -> tuple of ids on the way from its root
     patterns: tuple = ()
+
+    def __post_init__(self) -> None:
+        for name, dtype in _ARRAY_FIELDS:
+            value = getattr(self, name)
+            if not isinstance(value, np.ndarray) and not isinstance(value, (list, tuple)):
+                raise TypeError(f"Tables.{name} must be an array, not {type(value).__name__}")
+            value = np.asarray(value)
+            if value.dtype.kind not in "iub":
+                raise TypeError(f"Tables.{name} must hold integers, not {value.dtype}")
+            if value.size and (value.min() < np.iinfo(dtype).min or value.max() > np.iinfo(dtype).max):
+                raise ValueError(f"Tables.{name} has entries outside {np.dtype(dtype).name}")
+            object.__setattr__(self, name, _frozen(value, dtype))
+        object.__setattr__(self, "paths", tuple(tuple(int(t) for t in p) for p in self.paths))
+        object.__setattr__(self, "patterns", tuple(self.patterns))
+        check_tables(self)
 
     @property
     def n_nodes(self) -> int:
         return int(self.depth.shape[0])
 
-    @property
-    def max_hold(self) -> int:
-        return int(self.depth.max()) if self.depth.size else 0
+
+def engine_arrays(tables: "Tables") -> tuple[np.ndarray, ...]:
+    """The arrays the compiled engine reads through raw pointers, in field order.
+
+    Confirms they are still the read-only arrays ``Tables`` made and checked
+    (right dtype, contiguous, not writeable, consistent sizes); anything else
+    is refused rather than indexed without bounds checks.
+    """
+    if not isinstance(tables, Tables):
+        raise TypeError(f"expected reasoning_core Tables, not {type(tables).__name__}")
+    arrays = tuple(getattr(tables, name) for name, _ in _ARRAY_FIELDS)
+    for (name, dtype), arr in zip(_ARRAY_FIELDS, arrays):
+        if (type(arr) is not np.ndarray or arr.dtype != dtype or arr.ndim != 1 or arr.flags.writeable
+                or not arr.flags.c_contiguous or type(arr.base) is not bytes):
+            raise ValueError(f"Tables.{name} is not the checked read-only array: build tables with build_tables")
+    sigma, trans, depth, fs, fc, fk, root = arrays
+    n = depth.shape[0]
+    if (n == 0 or trans.shape[0] != n * sigma.shape[0] or fs.shape[0] != n or fc.shape[0] != n
+            or fk.shape[0] != n or root.shape[0] != N_ROOTS):
+        raise ValueError("inconsistent tables: build them with reasoning_core._tables.build_tables")
+    return arrays
 
 
 def ids_of_kind(tables: "Tables", *kinds: int) -> tuple[tuple[int, ...], ...]:
@@ -90,30 +152,51 @@ def ids_of_kind(tables: "Tables", *kinds: int) -> tuple[tuple[int, ...], ...]:
 def check_tables(tables: "Tables") -> None:
     """Raise ValueError unless every table entry the engines index with is in range.
 
-    The compiled engine walks these arrays without bounds checks, so a
-    hand-made ``Tables`` is checked once here, by both backends alike.
+    The compiled engine walks these arrays without bounds checks: every node
+    index (``trans``, ``root``), state (``fire_state``), kind (``fire_kind``,
+    used as a bit position), depth (a held-token count the batch reports in
+    a byte) and the binary-searched alphabet (``sigma``) is bounded here.
+    ``Tables`` runs this when it is made, so both backends get only checked
+    tables.
     """
     if not isinstance(tables, Tables):
         raise TypeError(f"expected reasoning_core Tables, not {type(tables).__name__}")
-    n = int(np.asarray(tables.depth).shape[0])
-    ns = int(np.asarray(tables.sigma).shape[0])
-    trans = np.asarray(tables.trans)
-    root = np.asarray(tables.root)
-    fs = np.asarray(tables.fire_state)
+    depth = tables.depth
+    sigma = tables.sigma
+    trans = tables.trans
+    root = tables.root
+    fs = tables.fire_state
+    fk = tables.fire_kind
+    n = int(depth.shape[0])
+    ns = int(sigma.shape[0])
     ok = (
-        n > 0
+        0 < n
+        and n * max(ns, 1) < 2**31  # node * ns + k is computed in C int
         and trans.shape == (n * ns,)
         and root.shape == (N_ROOTS,)
-        and np.asarray(tables.fire_consume).shape == (n,)
-        and np.asarray(tables.fire_kind).shape == (n,)
+        and tables.fire_consume.shape == (n,)
+        and fk.shape == (n,)
         and fs.shape == (n,)
         and len(tables.paths) == n
+        and (ns < 2 or bool(np.all(sigma[1:] > sigma[:-1])))  # binary search needs it
+        and (ns == 0 or int(sigma[0]) >= 0)
         and (trans.size == 0 or (int(trans.min()) >= 0 and int(trans.max()) < n))
         and int(root.min()) >= 0 and int(root.max()) < n
         and int(fs.min()) >= -1 and int(fs.max()) <= AWAITING
-        and int(np.asarray(tables.depth).min()) >= 0
+        and int(fk.min()) >= -1 and int(fk.max()) <= ENABLE
+        and bool(np.all((fs >= 0) <= (fk >= 0)))  # a firing node has a kind
+        and int(tables.fire_consume.max()) <= 1
+        and int(depth.min()) >= 0 and int(depth.max()) <= MAX_PATTERN_LEN
+        and all(len(p) == d for p, d in zip(tables.paths, depth.tolist()))
+        and all(int(depth[r]) == 0 for r in root.tolist())
         and tables.default_state in (CONTENT, SEEDED, AWAITING)
     )
+    if ok and ns:
+        # A transition deepens the held suffix by at most one token, so the
+        # tokens a step releases (depth[node] + 1 - depth[next]) are >= 0.
+        d = depth.astype(np.int64)
+        nxt = trans.reshape(n, ns)
+        ok = bool(np.all(d[nxt] <= d[:, None] + 1))
     if not ok:
         raise ValueError("inconsistent tables: build them with reasoning_core._tables.build_tables")
 
@@ -235,6 +318,6 @@ def build_tables(
         default_state=default_state,
         awaiting_family=awaiting_family,
         has_enable=any(p.kind == ENABLE for p in patterns),
-        paths=paths,
+        paths=tuple(paths),
         patterns=patterns,
     )

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _dispatch
-from ._tables import END, STATE_NAMES, TERM, ids_of_kind
+from ._tables import CONTENT, END, STATE_NAMES, TERM, ids_of_kind
 from .parser import FamilyParser, get_parser
 
 __all__ = ["ReasoningBatch", "ReasoningEndIds", "thinking_end_ids"]
@@ -104,7 +104,7 @@ class ReasoningBatch:
         else:
             state = self.parser.engine.prompt_state(prompt_token_ids)
         self._engine.open(slot, state)
-        return bool(self._engine.thinking_mask()[slot])
+        return state != CONTENT  # thinking: reasoning, seeded or awaiting a start
 
     def close(self, slot: int) -> None:
         self._engine.close(slot)

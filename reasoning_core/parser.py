@@ -8,8 +8,11 @@ is unsupported; distinct parsers may be used concurrently.
 """
 from __future__ import annotations
 
+import array
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Optional, Sequence
+
+import numpy as np
 
 from . import _dispatch
 from ._tables import AWAITING, END, REASONING, SEEDED, STATE_NAMES, TERM, Tables, ids_of_kind
@@ -162,9 +165,12 @@ class FamilyParser(ReasoningParser):
     def split(self, delta_token_ids: Sequence[int]) -> TokenSplit:
         eng = self._engine
         prefix = eng.held_ids if eng.held else ()
-        segs, _ = eng.feed(delta_token_ids)
+        # The result keeps its own copy: a caller reusing its delta buffer
+        # must not change a split already returned.
+        delta = _snapshot(delta_token_ids)
+        segs, _ = eng.feed(delta)
         state = eng.state
-        return TokenSplit(prefix, delta_token_ids, segs, state == REASONING or state == SEEDED, state == AWAITING)
+        return TokenSplit(prefix, delta, segs, state == REASONING or state == SEEDED, state == AWAITING)
 
     def finish(self) -> TokenSplit:
         """End the request: held tokens go to the current side."""
@@ -196,6 +202,26 @@ class FamilyParser(ReasoningParser):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} family={self.family.name!r} backend={self.backend!r} state={self.state!r}>"
+
+
+def _snapshot(ids: Any) -> Any:
+    """A private copy of a delta, so a returned ``TokenSplit`` never changes.
+
+    Immutable inputs are kept; anything the engine would reject is passed
+    through for it to raise its usual error.
+    """
+    kind = type(ids)
+    if kind is list:
+        return ids[:]
+    if kind is tuple or kind is range:
+        return ids
+    if kind is np.ndarray or kind is array.array:
+        return ids.copy() if kind is np.ndarray else ids[:]
+    if isinstance(ids, memoryview) and ids.ndim == 1:
+        return ids.tolist()
+    if isinstance(ids, (list, tuple)):
+        return list(ids)
+    return ids
 
 
 def _class_name(name: str) -> str:

@@ -1,6 +1,7 @@
 """Result types shared by both backends (plain Python)."""
 from __future__ import annotations
 
+import array
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
@@ -39,11 +40,14 @@ class ReasoningSpan:
     def extract_content(self, seq: Sequence) -> Sequence:
         d0, d1 = self.reasoning_with_delimiters
         head, tail = seq[:d0], seq[d1:]
+        if type(head) is list or type(head) is tuple or isinstance(head, (str, bytes, array.array)):
+            return head + tail
         if hasattr(head, "dtype"):  # NumPy: + would add element-wise
             import numpy as np
 
             return np.concatenate([head, tail])
-        return head + tail
+        # range, memoryview and other sequences without concatenation: a list.
+        return [*head, *tail]
 
     @property
     def is_empty(self) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reasoning_core._input import to_int32_array, to_int_list
+from reasoning_core._input import check_capacity, result_arrays, to_int32_array, to_int_list
 from reasoning_core._tables import (
     AWAITING,
     CONTENT,
@@ -28,7 +28,7 @@ from reasoning_core._tables import (
     START,
     TERM,
     Tables,
-    check_tables,
+    engine_arrays,
 )
 
 __all__ = ["Engine", "BatchEngine", "BatchStepResult"]
@@ -41,7 +41,7 @@ class _Walker:
                  "lo", "hi")
 
     def __init__(self, tables: Tables) -> None:
-        check_tables(tables)
+        engine_arrays(tables)  # the same acceptance check as the compiled engine
         self.tables = tables
         self.sigma = {int(t): k for k, t in enumerate(tables.sigma.tolist())}
         self.ns = len(self.sigma)
@@ -77,9 +77,10 @@ class _Walker:
 class Engine:
     """Per-request reasoning state machine over token ids."""
 
-    __slots__ = ("_w", "_state", "_node", "_opened", "_make", "_on_open", "_deltas")
+    __slots__ = ("_w", "_state", "_node", "_opened", "_make", "_on_open", "_deltas", "_busy")
 
     def __init__(self, tables: Tables) -> None:
+        self._busy = False
         self._w = _Walker(tables)
         self._state = tables.default_state
         self._node = self._w.root[self._state]
@@ -88,9 +89,22 @@ class Engine:
         self._on_open = None
         self._deltas: dict = {}
 
+    def _enter(self) -> None:
+        # The compiled engine refuses a call made while another is converting
+        # its input (re-entered from __index__, or another thread); so does
+        # the twin, so both backends raise the same exception.
+        if self._busy:
+            raise RuntimeError(
+                "this parser is already running a call (re-entered from a callback, or used "
+                "from another thread): parsers are per-request objects"
+            )
+        self._busy = True
+
     def configure_stream(self, make, on_open=None) -> None:
         """``stream()`` results: ``make(d0, r0, r1, d1, still)`` builds one (frozen,
         so equal ones are shared); ``on_open()`` runs when a delta opens a block."""
+        self._enter()
+        self._busy = False
         self._make = make
         self._on_open = on_open
         self._deltas = {}
@@ -98,6 +112,11 @@ class Engine:
     @property
     def tables(self) -> Tables:
         return self._w.tables
+
+    @property
+    def scratch_bytes(self) -> int:
+        """Bytes held by an input scratch buffer between calls (the twin keeps none)."""
+        return 0
 
     @property
     def state(self) -> int:
@@ -116,6 +135,8 @@ class Engine:
         """Seed the state; drops anything held."""
         if state not in (CONTENT, REASONING, SEEDED, AWAITING):
             raise ValueError(f"invalid engine state {state!r}")
+        self._enter()
+        self._busy = False
         self._state = state
         self._node = self._w.root[state]
         self._opened = False
@@ -128,7 +149,14 @@ class Engine:
         ``held_ids_before + token_ids`` (``n_prefix`` = how many held ids
         lead it); the last segment is SEG_HELD when tokens are still held.
         """
-        ids = to_int_list(token_ids)
+        self._enter()
+        try:
+            ids = to_int_list(token_ids)
+        finally:
+            self._busy = False
+        return self._feed(ids)
+
+    def _feed(self, ids) -> tuple[list, int]:
         w = self._w
         sigma, ns, trans, depth = w.sigma, w.ns, w.trans, w.depth
         fire_state, fire_consume, root = w.fire_state, w.fire_consume, w.root
@@ -177,26 +205,34 @@ class Engine:
         every id is outside the delimiter alphabet's range (the whole delta
         goes to that side), else exactly what ``feed()`` returns.
         """
-        ids = to_int_list(token_ids)
+        self._enter()
+        try:
+            ids = to_int_list(token_ids)
+        finally:
+            self._busy = False
         w = self._w
         if ids and w.depth[self._node] == 0 and all(t < w.lo or t > w.hi for t in ids):
             if self._state == REASONING or self._state == SEEDED:
                 return SEG_REASONING
             self._state = CONTENT  # AWAITING ends at the first content token
             return SEG_CONTENT
-        return self.feed(ids)
+        return self._feed(ids)
 
     def feed_text(self, text: str) -> tuple[list, int]:
         """``feed`` over the code points of ``text`` (tables built from code points)."""
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        return self.feed([ord(c) for c in text])
+        self._enter()
+        self._busy = False
+        return self._feed([ord(c) for c in text])
 
     def finish(self) -> tuple[list, int]:
         """Release held tokens to the current side (end of generation)."""
         w = self._w
         n = w.depth[self._node]
         segs = []
+        self._enter()
+        self._busy = False
         if n:
             if self._state == REASONING or self._state == SEEDED:
                 segs.append((SEG_REASONING, 0, n))
@@ -208,8 +244,13 @@ class Engine:
 
     def scan_stream(self, token_ids, is_currently_reasoning: bool) -> tuple[int, int, int, int, bool]:
         """MAX ``stream()`` on one delta, statelessly: (d0, r0, r1, d1, still)."""
-        ids = to_int_list(token_ids)
-        return _scan_stream(self._w, ids, is_currently_reasoning)
+        reasoning = bool(is_currently_reasoning)  # evaluated first, as compiled
+        self._enter()
+        try:
+            ids = to_int_list(token_ids)
+        finally:
+            self._busy = False
+        return _scan_stream(self._w, ids, reasoning)
 
     def stream(self, token_ids, is_currently_reasoning=True):
         """MAX ``stream()``: the span of one delta, as built by ``configure_stream``.
@@ -217,8 +258,12 @@ class Engine:
         An awaiting-start family (Gemma 4) reads a pre-seeded state as
         waiting for its start until this request has opened a block.
         """
-        ids = to_int_list(token_ids)
-        reasoning = bool(is_currently_reasoning)
+        reasoning = bool(is_currently_reasoning)  # evaluated first, as compiled
+        self._enter()
+        try:
+            ids = to_int_list(token_ids)
+        finally:
+            self._busy = False
         if reasoning and not self._opened and self._w.tables.awaiting_family:
             reasoning = False
         key = _scan_stream(self._w, ids, reasoning)
@@ -237,7 +282,11 @@ class Engine:
 
     def prompt_state(self, prompt_token_ids) -> int:
         """The state generation starts in after this prompt (no side effects)."""
-        ids = to_int_list(prompt_token_ids)
+        self._enter()
+        try:
+            ids = to_int_list(prompt_token_ids)
+        finally:
+            self._busy = False
         return _prompt_state(self._w, ids)
 
 
@@ -294,16 +343,8 @@ class BatchStepResult:
     __slots__ = ("is_reasoning", "is_delimiter", "reasoning_ended", "is_held", "in_reasoning", "released", "completed", "size")
 
     def __init__(self, capacity: int) -> None:
-        capacity = int(capacity)
-        if capacity < 0:
-            raise ValueError("capacity must be >= 0")
-        self.is_reasoning = np.zeros(capacity, dtype=bool)
-        self.is_delimiter = np.zeros(capacity, dtype=bool)
-        self.reasoning_ended = np.zeros(capacity, dtype=bool)
-        self.is_held = np.zeros(capacity, dtype=bool)
-        self.in_reasoning = np.zeros(capacity, dtype=bool)
-        self.released = np.zeros(capacity, dtype=np.uint8)
-        self.completed = np.zeros(capacity, dtype=np.uint8)
+        (self.is_reasoning, self.is_delimiter, self.reasoning_ended, self.is_held, self.in_reasoning,
+         self.released, self.completed) = result_arrays(check_capacity(capacity, 0))
         self.size = 0
 
     @property
@@ -326,9 +367,7 @@ class BatchEngine:
 
     def __init__(self, tables: Tables, capacity: int) -> None:
         self._w = _Walker(tables)
-        capacity = int(capacity)
-        if capacity <= 0:
-            raise ValueError(f"capacity must be a positive integer, not {capacity}")
+        capacity = check_capacity(capacity, 1)
         self.capacity = capacity
         self._state = np.zeros(capacity, dtype=np.uint8)
         self._node = np.zeros(capacity, dtype=np.int32)
@@ -407,7 +446,7 @@ class BatchEngine:
         return out
 
     def step(self, slots, token_ids, out=None) -> BatchStepResult:
-        slots = to_int32_array(slots, "slots")
+        slots = to_int32_array(slots, "slots", False)
         tokens = to_int32_array(token_ids, "token_ids")
         if slots.shape[0] != tokens.shape[0]:
             raise ValueError(f"slots ({slots.shape[0]}) and token_ids ({tokens.shape[0]}) differ in length")
@@ -419,8 +458,8 @@ class BatchEngine:
         return res if res.capacity == n else res.view(n)
 
     def step_ragged(self, slots, offsets, token_ids, out=None) -> BatchStepResult:
-        slots = to_int32_array(slots, "slots")
-        offsets = to_int32_array(offsets, "offsets")
+        slots = to_int32_array(slots, "slots", False)
+        offsets = to_int32_array(offsets, "offsets", False)
         tokens = to_int32_array(token_ids, "token_ids")
         m = slots.shape[0]
         if offsets.shape[0] != m + 1:
@@ -454,15 +493,15 @@ class BatchEngine:
                 k = sigma.get(tokens[i])
                 nxt = root[state] if k is None else trans[node * ns + k]
                 released = depth[node] + 1 - depth[nxt]
-                r = d = e = h = False
+                r = d = h = False
                 completed = 0
+                before = state
                 reasoning_before = state == REASONING or state == SEEDED
                 fs = fire_state[nxt]
                 if fs >= 0:
                     # The fired delimiter's earlier tokens were held; the rest went out first.
                     completed = depth[nxt] - 1
                     d = fire_consume[nxt] == 1
-                    e = reasoning_before and fs == CONTENT
                     state = fs
                     node = root[fs]
                 elif depth[nxt]:
@@ -479,7 +518,9 @@ class BatchEngine:
                     node = nxt
                 is_r[i] = r
                 is_d[i] = d
-                ended[i] = e
+                # Any move out of a thinking state (reasoning, seeded, awaiting)
+                # into content ends reasoning for the grammar.
+                ended[i] = before != CONTENT and state == CONTENT
                 held[i] = h
                 in_r[i] = state == REASONING or state == SEEDED
                 rel_arr[i] = released

@@ -32,9 +32,23 @@ def _compiled_available() -> bool:
     return True
 
 
-NO_EXTENSIONS = os.environ.get("REASONING_CORE_NO_EXTENSIONS", "") not in ("", "0")
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip() not in ("", "0")  # as reasoning_core._flags reads it
+
+
+NO_EXTENSIONS = _flag("REASONING_CORE_NO_EXTENSIONS")
+COMPILED_BUILT = _compiled_available()
 # With the flag set the run checks the pure engine alone (the default then).
-COMPILED = _compiled_available() and not NO_EXTENSIONS
+COMPILED = COMPILED_BUILT and not NO_EXTENSIONS
+# CI sets REASONING_CORE_REQUIRE_EXTENSIONS for its compiled run: a missing
+# extension must fail that run instead of skipping the compiled-only tests.
+REQUIRE_COMPILED = _flag("REASONING_CORE_REQUIRE_EXTENSIONS")
+
+
+def pytest_configure(config):
+    if REQUIRE_COMPILED and not COMPILED:
+        why = "disabled by REASONING_CORE_NO_EXTENSIONS" if NO_EXTENSIONS else "not built (import failed)"
+        pytest.exit(f"REASONING_CORE_REQUIRE_EXTENSIONS is set but the compiled engine is {why}", returncode=3)
 BACKENDS = [pytest.param("cython", id="c"), pytest.param("python", id="py")] if COMPILED else [
     pytest.param("python", id="py")
 ]

@@ -1,6 +1,8 @@
 """Explicit engine behaviours (MAX semantics, split semantics, bad input)."""
 from __future__ import annotations
 
+import dataclasses
+
 import array
 import asyncio
 import subprocess
@@ -305,12 +307,17 @@ def test_inconsistent_tables_rejected(backend):
     from reasoning_core._tables import END, START, Pattern, build_tables
 
     good = build_tables([Pattern((1,), START), Pattern((2,), END)])
-    bad = build_tables([Pattern((1,), START), Pattern((2,), END)])
-    bad.trans = bad.trans.copy()
-    bad.trans[0] = 10_000  # a transition to a node that does not exist
+    trans = good.trans.copy()
+    trans[0] = 10_000  # a transition to a node that does not exist
     engine_cls = rc.parser.FamilyParser
     engine_cls(good, backend=backend)  # fine
+    # Tables are checked when made (they are immutable afterwards) ...
     with pytest.raises(ValueError, match="inconsistent tables"):
+        dataclasses.replace(good, trans=trans)
+    # ... and an array forced into a made one is refused by the engines.
+    bad = build_tables([Pattern((1,), START), Pattern((2,), END)])
+    object.__setattr__(bad, "trans", trans)
+    with pytest.raises(ValueError, match="Tables.trans"):
         engine_cls(bad, backend=backend)
     with pytest.raises(TypeError):
         engine_cls(object(), backend=backend)
