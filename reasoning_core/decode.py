@@ -6,6 +6,10 @@ incremental, UTF-8-safe detokenizer: a multibyte character whose bytes are
 spread over several byte-level tokens is emitted once, whole, when its last
 byte arrives — never half, never as U+FFFD.  Each side is decoded on its own
 so a delimiter between them cannot glue their bytes together.
+
+Ids are checked against the tokenizer before anything is consumed, so a
+rejected ``push()`` leaves the decoder exactly as it was.  Special tokens
+(BOS/EOS, padding) are skipped as servers skip them, unless asked otherwise.
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from operator import itemgetter
 
 from typing import Any, Sequence
 
+from ._input import to_int_list
 from ._tables import SEG_CONTENT, SEG_HELD, SEG_REASONING, SEG_START
 from .parser import FamilyParser
 
@@ -21,10 +26,16 @@ __all__ = ["ReasoningStreamDecoder", "StreamDelta"]
 _FIELDS = ("reasoning", "reasoning_content")
 _REPLACEMENT = "\ufffd"
 # A UTF-8 character is at most 4 bytes and every byte-level token carries at
-# least one, so the bytes of a character still unfinished sit in the last 3
-# tokens.  Past MAX_PENDING undecodable tokens the older ones are invalid.
-UNFINISHED_SPAN = 3
+# least one, so in valid text an unfinished character holds back at most 3
+# tokens after the last complete one.  Past MAX_PENDING undecodable tokens the
+# detokenizer looks for bytes that can never become a character (and a
+# multi-token step that ends inside a character is settled at once); in
+# either case only text that no later byte can change is released.
 MAX_PENDING = 8
+# How far back from the end a settle looks for such a point.
+_SETTLE_SCAN = MAX_PENDING + 1
+# Ids at or above 2**32 are refused by every tokenizer we know.
+_ID_LIMIT = 2**32
 
 
 class StreamDelta(tuple):
@@ -79,16 +90,84 @@ def _fast_tokenizer(tokenizer: Any):
     return None
 
 
-class _StreamDetokenizer:
-    """``tokenizers.decoders.DecodeStream`` plus a flush for the end of the stream."""
+def _decode_after(decode, ctx: list[int], ids: list[int]) -> str:
+    """The text ``ids`` add after the context ``ctx`` (already emitted ids)."""
+    if ctx:
+        prefix = decode(ctx)
+        if not prefix.endswith(_REPLACEMENT):
+            text = decode(ctx + ids)
+            if text.startswith(prefix):
+                return text[len(prefix):]
+    # No context, or context that cannot anchor a diff (it ends in bytes
+    # that are not a character, or decodes differently in company).
+    return decode(ids)
 
-    __slots__ = ("_tok", "_stream", "_pending", "_ctx")
 
-    def __init__(self, tok) -> None:
+class _Detokenizer:
+    """Incremental decoding state shared by both detokenizers.
+
+    ``_ctx`` holds a few ids of already emitted text (some decoders depend on
+    the previous token: SentencePiece's leading space, byte fallback);
+    ``_pending`` the ids after it that do not decode to finished text yet.
+    """
+
+    __slots__ = ("_decode", "_ctx", "_pending")
+
+    CONTEXT = 4
+
+    def _settle(self) -> str:
+        """Emit the part of the pending ids that no later token can change.
+
+        Called when the pending ids (undecodable as a whole) come from a
+        multi-token step or exceed MAX_PENDING.  A cut after k pending ids is
+        final when the text there ends in a complete character (a clean cut),
+        or when decoding both sides apart gives the same text as decoding them
+        together (the cut sits between ill-formed bytes and what follows them,
+        so no later byte can merge across it).  The last such cut is taken; a
+        cut never falls inside a character, valid or not.
+        """
+        decode, ctx, pending = self._decode, self._ctx, self._pending
+        n = len(pending)
+        whole = _decode_after(decode, ctx, pending)
+        if not whole.endswith(_REPLACEMENT):
+            # Nothing unfinished (tokens with no text of their own): all final.
+            return whole + self._advance(n, True)
+        for k in range(n - 1, max(n - _SETTLE_SCAN, 0), -1):
+            head = _decode_after(decode, ctx, pending[:k])
+            if head and not head.endswith(_REPLACEMENT):
+                return head + self._advance(k, True)
+            if head + decode(pending[k:]) == whole:
+                return head + self._advance(k, False)
+        return ""  # still one unfinished character (or no safe cut yet): hold
+
+    def _advance(self, k: int, clean: bool) -> str:
+        """The first ``k`` pending ids were emitted; ``clean``: their text ended in a whole character."""
+        done = self._pending[:k]
+        self._pending = self._pending[k:]
+        # After ill-formed bytes, start afresh: such context cannot anchor a diff.
+        self._ctx = (self._ctx + done)[-self.CONTEXT:] if clean else []
+        return ""
+
+    def flush(self) -> str:
+        """End of a block: pending ids go out as the full decode has them (U+FFFD for broken bytes)."""
+        if not self._pending:
+            return ""
+        text = _decode_after(self._decode, self._ctx, self._pending)
+        return text + self._advance(len(self._pending), not text.endswith(_REPLACEMENT))
+
+
+class _StreamDetokenizer(_Detokenizer):
+    """``tokenizers.decoders.DecodeStream`` plus settling and a flush for the end of the stream."""
+
+    __slots__ = ("_tok", "_stream", "_skip")
+
+    def __init__(self, tok, skip_special_tokens: bool) -> None:
         self._tok = tok
-        self._stream = DecodeStream(skip_special_tokens=False)
+        self._skip = skip_special_tokens
+        self._stream = DecodeStream(skip_special_tokens=skip_special_tokens)
+        self._decode = lambda ids: tok.decode(ids, skip_special_tokens=skip_special_tokens)
         # DecodeStream keeps ids of an unfinished character to itself; we
-        # mirror them so finish() can release them as the full decode would.
+        # mirror them so settling and flush() can work on them.
         self._pending: list[int] = []
         self._ctx: list[int] = []
 
@@ -97,105 +176,138 @@ class _StreamDetokenizer:
         out = self._stream.step(self._tok, ids[0] if len(ids) == 1 else ids)
         if out is None:
             self._pending.extend(ids)
-            if len(self._pending) > MAX_PENDING:
-                return self._release_invalid()
+            if len(ids) > 1 or len(self._pending) > MAX_PENDING:
+                return self._settle()
             return ""
         if self._pending:
             ids = self._pending + ids
             self._pending = []
-        # Only context for flush(): a caller reusing its list cannot harm it.
+        # Context for settling and flush() (a caller reusing its list can only
+        # make it fail to anchor a diff, which _decode_after falls back from).
         self._ctx = ids if len(ids) <= 4 else ids[-4:]
         return out
 
-    def _release_invalid(self) -> str:
-        # An unfinished character lies within the last UNFINISHED_SPAN tokens;
-        # anything before them that still fails to decode is invalid bytes,
-        # not a split character.  Release it instead of re-decoding forever.
-        keep = self._pending[-UNFINISHED_SPAN:]
-        self._pending = self._pending[:-UNFINISHED_SPAN]
-        out = self.flush()
-        # A fresh stream without context: DecodeStream(ids=...) would treat
-        # context ending in invalid bytes as not yet emitted.
-        self._stream = DecodeStream(skip_special_tokens=False)
-        return out + self.step(keep)
-
-    def flush(self) -> str:
-        if not self._pending:
-            return ""
-        ctx, ids = self._ctx, self._pending
-        self._pending = []
-        return _decode_after(self._tok.decode, ctx, ids)
+    def _advance(self, k: int, clean: bool) -> str:
+        _Detokenizer._advance(self, k, clean)
+        # Rebuild DecodeStream's state to match: emitted context, then the
+        # ids still pending.  (DecodeStream(ids=...) would count the context
+        # as not yet emitted, so the context is stepped through instead.)
+        tok, skip = self._tok, self._skip
+        stream = DecodeStream(skip_special_tokens=skip)
+        if self._ctx and stream.step(tok, self._ctx) is None:
+            stream = DecodeStream(skip_special_tokens=skip)
+            self._ctx = []
+        self._stream = stream
+        if self._pending and stream.step(tok, self._pending) is not None:
+            # The rest decodes on its own after all: it is final too.
+            return _Detokenizer.flush(self)
+        return ""
 
 
-def _decode_after(decode, ctx: list[int], ids: list[int]) -> str:
-    """The text ``ids`` add after the context ``ctx``."""
-    prefix = decode(ctx, skip_special_tokens=False) if ctx else ""
-    text = decode(ctx + ids, skip_special_tokens=False)
-    return text[len(prefix):] if text.startswith(prefix) else text
-
-
-class _WindowDetokenizer:
+class _WindowDetokenizer(_Detokenizer):
     """Generic incremental decoding over ``tokenizer.decode(ids)``.
 
-    Decodes a small window of recent ids and emits only the text past the
-    part already emitted; text ending in U+FFFD (an incomplete byte
-    sequence) is held until the character completes.
+    Decodes the pending ids after a little context and emits the new text
+    once it ends in a whole character; text ending in U+FFFD (an incomplete
+    byte sequence) is held until the character completes.
     """
 
-    __slots__ = ("_decode", "_ids", "_read")
+    __slots__ = ()
 
-    # Ids of already emitted text kept as context: some decoders depend on
-    # the previous token (SentencePiece's leading space, byte fallback).
-    CONTEXT = 4
-
-    def __init__(self, tokenizer: Any) -> None:
+    def __init__(self, tokenizer: Any, skip_special_tokens: bool) -> None:
         dec = getattr(tokenizer, "decode", None)
         if not callable(dec):
             raise TypeError(f"{type(tokenizer).__name__} has no decode(ids) method")
 
         def decode(ids: list[int]) -> str:
             try:
-                return dec(ids, skip_special_tokens=False)
+                return dec(ids, skip_special_tokens=skip_special_tokens)
             except TypeError:
                 return dec(ids)
 
         self._decode = decode
-        self._ids: list[int] = []  # context ids, then ids not yet emitted
-        self._read = 0  # ids before this index have been emitted
+        self._ctx: list[int] = []
+        self._pending: list[int] = []
 
     def step(self, ids: list[int]) -> str:
-        self._ids.extend(ids)
-        return self._emit(final=False)
-
-    def _emit(self, final: bool) -> str:
-        window, read = self._ids, self._read
-        if read >= len(window):
-            return ""
-        prefix_text = self._decode(window[:read]) if read else ""
-        text = self._decode(window)
-        if not final and (len(text) <= len(prefix_text) or text.endswith(_REPLACEMENT)):
-            if len(window) - read <= MAX_PENDING:
-                return ""
-            # Invalid bytes, not a split character: release all but the tail
-            # that may still be one (see UNFINISHED_SPAN).
-            keep = window[-UNFINISHED_SPAN:]
-            self._ids = window[:-UNFINISHED_SPAN]
-            out = self._emit(final=True)
-            return out + self.step(keep)
-        keep = window[-self.CONTEXT:]
-        self._ids = keep
-        self._read = len(keep)
-        return text[len(prefix_text):]
-
-    def flush(self) -> str:
-        return self._emit(final=True)
+        pending = self._pending + ids if self._pending else list(ids)
+        text = _decode_after(self._decode, self._ctx, pending)
+        if text and not text.endswith(_REPLACEMENT):
+            self._ctx = (self._ctx + pending)[-self.CONTEXT:]
+            self._pending = []
+            return text
+        self._pending = pending
+        if len(ids) > 1 or len(pending) > MAX_PENDING:
+            return self._settle()
+        return ""
 
 
-def _detokenizer(tokenizer: Any):
+def _detokenizer(tokenizer: Any, skip_special_tokens: bool):
     fast = _fast_tokenizer(tokenizer)
     if fast is not None:
-        return _StreamDetokenizer(fast)
-    return _WindowDetokenizer(tokenizer)
+        return _StreamDetokenizer(fast, skip_special_tokens)
+    return _WindowDetokenizer(tokenizer, skip_special_tokens)
+
+
+def _vocab_size(tokenizer: Any) -> int | None:
+    """How many ids ``tokenizer`` has (added tokens included), when it says."""
+    fast = _fast_tokenizer(tokenizer)
+    if fast is not None:
+        return fast.get_vocab_size(with_added_tokens=True)
+    try:
+        size = len(tokenizer)  # transformers tokenizers: the full vocabulary
+    except Exception:
+        size = getattr(tokenizer, "n_vocab", None)  # tiktoken
+    return size if type(size) is int and size > 0 else None
+
+
+class _IdChecker:
+    """Checks a delta's ids against the tokenizer before anything consumes them.
+
+    A ``tokenizers.Tokenizer`` knows its size and decodes every id below it,
+    so a range check is exact.  Any other tokenizer may refuse ids inside its
+    range too (tiktoken's gaps), so each new id is also tried once with
+    ``decode([id])`` and remembered.
+    """
+
+    __slots__ = ("limit", "_size", "_probe", "_known")
+
+    def __init__(self, tokenizer: Any, decode) -> None:
+        size = _vocab_size(tokenizer)
+        fast = _fast_tokenizer(tokenizer) is not None
+        self._size = size if size is not None else _ID_LIMIT
+        # The bound push() checks a one-id delta against inline; 0 sends
+        # every delta here (a tokenizer whose ids must be tried).
+        self.limit = self._size if fast else 0
+        self._probe = None if fast else decode
+        self._known: set[int] = set()
+
+    def __call__(self, delta: Any) -> list[int]:
+        """``delta`` as a list of valid ids; TypeError / ValueError (naming the id and its position)."""
+        ids = to_int_list(delta)  # the engines' own TypeError for non-integers
+        if type(ids) is not list:
+            ids = list(ids)
+        if not ids:
+            return ids
+        size = self._size
+        if min(ids) < 0 or max(ids) >= size:
+            i, bad = next((i, t) for i, t in enumerate(ids) if not 0 <= t < size)
+            raise ValueError(
+                f"token id {bad} at position {i} of the delta is not in the tokenizer's vocabulary "
+                f"(ids 0..{size - 1}); nothing was consumed")
+        probe = self._probe
+        if probe is not None:
+            known = self._known
+            for i, t in enumerate(ids):
+                if t not in known:
+                    try:
+                        probe([t])
+                    except Exception as exc:
+                        raise ValueError(
+                            f"token id {t} at position {i} of the delta is refused by the tokenizer "
+                            f"({type(exc).__name__}: {exc}); nothing was consumed") from exc
+                    known.add(t)
+        return ids
 
 
 class ReasoningStreamDecoder:
@@ -207,35 +319,53 @@ class ReasoningStreamDecoder:
     ``tokenizers.Tokenizer``, a ``transformers`` tokenizer, or anything with
     ``decode(ids)``.  ``field`` names the reasoning key of
     ``to_openai_delta()``: ``"reasoning"`` or ``"reasoning_content"``.
+    ``skip_special_tokens`` (default True, as servers detokenize) leaves the
+    text of special tokens such as BOS/EOS out; delimiters never reach the
+    text either way.  Added tokens that are not special (DeepSeek's tool-call
+    markers) are text and stay.
     Create it after ``parser.begin()``, one decoder per request.
     """
 
-    __slots__ = ("parser", "tokenizer", "field", "_eng", "_fmt", "_r", "_c", "_last", "_held")
+    __slots__ = ("parser", "tokenizer", "field", "skip_special_tokens", "_eng", "_fmt", "_r", "_c", "_last",
+                 "_held", "_check", "_limit")
 
-    def __init__(self, parser: Any, tokenizer: Any, *, field: str = "reasoning") -> None:
+    def __init__(self, parser: Any, tokenizer: Any, *, field: str = "reasoning",
+                 skip_special_tokens: bool = True) -> None:
         if field not in _FIELDS:
             raise ValueError(f"field must be one of {_FIELDS}, not {field!r}")
         if not isinstance(parser, FamilyParser):
             raise TypeError(f"parser must be a reasoning_core FamilyParser, not {type(parser).__name__}")
         if tokenizer is None:
             raise TypeError("a tokenizer is needed to decode token ids")
+        if not isinstance(skip_special_tokens, bool):
+            raise TypeError(f"skip_special_tokens must be a bool, not {type(skip_special_tokens).__name__}")
         self.parser = parser
         self.tokenizer = tokenizer
         self.field = field
+        self.skip_special_tokens = skip_special_tokens
         # The parser's engine is driven directly: split() wraps exactly this
         # call, and building a TokenSplit per token would cost more than the
         # rest of push() together.
         self._eng = parser.engine
         self._fmt = parser.formatter
-        self._r = _detokenizer(tokenizer)
-        self._c = _detokenizer(tokenizer)
+        self._r = _detokenizer(tokenizer, skip_special_tokens)
+        self._c = _detokenizer(tokenizer, skip_special_tokens)
+        self._check = _IdChecker(tokenizer, self._r._decode)
+        self._limit = self._check.limit
         self._last = -1  # side of the last decided segment
         self._held = list(parser.held_ids)  # ids held by the engine, decided later
 
     def push(self, delta_token_ids: Sequence[int]) -> StreamDelta:
-        """Split and decode one delta of generated token ids."""
-        side = self._eng.feed_side(delta_token_ids)  # validates the ids
-        ids = delta_token_ids if type(delta_token_ids) is list else _as_list(delta_token_ids)
+        """Split and decode one delta of generated token ids.
+
+        An id the tokenizer cannot decode raises ValueError, a non-integer
+        TypeError, before anything is consumed: the decoder is unchanged.
+        """
+        ids = delta_token_ids
+        # The per-token common case (one known-good int) is checked inline.
+        if type(ids) is not list or len(ids) != 1 or type(ids[0]) is not int or not 0 <= ids[0] < self._limit:
+            ids = self._check(ids)
+        side = self._eng.feed_side(ids)
         if type(side) is int:
             # One side, nothing held before or after: the per-token common case.
             if side == self._last:
@@ -306,8 +436,3 @@ class ReasoningStreamDecoder:
 
     def __repr__(self) -> str:
         return f"<ReasoningStreamDecoder parser={self.parser!r} field={self.field!r}>"
-
-
-def _as_list(ids) -> list[int]:
-    tolist = getattr(ids, "tolist", None)
-    return [int(i) for i in (tolist() if tolist is not None else ids)]

@@ -100,6 +100,12 @@ def _render(text: str, segs, fmt: Optional[LabelStripper]) -> tuple[str, str, st
     return "".join(reasoning), "".join(content), held
 
 
+def _longest_delimiter(tables: Tables) -> int:
+    """The longest delimiter of ``tables`` in code points (0 for none)."""
+    kinds = (START, END, TERM, HEADER, FRAME)  # boundaries/enable only matter in prompts
+    return max((len(p.ids) for p in tables.patterns if p.kind in kinds), default=0)
+
+
 class TextReasoningParser:
     """Splits model output *text* into reasoning and content for one family.
 
@@ -107,8 +113,9 @@ class TextReasoningParser:
     ``feed(chunk)`` streams: it returns ``(reasoning_delta, content_delta)``
     and holds back only a suffix that may still become a delimiter
     (at most the longest delimiter, in code points); ``finish()`` releases it
-    to the current side.  Concatenated streaming output equals ``parse()`` for
-    any chunking.  Whitespace is kept raw; a family label (Gemma 4's
+    to the current side.  ``max_buffer`` caps the held text; a value below
+    the family's longest delimiter (``max_hold``) raises ValueError.
+    Concatenated streaming output equals ``parse()`` for any chunking.  Whitespace is kept raw; a family label (Gemma 4's
     ``thought\\n``) is stripped from the start of every reasoning block.
 
     Per-request object: not safe to share across threads.
@@ -139,12 +146,18 @@ class TextReasoningParser:
         fam = family if isinstance(family, Family) else get_family(family)
         if not isinstance(max_buffer, int) or isinstance(max_buffer, bool):
             raise TypeError(f"max_buffer must be an int, not {type(max_buffer).__name__}")
-        if max_buffer <= 0:
-            raise ValueError(f"max_buffer must be a positive number of characters, not {max_buffer}")
+        tables = text_tables(fam)
+        # Below the longest delimiter, a delimiter split across chunks would be
+        # released as text before it completes (and the answer stay reasoning).
+        minimum = max(_longest_delimiter(tables), 1)
+        if max_buffer < minimum:
+            raise ValueError(
+                f"max_buffer must be at least {minimum} for {fam.name} (its longest delimiter, in characters), "
+                f"not {max_buffer}")
         self.family = fam
         self.max_buffer = max_buffer
         self._initial = _initial_state(fam, starts_in_reasoning)
-        self._tables = text_tables(fam)
+        self._tables = tables
         self._mod = _dispatch.backend_module(backend)
         self.backend = "python" if self._mod.__name__.startswith("reasoning_core_py") else "cython"
         self._engine = self._mod.Engine(self._tables)
@@ -192,9 +205,8 @@ class TextReasoningParser:
         text = self._held + chunk if self._held else chunk
         reasoning, content, held = _render(text, segs, self._fmt)
         self._held = held
-        if len(held) > self.max_buffer:
-            # Only reachable with a max_buffer below the longest delimiter:
-            # give up on the partial delimiter and release it as the current side.
+        if len(held) > self.max_buffer:  # pragma: no cover - max_buffer >= the longest delimiter
+            # Defensive: give up on the partial delimiter and release it as the current side.
             r2, c2 = self._release()
             return reasoning + r2, content + c2
         return reasoning, content
@@ -230,9 +242,8 @@ class TextReasoningParser:
 
     @property
     def max_hold(self) -> int:
-        """The longest delimiter in code points: the most text ever held."""
-        kinds = (START, END, TERM, HEADER, FRAME)  # boundaries/enable only matter in prompts
-        return max((len(p.ids) for p in self._tables.patterns if p.kind in kinds), default=0)
+        """The longest delimiter in code points: the most text ever held (and the least ``max_buffer``)."""
+        return _longest_delimiter(self._tables)
 
     @property
     def is_reasoning(self) -> bool:

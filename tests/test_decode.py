@@ -106,9 +106,16 @@ class DecodeOnly:
         return self._tok.decode(list(ids), skip_special_tokens=skip_special_tokens)
 
 
+# The agreement's reference is the full decode *keeping* special tokens
+# (tests.vocab.decode): these small vocabularies mark every added token
+# special, terminators such as <tool_call> included, so the decoder keeps them
+# too.  The default (skip_special_tokens=True) is tested in test_hardening_decode.
+KEEP = {"skip_special_tokens": False}
+
+
 def run(name, tok, ids, bounds, backend, *, wrap=False, field="reasoning"):
     parser = get_parser(name, tok, backend=backend).begin()
-    dec = ReasoningStreamDecoder(parser, DecodeOnly(tok) if wrap else tok, field=field)
+    dec = ReasoningStreamDecoder(parser, DecodeOnly(tok) if wrap else tok, field=field, **KEEP)
     deltas = [dec.push(ids[a:b]) for a, b in zip(bounds, bounds[1:])]
     deltas.append(dec.finish())
     return deltas
@@ -172,7 +179,7 @@ def test_qwen3_real_vocabulary(backend):
     text = FAMILY_TEXTS["qwen3"][1] + " 答えは四です 🧠🙂"
     ids = tok.encode(text)
     parser = get_parser("qwen3", tok, backend=backend).begin()
-    dec = ReasoningStreamDecoder(parser, tok)
+    dec = ReasoningStreamDecoder(parser, tok, **KEEP)
     deltas = [dec.push([t]) for t in ids] + [dec.finish()]
     assert joined(deltas) == text_parser("qwen3", backend=backend).parse(tok.decode(ids))
     assert not any("\ufffd" in d.reasoning + d.content for d in deltas)
@@ -216,7 +223,7 @@ def test_transformers_tokenizer_uses_its_backend(backend):
     assert _fast_tokenizer(hf) is hf.backend_tokenizer
     _, text, ids = encode("qwen3", 1)
     parser = get_parser("qwen3", hf, backend=backend).begin()
-    dec = ReasoningStreamDecoder(parser, hf)
+    dec = ReasoningStreamDecoder(parser, hf, **KEEP)
     deltas = [dec.push([t]) for t in ids] + [dec.finish()]
     assert joined(deltas) == text_parser("qwen3").parse(text)
 
@@ -276,7 +283,7 @@ def test_bad_arguments(backend):
         ReasoningStreamDecoder(parser, None)
     with pytest.raises(TypeError):
         ReasoningStreamDecoder(parser, object())
-    dec = ReasoningStreamDecoder(parser.begin(), tok)
+    dec = ReasoningStreamDecoder(parser.begin(), tok, **KEEP)
     for bad in (None, 1.5, [1.5], ["a"], "abc", b"ab"):
         with pytest.raises(TypeError):
             dec.push(bad)

@@ -201,12 +201,18 @@ def test_adversarial_partial_delimiters_stay_bounded(backend, name):
     assert len(p.held_text) <= longest
 
 
-def test_max_buffer_below_longest_delimiter_releases(backend):
-    p = text_parser("gpt_oss", max_buffer=8, backend=backend)
+def test_max_buffer_below_longest_delimiter_is_refused(backend):
+    # Deliberate change (hardening item 22): a max_buffer below the longest
+    # delimiter used to release a partial header as content and lose the
+    # delimiter; it is now refused, naming the minimum.
+    minimum = text_parser("gpt_oss", backend=backend).max_hold
+    assert minimum > 8
+    with pytest.raises(ValueError, match=rf"at least {minimum}\b"):
+        text_parser("gpt_oss", max_buffer=8, backend=backend)
+    p = text_parser("gpt_oss", max_buffer=minimum, backend=backend)
     r, c = p.feed("<|channel|>analysi")  # 18 characters of a possible header
-    assert len(p.held_text) <= 8
-    assert (r, c) == ("", "<|channel|>analysi")
-    assert p.feed("s<|message|>x") == ("", "s<|message|>x")
+    assert (r, c) == ("", "") and p.held_text == "<|channel|>analysi"
+    assert p.feed("s<|message|>x") == ("x", "")
 
 
 def test_max_buffer_validation():
@@ -216,7 +222,11 @@ def test_max_buffer_validation():
     for bad in ("64", 1.5, None, True):
         with pytest.raises(TypeError):
             text_parser("qwen3", max_buffer=bad)
-    assert text_parser("qwen3", max_buffer=1).max_buffer == 1
+    minimum = text_parser("qwen3").max_hold
+    assert text_parser("qwen3", max_buffer=minimum).max_buffer == minimum
+    with pytest.raises(ValueError, match=rf"at least {minimum}\b"):
+        text_parser("qwen3", max_buffer=minimum - 1)
+    assert text_parser("passthrough", max_buffer=1).max_buffer == 1
 
 
 # -- bad input -----------------------------------------------------------------------------
