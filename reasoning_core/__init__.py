@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ._dispatch import BACKEND, BatchStepResult
 from .batch import ReasoningBatch, ReasoningEndIds, thinking_end_ids
+from .errors import ReasoningCoreWarning
 from .families import FAMILIES, Family, parser_for_model
 from .parser import (
     FamilyParser,
@@ -25,6 +26,7 @@ __all__ = [
     "BACKEND",
     "BatchStepResult",
     "ReasoningBatch",
+    "ReasoningCoreWarning",
     "ReasoningEndIds",
     "thinking_end_ids",
     "FAMILIES",

