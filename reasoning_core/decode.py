@@ -362,8 +362,14 @@ class ReasoningStreamDecoder:
         TypeError, before anything is consumed: the decoder is unchanged.
         """
         ids = delta_token_ids
-        # The per-token common case (one known-good int) is checked inline.
-        if type(ids) is not list or len(ids) != 1 or type(ids[0]) is not int or not 0 <= ids[0] < self._limit:
+        # The per-token common case (a list of one int inside the vocabulary)
+        # is checked inline, as cheaply as Python allows; the rest is checked
+        # (and converted to a list) by _IdChecker.
+        try:
+            [t] = ids
+        except (ValueError, TypeError):
+            t = None
+        if not (t.__class__ is int and ids.__class__ is list and -1 < t < self._limit):
             ids = self._check(ids)
         side = self._eng.feed_side(ids)
         if type(side) is int:
