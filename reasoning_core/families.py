@@ -262,12 +262,20 @@ def _match_id(model_id: str) -> str | None:
     return None
 
 
-def parser_for_model(model_id_or_config: str | Mapping) -> str:
-    """The parser name for a model id (or HF config dict); ``"passthrough"`` if unknown."""
-    if isinstance(model_id_or_config, str):
-        return _match_id(model_id_or_config) or "passthrough"
-    if isinstance(model_id_or_config, Mapping):
-        cfg = model_id_or_config
+# Multimodal wrappers nest the language model's config (``text_config``);
+# real configs nest one or two levels.  The walk stops at this depth and at
+# a config it has already seen, so a cyclic or absurdly deep config is
+# "unknown", never a RecursionError.
+MAX_CONFIG_DEPTH = 16
+
+
+def _config_family(cfg: Mapping) -> str | None:
+    """The parser name an HF config dict selects, or None if nothing matches."""
+    seen: set[int] = set()
+    depth = 0
+    while isinstance(cfg, Mapping) and id(cfg) not in seen and depth <= MAX_CONFIG_DEPTH:
+        seen.add(id(cfg))
+        depth += 1
         # A model id names the release (R1 vs V3, Thinking vs Instruct); the
         # config fields only name the architecture family.
         for k in ("_name_or_path", "name_or_path", "model_id"):
@@ -285,10 +293,16 @@ def parser_for_model(model_id_or_config: str | Mapping) -> str:
         for arch in archs:
             if isinstance(arch, str) and arch.lower() in _ARCHITECTURES_LOWER:
                 return _ARCHITECTURES_LOWER[arch.lower()]
-        text_cfg = cfg.get("text_config")  # multimodal wrappers nest the language model
-        if isinstance(text_cfg, Mapping):
-            return parser_for_model(text_cfg)
-        return "passthrough"
+        cfg = cfg.get("text_config")
+    return None
+
+
+def parser_for_model(model_id_or_config: str | Mapping) -> str:
+    """The parser name for a model id (or HF config dict); ``"passthrough"`` if unknown."""
+    if isinstance(model_id_or_config, str):
+        return _match_id(model_id_or_config) or "passthrough"
+    if isinstance(model_id_or_config, Mapping):
+        return _config_family(model_id_or_config) or "passthrough"
     if hasattr(model_id_or_config, "to_dict"):  # a transformers PretrainedConfig
         return parser_for_model(model_id_or_config.to_dict())
     raise TypeError(f"expected a model id or a config mapping, not {type(model_id_or_config).__name__}")
