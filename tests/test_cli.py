@@ -200,7 +200,7 @@ def _one_line_error(r, code: int) -> str:
     ("split", "--chunk", "3"),
     ("stream", "--chunk", "0"),
     ("stream", "--chunk", "x"),
-    ("split", "--parser", "qwen3", "--model", "Qwen/Qwen3-8B"),
+    ("split", "--model", "someone/unknown-model"),  # no family matches and no --parser
     ("split", "--backend", "fortran"),
     ("detect",),
     ("bench", "--only", "no_such_workload"),
