@@ -14,6 +14,9 @@ import array
 import numpy as np
 from hypothesis import strategies as st
 
+import reasoning_core
+from reasoning_core._dispatch import backend_module
+
 from reasoning_core._tables import (
     AWAITING,
     BOUNDARY,
@@ -216,3 +219,114 @@ def bad_inputs():
         np.array([], dtype=np.float64),
         [],
     ]
+
+
+# ------------------------------------------------------------------ differential runners
+# Used by test_differential.py and the fuzz harness: run the same calls on
+# both backends and compare every result, exception type and state.
+BACKENDS = ("cython", "python")
+
+
+def plain(value):
+    """A result as plain, comparable Python data (arrays with their dtype)."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape, value.tolist())
+    if isinstance(value, (list, tuple)):
+        return tuple(plain(v) for v in value)
+    if isinstance(value, reasoning_core.TokenSplit):
+        return ("TokenSplit", plain(value.tokens), tuple(value.segments), value.is_reasoning,
+                value.awaiting_start, len(value))
+    if isinstance(value, reasoning_core.ParsedReasoningDelta):
+        span = value.span
+        return ("delta", span.reasoning_with_delimiters, span.reasoning, value.is_still_reasoning)
+    if hasattr(value, "reasoning_ended") and hasattr(value, "completed"):  # a BatchStepResult
+        return batch_result(value)
+    if isinstance(value, (np.integer, np.bool_)):
+        return ("npscalar", value.dtype.str, value.item())
+    return value
+
+
+def outcome(fn, *args):
+    """``("ok", result)`` or ``("raises", exception type)``."""
+    try:
+        return "ok", plain(fn(*args))
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return "raises", type(e)
+
+
+def batch_result(res):
+    fields = ("is_reasoning", "is_delimiter", "reasoning_ended", "is_held", "in_reasoning", "released", "completed")
+    return (res.size, res.capacity) + tuple(plain(getattr(res, f)) for f in fields)
+
+
+def engine_snapshot(eng):
+    return eng.state, eng.held, tuple(eng.held_ids)
+
+
+def text_of(ids):
+    """``ids`` as code points (feed_text), where they are code points."""
+    return "".join(chr(i) if 0 <= i <= 0x10FFFF else "\x00" for i in ids)
+
+
+def make_engines(tables):
+    engines = []
+    for backend in BACKENDS:
+        eng = backend_module(backend).Engine(tables)
+        opened: list[int] = []
+        eng.configure_stream(lambda *key: ("made",) + key, lambda opened=opened: opened.append(1))
+        engines.append((eng, opened))
+    return engines
+
+
+def run_engine_program(spec, program):
+    tables = make_tables(spec)
+    (c, c_opened), (p, p_opened) = make_engines(tables)
+    assert engine_snapshot(c) == engine_snapshot(p)
+    for step, (op, args) in enumerate(program):
+        got_c = outcome(getattr(c, op), *args)
+        got_p = outcome(getattr(p, op), *args)
+        where = f"step {step}: {op}{args!r}"
+        assert got_c == got_p, where
+        assert engine_snapshot(c) == engine_snapshot(p), where
+        assert len(c_opened) == len(p_opened), where
+    assert outcome(c.finish) == outcome(p.finish)
+    assert engine_snapshot(c) == engine_snapshot(p)
+
+
+def batch_snapshot(eng, capacity):
+    rows = []
+    for s in range(capacity):
+        rows.append((eng.is_open(s), eng.state_of(s), tuple(eng.held_ids(s))))
+    return tuple(rows), plain(eng.thinking_mask()), plain(eng.open_mask())
+
+
+def _out_buffer(mod, kind, n):
+    if kind is None:
+        return None
+    size = {"same": n, "bigger": n + 3, "smaller": max(n - 1, 0)}[kind]
+    return mod.BatchStepResult(size)
+
+
+def run_batch_program(spec, capacity, program):
+    tables = make_tables(spec)
+    mods = [backend_module(b) for b in BACKENDS]
+    engines = [m.BatchEngine(tables, capacity) for m in mods]
+    for step, (op, args) in enumerate(program):
+        got = []
+        for mod, eng in zip(mods, engines):
+            if op in ("step", "ragged"):
+                call_args, out_kind = args
+                n = len(call_args[-1]) if op == "ragged" else len(call_args[0])
+                out = _out_buffer(mod, out_kind, n)
+                fn = eng.step if op == "step" else eng.step_ragged
+                try:
+                    got.append(("ok", batch_result(fn(*call_args, out=out))))
+                except Exception as e:  # noqa: BLE001
+                    got.append(("raises", type(e)))
+            else:
+                got.append(outcome(getattr(eng, op), *args))
+        where = f"step {step}: {op}{args!r}"
+        assert got[0] == got[1], where
+        assert batch_snapshot(engines[0], capacity) == batch_snapshot(engines[1], capacity), where
+
+
