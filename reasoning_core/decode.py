@@ -13,6 +13,7 @@ rejected ``push()`` leaves the decoder exactly as it was.  Special tokens
 """
 from __future__ import annotations
 
+import weakref
 from operator import itemgetter
 
 from typing import Any, Sequence
@@ -249,8 +250,13 @@ def _detokenizer(tokenizer: Any, skip_special_tokens: bool):
     return _WindowDetokenizer(tokenizer, skip_special_tokens)
 
 
-def _vocab_size(tokenizer: Any) -> int | None:
-    """How many ids ``tokenizer`` has (added tokens included), when it says."""
+# Vocabulary sizes per tokenizer: tokenizers' get_vocab_size(with_added_tokens=True)
+# costs tens of microseconds, too much to pay per request.  A tokenizer that
+# grows later (add_tokens) is re-measured before any id is refused.
+_sizes: "weakref.WeakKeyDictionary[Any, int | None]" = weakref.WeakKeyDictionary()
+
+
+def _measure_vocab(tokenizer: Any) -> int | None:
     fast = _fast_tokenizer(tokenizer)
     if fast is not None:
         return fast.get_vocab_size(with_added_tokens=True)
@@ -259,6 +265,21 @@ def _vocab_size(tokenizer: Any) -> int | None:
     except Exception:
         size = getattr(tokenizer, "n_vocab", None)  # tiktoken
     return size if type(size) is int and size > 0 else None
+
+
+def _vocab_size(tokenizer: Any, fresh: bool = False) -> int | None:
+    """How many ids ``tokenizer`` has (added tokens included), when it says."""
+    if not fresh:
+        try:
+            return _sizes[tokenizer]
+        except (KeyError, TypeError):
+            pass
+    size = _measure_vocab(tokenizer)
+    try:
+        _sizes[tokenizer] = size
+    except TypeError:  # not weakly referenceable or not hashable: measured per decoder
+        pass
+    return size
 
 
 class _IdChecker:
@@ -270,11 +291,12 @@ class _IdChecker:
     ``decode([id])`` and remembered.
     """
 
-    __slots__ = ("limit", "_size", "_probe", "_known")
+    __slots__ = ("limit", "_tokenizer", "_size", "_probe", "_known")
 
     def __init__(self, tokenizer: Any, decode) -> None:
-        size = _vocab_size(tokenizer)
         fast = _fast_tokenizer(tokenizer) is not None
+        self._tokenizer = tokenizer
+        size = _vocab_size(tokenizer)
         self._size = size if size is not None else _ID_LIMIT
         # The bound push() checks a one-id delta against inline; 0 sends
         # every delta here (a tokenizer whose ids must be tried).
@@ -289,12 +311,18 @@ class _IdChecker:
             ids = list(ids)
         if not ids:
             return ids
-        size = self._size
-        if min(ids) < 0 or max(ids) >= size:
-            i, bad = next((i, t) for i, t in enumerate(ids) if not 0 <= t < size)
-            raise ValueError(
-                f"token id {bad} at position {i} of the delta is not in the tokenizer's vocabulary "
-                f"(ids 0..{size - 1}); nothing was consumed")
+        if min(ids) < 0 or max(ids) >= self._size:
+            if max(ids) >= self._size and self._size < _ID_LIMIT:
+                # The tokenizer may have grown since it was measured.
+                size = _vocab_size(self._tokenizer, fresh=True)
+                self._size = size if size is not None else _ID_LIMIT
+            size = self._size
+            bad = next(((i, t) for i, t in enumerate(ids) if not 0 <= t < size), None)
+            if bad is not None:
+                i, t = bad
+                raise ValueError(
+                    f"token id {t} at position {i} of the delta is not in the tokenizer's vocabulary "
+                    f"(ids 0..{size - 1}); nothing was consumed")
         probe = self._probe
         if probe is not None:
             known = self._known

@@ -235,6 +235,22 @@ def test_i11_05_held_sequence_delimiter_survives_a_rejected_push(backend):
     assert joined(deltas) == expected == (" add.\n", " 42.")
 
 
+def test_i11_05_tokenizer_grown_after_a_decoder_was_made(backend):
+    # Vocabulary sizes are cached per tokenizer; one that grows is re-measured
+    # before an id is refused.
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_str(family_tokenizer("qwen3").to_str())
+    decoder("qwen3", tok, backend)  # measures and caches the size
+    size = tok.get_vocab_size(with_added_tokens=True)
+    tok.add_tokens(["<new_token>"])
+    assert tok.token_to_id("<new_token>") == size
+    dec = decoder("qwen3", tok, backend)
+    assert dec.push([size]).content == "<new_token>"
+    with pytest.raises(ValueError, match=rf"{size + 1}\b.*position 0"):
+        dec.push([size + 1])
+
+
 # -- item 21: special tokens are skipped by default ----------------------------------------------------
 
 @WRAP
