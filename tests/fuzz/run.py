@@ -1,0 +1,131 @@
+"""Coverage-guided fuzzing of reasoning-core with atheris (libFuzzer for Python).
+
+Targets (``tests/fuzz/targets.py``), one per area; each turns the fuzz bytes
+into a structured case and checks it:
+
+- ``engine``:  random tables + token stream + chunking + a program of engine
+  calls: compiled and pure engines agree on every result, exception type and
+  state; ``split()`` conserves tokens and ignores chunking (SPEC §4.1).
+- ``batch``:   random tables + a program of open/step/step_ragged/finish/close:
+  every ``BatchStepResult`` field and every slot's state agree across backends.
+- ``text``:    a family's delimiter strings, fragments and noise, chunked:
+  streamed text equals ``parse()``, and both backends agree.
+- ``decoder``: token ids from a small offline vocabulary (``tests/vocab.py``),
+  chunked: ``ReasoningStreamDecoder`` gives the same deltas on both backends.
+- ``tools``:   marker soup for every ``reasoning_core.tools.available()`` name:
+  streaming never raises, chunking does not change the stream, text before the
+  first marker is content verbatim, and ``parse_complete`` agrees with the stream.
+
+Run (from the repository root, with ``pip install atheris``)::
+
+    python tests/fuzz/run.py engine --seconds 120     # one target for 2 minutes
+    python tests/fuzz/run.py all --seconds 600        # every target, 10 minutes in all
+    python tests/fuzz/run.py engine CRASH_FILE        # replay a saved input
+    python tests/fuzz/run.py engine --show CRASH_FILE # print the decoded case
+
+The pytest entry ``python -m pytest tests/fuzz`` runs every target for
+``REASONING_CORE_FUZZ_SECONDS`` seconds in all (default 10), each in its own
+subprocess, so a crash of the compiled engine (a signal) is reported as a
+test failure.  Crashing inputs are written to ``--artifacts`` (default
+``tests/fuzz/artifacts/``), the corpus to ``tests/fuzz/corpus/TARGET/``;
+both are git-ignored.  A failure found here is minimised and pinned as an
+``@example`` in ``tests/test_differential.py``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NAMES = ("engine", "batch", "text", "decoder", "tools")
+
+
+def _fuzz_one(target: str, seconds: float, artifacts: str, corpus: str | None, files: list[str],
+              runs: int | None) -> int:
+    import atheris
+
+    with atheris.instrument_imports(include=["reasoning_core", "reasoning_core_py"]):
+        sys.path.insert(0, HERE)
+        import targets
+    check = targets.TARGETS[target]
+    if target == "decoder":  # train the small vocabularies before the clock starts
+        from vocab import family_tokenizer
+
+        for name in targets.DECODER_FAMILIES:
+            family_tokenizer(name)
+
+    def one_input(data: bytes) -> None:
+        check(data)
+
+    argv = [sys.argv[0], f"-artifact_prefix={artifacts.rstrip('/')}/{target}-", "-print_final_stats=1",
+            "-timeout=60", "-rss_limit_mb=4096", "-max_len=512"]
+    if files:
+        argv += files
+    else:
+        argv.append(f"-max_total_time={max(1, int(seconds))}")
+        if runs is not None:
+            argv.append(f"-runs={runs}")
+        if corpus:
+            os.makedirs(corpus, exist_ok=True)
+            argv.append(corpus)
+    os.makedirs(artifacts, exist_ok=True)
+    atheris.Setup(argv, one_input)
+    atheris.Fuzz()
+    return 0
+
+
+def run_target(target: str, seconds: float, artifacts: str, corpus: str | None = None,
+               env: dict | None = None) -> tuple[int, int, str]:
+    """Fuzz ``target`` in a subprocess: (exit code, executions, output tail)."""
+    cmd = [sys.executable, os.path.abspath(__file__), target, "--seconds", str(seconds),
+           "--artifacts", artifacts, "--child"]
+    if corpus:
+        cmd += ["--corpus", corpus]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=seconds + 300)
+    out = proc.stdout + proc.stderr
+    m = re.findall(r"stat::number_of_executed_units:\s*(\d+)", out) or re.findall(r"Done (\d+) runs", out)
+    return proc.returncode, int(m[-1]) if m else 0, out[-6000:]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("target", choices=NAMES + ("all",))
+    ap.add_argument("files", nargs="*", help="inputs to replay instead of fuzzing")
+    ap.add_argument("--seconds", type=float, default=60.0, help="fuzzing time (for 'all': in total)")
+    ap.add_argument("--artifacts", default=os.path.join(HERE, "artifacts"))
+    ap.add_argument("--corpus", default=None, help="corpus directory (default tests/fuzz/corpus/TARGET)")
+    ap.add_argument("--show", action="store_true", help="print the decoded case of each file and exit")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+
+    if args.show:
+        sys.path.insert(0, HERE)
+        import targets
+
+        for f in args.files:
+            with open(f, "rb") as fh:
+                print(f, "->", repr(targets.CASES[args.target](fh.read())))
+        return 0
+    if args.target == "all" or not (args.child or args.files):
+        names = NAMES if args.target == "all" else (args.target,)
+        per = args.seconds / len(names)
+        worst = 0
+        for name in names:
+            corpus = args.corpus or os.path.join(HERE, "corpus", name)
+            t0 = time.monotonic()
+            code, execs, tail = run_target(name, per, args.artifacts, corpus)
+            status = "ok" if code == 0 else f"FAILED (exit {code})"
+            print(f"{name}: {execs} executions in {time.monotonic() - t0:.0f} s: {status}", flush=True)
+            if code:
+                print(tail)
+                worst = code
+        return worst
+    return _fuzz_one(args.target, args.seconds, args.artifacts, args.corpus, args.files, None)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
