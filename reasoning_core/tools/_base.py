@@ -72,6 +72,19 @@ def _drop(_text: str) -> None:
     pass
 
 
+def _json_string(canon: str) -> Optional[str]:
+    """The text of a canonical JSON value if it is a string, else ``None``. A string
+    literal decodes without recursion or number conversion, so this cannot raise
+    on model output."""
+    if len(canon) < 2 or canon[0] != '"':
+        return None
+    try:
+        value = json.loads(canon)
+    except ValueError:  # pragma: no cover - the reader only writes valid literals
+        return None
+    return value if isinstance(value, str) else None
+
+
 class _Call:
     __slots__ = ("index", "id", "name", "args", "ok")
 
@@ -119,8 +132,24 @@ class BaseToolParser:
 
     def set_streaming_tool_schemas(self, schemas: Optional[dict]) -> None:
         """``{tool_name: parameters_json_schema}``; an OpenAI tool entry or a
-        ``{"parameters": ...}`` wrapper is accepted too. ``None`` clears."""
-        self._schemas = dict(schemas or {})
+        ``{"parameters": ...}`` wrapper is accepted too. ``None`` clears.
+        Property types may be JSON Schema names or Python-style ones (``int``,
+        ``float``, ``bool``, ``dict``, ``list``, ``str``)."""
+        if schemas is None:
+            schemas = {}
+        if not isinstance(schemas, dict):
+            raise TypeError(
+                "set_streaming_tool_schemas expects a dict {tool_name: json_schema} or None, "
+                f"got {type(schemas).__name__}"
+            )
+        for name, schema in schemas.items():
+            if not isinstance(name, str):
+                raise TypeError(f"tool schema keys must be tool names (str), got {type(name).__name__}")
+            if schema is not None and not isinstance(schema, dict):
+                raise TypeError(
+                    f"the schema for tool {name!r} must be a dict or None, got {type(schema).__name__}"
+                )
+        self._schemas = dict(schemas)
         table = {}
         for name, schema in self._schemas.items():
             if isinstance(schema, dict) and isinstance(schema.get("function"), dict):
@@ -338,7 +367,7 @@ class BaseToolParser:
             key_parts: list[str] = []
             if not (yield from self._json(key_parts.append, note_error=not quiet)):
                 return self._call_object_failed()
-            key = json.loads("".join(key_parts))
+            key = _json_string("".join(key_parts))
             yield from self._skip_ws()
             if not (yield from self._expect(":")):
                 return self._call_object_failed()
@@ -347,8 +376,10 @@ class BaseToolParser:
                 parts: list[str] = []
                 if not (yield from self._json(parts.append, note_error=not quiet)):
                     return self._call_object_failed()
-                value = json.loads("".join(parts))
-                if not isinstance(value, str) or not valid_name(value.strip()):
+                # only a string can be a name: the value is never decoded otherwise
+                # (a model's digit run or deep nesting must not reach json.loads)
+                value = _json_string("".join(parts))
+                if value is None or not valid_name(value.strip()):
                     return self._call_object_failed()
                 name = value.strip()
                 if args_seen:
@@ -440,22 +471,31 @@ class BaseToolParser:
 
 
 def _to_deltas(events: list) -> list[ParsedToolCallDelta]:
-    """Events in text order -> deltas, joining neighbours of the same kind."""
-    out: list[ParsedToolCallDelta] = []
+    """Events in text order -> deltas, joining neighbours of the same kind. Pieces
+    are collected and joined once per delta (repeated ``+=`` on a growing string
+    would make one large delta quadratic)."""
+    groups: list = []  # [kind, index, id, name, pieces]
     last = None
     for e in events:
         kind = e[0]
         if kind == "c":
-            if last is not None and last.content is not None:
-                last.content += e[2]
+            if last is not None and last[0] == "c":
+                last[4].append(e[2])
                 continue
-            last = ParsedToolCallDelta(index=e[1], content=e[2])
+            last = ["c", e[1], None, None, [e[2]]]
         elif kind == "n":
-            last = ParsedToolCallDelta(index=e[1], id=e[2], name=e[3])
+            last = ["a", e[1], e[2], e[3], []]
         else:
-            if last is not None and last.content is None and last.index == e[1]:
-                last.arguments = (last.arguments or "") + e[2]
+            if last is not None and last[0] == "a" and last[1] == e[1]:
+                last[4].append(e[2])
                 continue
-            last = ParsedToolCallDelta(index=e[1], arguments=e[2])
-        out.append(last)
+            last = ["a", e[1], None, None, [e[2]]]
+        groups.append(last)
+    out: list[ParsedToolCallDelta] = []
+    for kind, index, cid, name, pieces in groups:
+        text = pieces[0] if len(pieces) == 1 else "".join(pieces)
+        if kind == "c":
+            out.append(ParsedToolCallDelta(index=index, content=text))
+        else:
+            out.append(ParsedToolCallDelta(index=index, id=cid, name=name, arguments=text if pieces else None))
     return out

@@ -63,16 +63,21 @@ class JsonReader:
     of ``buf`` consumed; partial tokens are kept inside the reader), ``DONE`` (the value
     ended just before ``pos``; the character at ``pos`` is not consumed) or ``ERROR``
     (``pos`` is the offending character, or ``len(buf)`` at end of input).
-    A stack replaces recursion so that deep nesting cannot overflow.
+    A stack replaces recursion so that deep nesting cannot overflow. Output is
+    collected per ``feed`` and handed to the sink in one piece, and a number that
+    arrives in many chunks is kept as a list of pieces: total work is linear in the
+    input however it is chunked.
     """
 
-    __slots__ = ("sink", "state", "stack", "tok", "hi", "is_key", "require_object", "started")
+    __slots__ = ("sink", "out", "state", "stack", "tok", "num", "hi", "is_key", "require_object", "started")
 
     def __init__(self, sink, require_object: bool = False):
         self.sink = sink
+        self.out: list[str] = []
         self.state = _VALUE
         self.stack: list[str] = []
-        self.tok = ""
+        self.tok = ""  # a \u escape's hex digits or a literal's letters (bounded)
+        self.num: list[str] = []  # the pieces of a number
         self.hi = -1  # pending high surrogate from a \u escape, waiting for its pair
         self.is_key = False
         self.require_object = require_object
@@ -80,16 +85,24 @@ class JsonReader:
 
     def _flush_hi(self):
         if self.hi >= 0:
-            self.sink("\\u%04x" % self.hi)
+            self.out.append("\\u%04x" % self.hi)
             self.hi = -1
 
     def _end_str(self):
         self._flush_hi()
-        self.sink('"')
+        self.out.append('"')
         self.state = _COLON if self.is_key else _AFTER
 
     def feed(self, buf: str, pos: int, eof: bool):
-        sink = self.sink
+        pos, status = self._feed(buf, pos, eof)
+        out = self.out
+        if out:
+            self.sink(out[0] if len(out) == 1 else "".join(out))
+            out.clear()
+        return pos, status
+
+    def _feed(self, buf: str, pos: int, eof: bool):
+        sink = self.out.append
         n = len(buf)
         while True:
             st = self.state
@@ -149,13 +162,17 @@ class JsonReader:
                 continue
             if st == _NUM:
                 m = _NUM_RUN.match(buf, pos)
-                self.tok += m.group()
+                if m.end() > pos:
+                    self.num.append(m.group())
                 pos = m.end()
                 if pos >= n and not eof:
                     break
-                if not _NUM_OK.fullmatch(self.tok):
+                num = self.num
+                text = num[0] if len(num) == 1 else "".join(num)
+                num.clear()
+                if not _NUM_OK.fullmatch(text):
                     return pos, ERROR
-                sink(self.tok)
+                sink(text)
                 self.state = _AFTER
                 continue
             if st == _LIT:
@@ -194,7 +211,7 @@ class JsonReader:
                     self.is_key = False
                     self.state = _STR
                 elif c == "-" or "0" <= c <= "9":
-                    self.tok = ""
+                    self.num.clear()
                     self.state = _NUM
                     continue
                 elif c in _LITERALS:
@@ -274,21 +291,69 @@ def _kind(canon: str) -> str:
     return "number" if any(ch in canon for ch in ".eE") else "integer"
 
 
+# JSON Schema type names, plus the Python-style names real tool definitions use
+# (compared lower-cased); any other name tells nothing and is ignored
+_TYPE_NAMES = {
+    "string": "string", "str": "string", "text": "string",
+    "integer": "integer", "int": "integer", "long": "integer",
+    "number": "number", "float": "number", "double": "number", "decimal": "number",
+    "boolean": "boolean", "bool": "boolean",
+    "object": "object", "dict": "object", "map": "object",
+    "array": "array", "list": "array", "tuple": "array",
+    "null": "null", "none": "null", "nonetype": "null",
+}
+
+
+def _value_kind(v):
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, (list, tuple)):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return None
+
+
 def schema_types(prop) -> frozenset:
-    """JSON-schema types a property allows (``type``, ``anyOf``/``oneOf`` members)."""
+    """JSON-schema types a property allows: ``type`` (a name or a list; Python-style
+    names such as ``int``/``float``/``bool``/``dict``/``list``/``str`` count as their
+    JSON Schema equivalents), the members of ``anyOf``/``oneOf``, ``nullable``, and,
+    when no type is given, the kinds of the ``enum``/``const`` values. Empty when
+    nothing is known (then values are typed as without a schema). Iterative, and a
+    schema that refers to itself is visited once."""
     types: set[str] = set()
-    if not isinstance(prop, dict):
-        return frozenset()
-    t = prop.get("type")
-    if isinstance(t, str):
-        types.add(t)
-    elif isinstance(t, (list, tuple)):
-        types.update(x for x in t if isinstance(x, str))
-    for key in ("anyOf", "oneOf"):
-        subs = prop.get(key)
-        if isinstance(subs, list):
-            for sub in subs:
-                types |= schema_types(sub)
+    seen: set[int] = set()
+    todo = [prop]
+    while todo:
+        p = todo.pop()
+        if not isinstance(p, dict) or id(p) in seen:
+            continue
+        seen.add(id(p))
+        t = p.get("type")
+        names = [t] if isinstance(t, str) else list(t) if isinstance(t, (list, tuple)) else []
+        known = {_TYPE_NAMES.get(x.strip().lower()) for x in names if isinstance(x, str)}
+        known.discard(None)
+        if not known:
+            values = p.get("enum")
+            if not isinstance(values, (list, tuple)):
+                values = [p["const"]] if "const" in p else []
+            known = {_value_kind(v) for v in values}
+            known.discard(None)
+        if known and p.get("nullable") is True:
+            known.add("null")
+        types |= known
+        for key in ("anyOf", "oneOf"):
+            subs = p.get(key)
+            if isinstance(subs, (list, tuple)):
+                todo.extend(subs)
     return frozenset(types)
 
 
