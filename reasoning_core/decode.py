@@ -27,11 +27,13 @@ __all__ = ["ReasoningStreamDecoder", "StreamDelta"]
 _FIELDS = ("reasoning", "reasoning_content")
 _REPLACEMENT = "\ufffd"
 # A UTF-8 character is at most 4 bytes and every byte-level token carries at
-# least one, so in valid text an unfinished character holds back at most 3
-# tokens after the last complete one.  Past MAX_PENDING undecodable tokens the
-# detokenizer looks for bytes that can never become a character (and a
-# multi-token step that ends inside a character is settled at once); in
-# either case only text that no later byte can change is released.
+# least one, so in valid text an unfinished character holds back at most
+# UNFINISHED_SPAN tokens after the last complete one.  A multi-token step that
+# ends inside a character is settled at once: the complete characters before
+# it go out.  Past MAX_PENDING undecodable tokens the older ones hold bytes
+# that can never become a character, and are released too, as U+FFFD; but
+# only text that no later byte can change is ever released.
+UNFINISHED_SPAN = 3
 MAX_PENDING = 8
 # How far back from the end a settle looks for such a point.
 _SETTLE_SCAN = MAX_PENDING + 1
@@ -95,20 +97,35 @@ def _decode_after(decode, ctx: list[int], ids: list[int]) -> str:
     """The text ``ids`` add after the context ``ctx`` (already emitted ids)."""
     if ctx:
         prefix = decode(ctx)
-        if not prefix.endswith(_REPLACEMENT):
-            text = decode(ctx + ids)
-            if text.startswith(prefix):
-                return text[len(prefix):]
-    # No context, or context that cannot anchor a diff (it ends in bytes
-    # that are not a character, or decodes differently in company).
+        text = decode(ctx + ids)
+        if text.startswith(prefix):
+            return text[len(prefix):]
+    # No context, or context that decodes differently in company.
     return decode(ids)
+
+
+def _context(decode, ids: list[int], size: int) -> list[int]:
+    """At most about ``size`` last ids of emitted text ``ids``, starting at a character.
+
+    A context that starts inside a character would decode as U+FFFD and,
+    with byte-fallback decoders, spoil the whole run of byte tokens it is in.
+    """
+    if len(ids) <= size:
+        return ids
+    for j in range(size, min(len(ids), 2 * size) + 1):
+        tail = ids[-j:]
+        if not decode(tail).startswith(_REPLACEMENT):
+            return tail
+    return ids[-size:]
 
 
 class _Detokenizer:
     """Incremental decoding state shared by both detokenizers.
 
-    ``_ctx`` holds a few ids of already emitted text (some decoders depend on
-    the previous token: SentencePiece's leading space, byte fallback);
+    ``_ctx`` holds ids of already emitted text, starting at a character
+    (some decoders depend on the previous token: SentencePiece's leading
+    space); the stream detokenizer keeps its last emitted ids whole and trims
+    them only when they are needed;
     ``_pending`` the ids after it that do not decode to finished text yet.
     """
 
@@ -121,46 +138,66 @@ class _Detokenizer:
 
         Called when the pending ids (undecodable as a whole) come from a
         multi-token step or exceed MAX_PENDING.  A cut after k pending ids is
-        final when the text there ends in a complete character (a clean cut),
-        or when decoding both sides apart gives the same text as decoding them
-        together (the cut sits between ill-formed bytes and what follows them,
-        so no later byte can merge across it).  The last such cut is taken; a
-        cut never falls inside a character, valid or not.
+        final when the text there ends in a complete character (a clean cut;
+        in valid text there is one within the last UNFINISHED_SPAN tokens).
+        Past MAX_PENDING a cut may also fall after ill-formed bytes, where
+        decoding both sides apart gives the same text as decoding them
+        together, but never among the last UNFINISHED_SPAN tokens, which may
+        still be the start of a character (byte-fallback decoders show such a
+        start as one U+FFFD per byte, so "same text" alone would not tell).
+        The last such cut is taken; it never falls inside a character.
         """
-        decode, ctx, pending = self._decode, self._ctx, self._pending
+        decode, pending = self._decode, self._pending
+        ctx = self._ctx = _context(decode, self._ctx, self.CONTEXT)
         n = len(pending)
-        whole = _decode_after(decode, ctx, pending)
+        prefix = decode(ctx) if ctx else ""
+
+        def after(ids: list[int]) -> str:
+            if ctx:
+                text = decode(ctx + ids)
+                if text.startswith(prefix):
+                    return text[len(prefix):]
+            return decode(ids)
+
+        whole = after(pending)
         if not whole.endswith(_REPLACEMENT):
             # Nothing unfinished (tokens with no text of their own): all final.
-            return whole + self._advance(n, True)
+            return whole + self._advance(n, True, None)
+        invalid_cut = n - UNFINISHED_SPAN if n > MAX_PENDING else 0
         for k in range(n - 1, max(n - _SETTLE_SCAN, 0), -1):
-            head = _decode_after(decode, ctx, pending[:k])
+            head = after(pending[:k])
             if head and not head.endswith(_REPLACEMENT):
-                return head + self._advance(k, True)
-            if head + decode(pending[k:]) == whole:
-                return head + self._advance(k, False)
+                return head + self._advance(k, True, prefix + head)
+            if k <= invalid_cut and head + decode(pending[k:]) == whole:
+                return head + self._advance(k, False, "")
         return ""  # still one unfinished character (or no safe cut yet): hold
 
-    def _advance(self, k: int, clean: bool) -> str:
-        """The first ``k`` pending ids were emitted; ``clean``: their text ended in a whole character."""
+    def _advance(self, k: int, clean: bool, emitted: str | None) -> str:
+        """The first ``k`` pending ids were emitted.
+
+        ``clean``: their text ended in a whole character, so they stay as
+        context.  ``emitted``: the text of the context and of what was just
+        emitted (for _StreamDetokenizer; None when not known).
+        """
         done = self._pending[:k]
         self._pending = self._pending[k:]
         # After ill-formed bytes, start afresh: such context cannot anchor a diff.
-        self._ctx = (self._ctx + done)[-self.CONTEXT:] if clean else []
+        self._ctx = _context(self._decode, self._ctx + done, self.CONTEXT) if clean else []
         return ""
 
     def flush(self) -> str:
         """End of a block: pending ids go out as the full decode has them (U+FFFD for broken bytes)."""
         if not self._pending:
             return ""
+        self._ctx = _context(self._decode, self._ctx, self.CONTEXT)
         text = _decode_after(self._decode, self._ctx, self._pending)
-        return text + self._advance(len(self._pending), not text.endswith(_REPLACEMENT))
+        return text + self._advance(len(self._pending), not text.endswith(_REPLACEMENT), None)
 
 
 class _StreamDetokenizer(_Detokenizer):
     """``tokenizers.decoders.DecodeStream`` plus settling and a flush for the end of the stream."""
 
-    __slots__ = ("_tok", "_stream", "_skip")
+    __slots__ = ("_tok", "_stream", "_skip", "_strip")
 
     def __init__(self, tok, skip_special_tokens: bool) -> None:
         self._tok = tok
@@ -171,6 +208,8 @@ class _StreamDetokenizer(_Detokenizer):
         # mirror them so settling and flush() can work on them.
         self._pending: list[int] = []
         self._ctx: list[int] = []
+        # Text DecodeStream will repeat at the start of its next output (after a settle).
+        self._strip = ""
 
     def step(self, ids: list[int]) -> str:
         # DecodeStream steps a single int markedly faster than a one-id list.
@@ -183,18 +222,33 @@ class _StreamDetokenizer(_Detokenizer):
         if self._pending:
             ids = self._pending + ids
             self._pending = []
-        # Context for settling and flush() (a caller reusing its list can only
-        # make it fail to anchor a diff, which _decode_after falls back from).
-        self._ctx = ids if len(ids) <= 4 else ids[-4:]
+            if self._strip:
+                strip, self._strip = self._strip, ""
+                if out.startswith(strip):
+                    out = out[len(strip):]
+        # Context for settling and flush(), trimmed when used (the caller's
+        # list itself in the per-token case: a copy would cost more than the rest).
+        self._ctx = ids
         return out
 
-    def _advance(self, k: int, clean: bool) -> str:
-        _Detokenizer._advance(self, k, clean)
-        # Rebuild DecodeStream's state to match: emitted context, then the
-        # ids still pending.  (DecodeStream(ids=...) would count the context
-        # as not yet emitted, so the context is stepped through instead.)
+    def _advance(self, k: int, clean: bool, emitted: str | None) -> str:
+        # DecodeStream's own state must match what was emitted.
+        ctx, done = self._ctx, self._pending[:k]
+        _Detokenizer._advance(self, k, clean, emitted)
         tok, skip = self._tok, self._skip
+        if self._pending and emitted is not None:
+            # Ids still pending: a stream holding the context, the emitted ids
+            # and the pending ones, as not yet emitted; its next output starts
+            # with ``emitted`` (the text of the first two), which is cut off.
+            # No decoding needed here.  After ill-formed bytes: the pending alone.
+            held = ctx + done + self._pending if clean else list(self._pending)
+            self._stream = DecodeStream(ids=held, skip_special_tokens=skip)
+            self._strip = emitted if clean else ""
+            return ""
+        # Otherwise (the block ended, or all was final): a fresh stream primed
+        # with the context by stepping through it.
         stream = DecodeStream(skip_special_tokens=skip)
+        self._strip = ""
         if self._ctx and stream.step(tok, self._ctx) is None:
             stream = DecodeStream(skip_special_tokens=skip)
             self._ctx = []
@@ -234,7 +288,10 @@ class _WindowDetokenizer(_Detokenizer):
         pending = self._pending + ids if self._pending else list(ids)
         text = _decode_after(self._decode, self._ctx, pending)
         if text and not text.endswith(_REPLACEMENT):
-            self._ctx = (self._ctx + pending)[-self.CONTEXT:]
+            ctx = self._ctx + pending
+            if len(ctx) > self.CONTEXT:  # keep whole emitted pieces: never start inside a character
+                ctx = _context(self._decode, pending, self.CONTEXT)
+            self._ctx = ctx
             self._pending = []
             return text
         self._pending = pending

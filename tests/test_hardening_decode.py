@@ -6,6 +6,8 @@ the generic detokenizer (a tokenizer seen only through ``decode(ids)``).
 from __future__ import annotations
 
 import array
+import functools
+import json
 
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ from hypothesis import strategies as st
 from reasoning_core import ReasoningStreamDecoder, get_parser, text_parser
 from reasoning_core.decode import MAX_PENDING
 from reasoning_core.families import FAMILIES
-from tests.vocab import decode, deepseek_tokenizer, family_tokenizer, qwen3_tokenizer
+from tests.vocab import CORPUS, decode, deepseek_tokenizer, family_tokenizer, qwen3_tokenizer
 
 fixture_ok = settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 WRAP = pytest.mark.parametrize("wrap", [False, True], ids=["decodestream", "window"])
@@ -134,6 +136,41 @@ def test_i11_04_random_chunkings_of_multibyte_text(backend, case, wrap):
         assert not any("\ufffd" in d.reasoning + d.content for d in deltas)
     for d in deltas:  # whole characters only
         d.reasoning.encode("utf-8"), d.content.encode("utf-8")
+
+
+@functools.lru_cache(maxsize=1)
+def byte_fallback_tokenizer():
+    """A Llama-style vocabulary: Metaspace words, byte-fallback tokens, a Strip decoder."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, trainers
+
+    tok = Tokenizer(models.BPE(byte_fallback=True, unk_token="<unk>"))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("\u2581"), normalizers.Replace(" ", "\u2581")])
+    tok.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                     decoders.Strip(" ", 1, 0)])
+    tok.train_from_iterator(CORPUS * 4, trainers.BpeTrainer(
+        vocab_size=400, special_tokens=["<unk>", "<s>", "</s>", "[THINK]", "[/THINK]"], show_progress=False))
+    # The 256 byte tokens are ordinary vocabulary entries, as in Llama's.
+    spec = json.loads(tok.to_str())
+    vocab = spec["model"]["vocab"]
+    for i in range(256):
+        vocab.setdefault(f"<0x{i:02X}>", len(vocab))
+    return Tokenizer.from_str(json.dumps(spec))
+
+
+@fixture_ok
+# (Without a literal U+FFFD: a byte-fallback decoder turns a whole run of
+# byte tokens into U+FFFDs while one of its characters is unfinished, so a
+# literal one inside such a run cannot be told from broken bytes.)
+@given(pieces=st.lists(st.sampled_from(MB_PIECES[:-2]), min_size=1, max_size=16),
+       cuts=st.lists(st.integers(0, 80), max_size=10), wrap=st.booleans())
+def test_i11_04_byte_fallback_vocabulary(backend, pieces, cuts, wrap):
+    # Byte-fallback decoders show an unfinished character as one U+FFFD per
+    # byte, so a run of such bytes must never be mistaken for invalid ones.
+    tok = byte_fallback_tokenizer()
+    ids = tok.encode("".join(pieces)).ids
+    bounds = [0] + sorted(min(c, len(ids)) for c in cuts) + [len(ids)]
+    deltas = run("mistral", tok, ids, bounds, backend, wrap=wrap)
+    assert joined(deltas) == ("", tok.decode(ids))
 
 
 @WRAP
