@@ -105,12 +105,13 @@ def _decode_after(decode, ctx: list[int], ids: list[int]) -> str:
 
 
 def _context(decode, ids: list[int], size: int) -> list[int]:
-    """At most about ``size`` last ids of emitted text ``ids``, starting at a character.
+    """The last ids of emitted text ``ids`` (which start at a character), trimmed
+    when longer than ``4 * size`` to about ``size`` ids that start at a character.
 
     A context that starts inside a character would decode as U+FFFD and,
     with byte-fallback decoders, spoil the whole run of byte tokens it is in.
     """
-    if len(ids) <= size:
+    if len(ids) <= 4 * size:
         return ids
     for j in range(size, min(len(ids), 2 * size) + 1):
         tail = ids[-j:]
@@ -159,17 +160,22 @@ class _Detokenizer:
                     return text[len(prefix):]
             return decode(ids)
 
-        whole = after(pending)
-        if not whole.endswith(_REPLACEMENT):
-            # Nothing unfinished (tokens with no text of their own): all final.
-            return whole + self._advance(n, True, None)
+        whole = None
         invalid_cut = n - UNFINISHED_SPAN if n > MAX_PENDING else 0
         for k in range(n - 1, max(n - _SETTLE_SCAN, 0), -1):
             head = after(pending[:k])
             if head and not head.endswith(_REPLACEMENT):
                 return head + self._advance(k, True, prefix + head)
-            if k <= invalid_cut and head + decode(pending[k:]) == whole:
-                return head + self._advance(k, False, "")
+            if k <= invalid_cut:
+                if whole is None:
+                    whole = after(pending)
+                if head + decode(pending[k:]) == whole:
+                    return head + self._advance(k, False, "")
+        if whole is None:
+            whole = after(pending)
+        if not whole.endswith(_REPLACEMENT):
+            # Nothing unfinished (tokens with no text of their own): all final.
+            return whole + self._advance(n, True, None)
         return ""  # still one unfinished character (or no safe cut yet): hold
 
     def _advance(self, k: int, clean: bool, emitted: str | None) -> str:
@@ -450,11 +456,11 @@ class ReasoningStreamDecoder:
         # The per-token common case (a list of one int inside the vocabulary)
         # is checked inline, as cheaply as Python allows; the rest is checked
         # (and converted to a list) by _IdChecker.
-        try:
+        if ids.__class__ is list and len(ids) == 1:
             [t] = ids
-        except (ValueError, TypeError):
-            t = None
-        if not (t.__class__ is int and ids.__class__ is list and -1 < t < self._limit):
+            if t.__class__ is not int or not -1 < t < self._limit:
+                ids = self._check(ids)
+        else:
             ids = self._check(ids)
         side = self._eng.feed_side(ids)
         if type(side) is int:
