@@ -6,6 +6,10 @@ put whole and broken-off delimiters at random places among ordinary,
 negative and oversized ids, every integer container the engines accept, and
 random chunkings.  Everything here is built from the engine's own public
 table builder; nothing knows how a backend walks the tables.
+
+The runners at the end (``run_engine_program``, ``run_batch_program``) play
+one program of calls on both backends and compare every result, exception
+type and state; ``test_differential.py`` and the fuzz harness share them.
 """
 from __future__ import annotations
 

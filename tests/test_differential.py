@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import example, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 import reasoning_core
@@ -36,19 +36,19 @@ from streams import run_split
 from strategies import (
     BACKENDS,
     ENGINE_STATES,
+    OUTSIDE_IDS,
+    bad_inputs,
     batch_snapshot,
+    chunkings,
+    containers,
     engine_snapshot,
     make_engines,
+    make_tables,
     outcome,
     run_batch_program,
     run_engine_program,
-    text_of,
-    OUTSIDE_IDS,
-    bad_inputs,
-    chunkings,
-    containers,
-    make_tables,
     table_specs,
+    text_of,
     token_streams,
 )
 
