@@ -113,11 +113,12 @@ def _context(decode, ids: list[int], size: int) -> list[int]:
     """
     if len(ids) <= 4 * size:
         return ids
-    for j in range(size, min(len(ids), 2 * size) + 1):
+    # A character is at most 4 byte tokens; look a little further for ill-formed bytes.
+    for j in range(size, min(len(ids), size + 12) + 1):
         tail = ids[-j:]
         if not decode(tail).startswith(_REPLACEMENT):
             return tail
-    return ids[-size:]
+    return []  # no character start found: no context rather than a broken one
 
 
 class _Detokenizer:
@@ -294,9 +295,10 @@ class _WindowDetokenizer(_Detokenizer):
         pending = self._pending + ids if self._pending else list(ids)
         text = _decode_after(self._decode, self._ctx, pending)
         if text and not text.endswith(_REPLACEMENT):
+            # A few ids, always starting at a character: whole emitted pieces.
             ctx = self._ctx + pending
-            if len(ctx) > self.CONTEXT:  # keep whole emitted pieces: never start inside a character
-                ctx = _context(self._decode, pending, self.CONTEXT)
+            if len(ctx) > self.CONTEXT:
+                ctx = pending if len(pending) <= 2 * self.CONTEXT else _context(self._decode, pending, 1)
             self._ctx = ctx
             self._pending = []
             return text
@@ -369,6 +371,8 @@ class _IdChecker:
 
     def __call__(self, delta: Any) -> list[int]:
         """``delta`` as a list of valid ids; TypeError / ValueError (naming the id and its position)."""
+        if delta.__class__ is list and len(delta) == 1 and delta[0].__class__ is int and delta[0] in self._known:
+            return delta  # the per-token case of a tokenizer whose ids are tried
         ids = to_int_list(delta)  # the engines' own TypeError for non-integers
         if type(ids) is not list:
             ids = list(ids)
