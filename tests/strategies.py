@@ -287,10 +287,14 @@ def run_engine_program(spec, program):
     (c, c_opened), (p, p_opened) = make_engines(tables)
     assert engine_snapshot(c) == engine_snapshot(p)
     for step, (op, args) in enumerate(program):
+        # "bad:feed" is feed() on input that may be rejected; valid ids never raise.
+        bad, op = op.startswith("bad:"), op.removeprefix("bad:")
         got_c = outcome(getattr(c, op), *args)
         got_p = outcome(getattr(p, op), *args)
         where = f"step {step}: {op}{args!r}"
         assert got_c == got_p, where
+        if not bad and op != "set_state":
+            assert got_c[0] == "ok", f"valid input raised {got_c[1]!r} at {where}"
         assert engine_snapshot(c) == engine_snapshot(p), where
         assert len(c_opened) == len(p_opened), where
     assert outcome(c.finish) == outcome(p.finish)
@@ -331,6 +335,19 @@ def run_batch_program(spec, capacity, program):
                 got.append(outcome(getattr(eng, op), *args))
         where = f"step {step}: {op}{args!r}"
         assert got[0] == got[1], where
+        if op in ("step", "ragged") and _valid_step(engines[0], capacity, op, *args):
+            assert got[0][0] == "ok", f"a valid step raised {got[0][1]!r} at {where}"
         assert batch_snapshot(engines[0], capacity) == batch_snapshot(engines[1], capacity), where
+
+
+def _valid_step(eng, capacity, op, call_args, out_kind):
+    """Distinct open slots, matching lengths, a big enough ``out``: the step must work."""
+    slots = [int(s) for s in call_args[0]]
+    if len(set(slots)) != len(slots) or not all(0 <= s < capacity and eng.is_open(s) for s in slots):
+        return False
+    n = len(call_args[-1])
+    if op == "step" and n != len(slots):
+        return False
+    return out_kind != "smaller" or n == 0
 
 

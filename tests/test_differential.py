@@ -81,6 +81,7 @@ def engine_programs(draw, patterns, max_ops=10):
             args = (bad[draw(st.integers(0, len(bad) - 1))],)
             if op in ("stream", "scan_stream"):
                 args += (True,)
+            op = "bad:" + op
         else:
             args = ()
         ops.append((op, args))
@@ -179,7 +180,10 @@ def batch_programs(draw, patterns, capacity, max_ops=10):
         elif op in ("close", "finish"):
             ops.append((op, (draw(st.one_of(ok_slot, ok_slot, slot)),)))
         else:
-            slots = draw(st.lists(st.one_of(ok_slot, ok_slot, ok_slot, slot), max_size=capacity + 1))
+            if draw(st.booleans()):  # distinct open-or-not slots, the usual engine step
+                slots = draw(st.lists(ok_slot, max_size=capacity, unique=True))
+            else:
+                slots = draw(st.lists(st.one_of(ok_slot, ok_slot, ok_slot, slot), max_size=capacity + 1))
             dtype = draw(st.sampled_from(("int32", "int64", "list")))
             if op == "step":
                 toks = draw(token_streams(patterns, max_size=len(slots)))

@@ -139,6 +139,7 @@ def read_engine_program(r: Reader, patterns):
             args = (r.pick(bad_inputs()),)
             if op in ("stream", "scan_stream"):
                 args += (True,)
+            op = "bad:" + op
         else:
             args = ()
         ops.append((op, args))
@@ -186,7 +187,10 @@ def batch_case(data: bytes):
         else:
             import numpy as np
 
-            slots = [r.int(0, cap - 1) if r.int(0, 7) else r.int(-1, cap) for _ in range(r.int(0, cap + 1))]
+            if r.bool():  # distinct slots, the usual engine step
+                slots = list(dict.fromkeys(r.int(0, cap - 1) for _ in range(r.int(0, cap))))
+            else:
+                slots = [r.int(0, cap - 1) if r.int(0, 7) else r.int(-1, cap) for _ in range(r.int(0, cap + 1))]
             if op == "step":
                 toks = (read_ids(r, spec[0], len(slots)) + [0] * len(slots))[: len(slots)]
                 offsets = None
