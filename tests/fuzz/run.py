@@ -100,7 +100,7 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", default=None, help="corpus directory (default tests/fuzz/corpus/TARGET)")
     ap.add_argument("--show", action="store_true", help="print the decoded case of each file and exit")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
+    args = ap.parse_intermixed_args(argv)
 
     if args.show:
         sys.path.insert(0, HERE)
