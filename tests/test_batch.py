@@ -189,6 +189,8 @@ def test_out_buffers_reused(batch):
     assert np.shares_memory(small.is_delimiter, out.is_delimiter)
 
 
+# qwen3 on the DeepSeek vocabulary has no <tool_call>: the warning is right, and not the subject here.
+@pytest.mark.filterwarnings("ignore::reasoning_core.ReasoningCoreWarning")
 def test_name_and_parser_constructors(deepseek_tokenizer, backend):
     parser = rc.get_parser("qwen3", deepseek_tokenizer, backend=backend)
     assert ReasoningBatch(parser, 4).parser is parser
