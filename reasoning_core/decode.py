@@ -371,8 +371,18 @@ class _IdChecker:
 
     def __call__(self, delta: Any) -> list[int]:
         """``delta`` as a list of valid ids; TypeError / ValueError (naming the id and its position)."""
-        if delta.__class__ is list and len(delta) == 1 and delta[0].__class__ is int and delta[0] in self._known:
-            return delta  # the per-token case of a tokenizer whose ids are tried
+        if delta.__class__ is list:
+            if self._probe is None:
+                # A list in range goes through as it is: min/max run in C, and an
+                # element that is no integer (1.5) is the engine's TypeError,
+                # raised before it consumes anything.
+                try:
+                    if not delta or (min(delta) >= 0 and max(delta) < self._size):
+                        return delta
+                except TypeError:
+                    pass  # not comparable: to_int_list names the element
+            elif len(delta) == 1 and delta[0].__class__ is int and delta[0] in self._known:
+                return delta  # the per-token case of a tokenizer whose ids are tried
         ids = to_int_list(delta)  # the engines' own TypeError for non-integers
         if type(ids) is not list:
             ids = list(ids)
