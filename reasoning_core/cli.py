@@ -219,7 +219,8 @@ def cmd_split(args) -> int:
     # The texts come from the same decoder a server would use, so multibyte
     # characters and a family's label formatter are handled exactly as in
     # `stream`; delimiters never reach it as reasoning or content ids.
-    dec = ReasoningStreamDecoder(_make_parser(name, tok, args.backend).begin(prompt), tok)
+    dec = ReasoningStreamDecoder(_make_parser(name, tok, args.backend).begin(prompt), tok,
+                                 skip_special_tokens=not args.keep_special_tokens)
     a, b = dec.push(ids), dec.finish()
     reasoning, content = a.reasoning + b.reasoning, a.content + b.content
     if args.json:
@@ -244,7 +245,7 @@ def cmd_stream(args) -> int:
     _, _, name, tok, ids = _prepare(args)
     parser = _make_parser(name, tok, args.backend)
     parser.begin(_prompt_ids(args, parser, tok))
-    dec = ReasoningStreamDecoder(parser, tok, field=args.field)
+    dec = ReasoningStreamDecoder(parser, tok, field=args.field, skip_special_tokens=not args.keep_special_tokens)
     n = args.chunk
     out = sys.stdout
     for i in range(0, len(ids), n):
@@ -419,6 +420,9 @@ def _input_options(p: argparse.ArgumentParser) -> None:
     start.add_argument("--prompt-starts-content", dest="prompt_starts", action="store_const", const="content",
                        help="the prompt closed reasoning (thinking switched off)")
     p.add_argument("--backend", choices=("cython", "python"), help="engine backend (default: compiled if built)")
+    p.add_argument("--keep-special-tokens", action="store_true",
+                   help="keep the text of special tokens (BOS, EOS, ...) in the decoded output; "
+                        "by default it is skipped, as servers do")
 
 
 def build_parser() -> argparse.ArgumentParser:

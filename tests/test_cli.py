@@ -287,3 +287,20 @@ def test_bench_json_unwritable(tmp_path):
     line = _one_line_error(run("bench", "--quick", "--repeat", "1", "--scale", "0.01", "--only", "stream_1tok",
                                "--json", str(target)), 1)
     assert str(target) in line
+
+
+def test_keep_special_tokens_flag(capsys):
+    from reasoning_core.cli import main
+
+    text = "<think>a</think>b<｜end▁of▁sentence｜>"
+    import tempfile, pathlib
+
+    with tempfile.TemporaryDirectory() as d:
+        f = pathlib.Path(d) / "c.txt"
+        f.write_text(text, encoding="utf-8")
+        assert main(["split", str(f), "--json"]) == 0
+        skipped = json.loads(capsys.readouterr().out)
+        assert main(["split", str(f), "--json", "--keep-special-tokens"]) == 0
+        kept = json.loads(capsys.readouterr().out)
+    assert skipped["content"] == "b"
+    assert kept["content"] == "b<｜end▁of▁sentence｜>"

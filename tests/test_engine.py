@@ -287,7 +287,8 @@ def test_backend_flag_selects_python():
     code = "import reasoning_core as rc; print(rc.BACKEND)"
     env_out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True,
-        env={**__import__("os").environ, "REASONING_CORE_NO_EXTENSIONS": "1"},
+        env={**{k: v for k, v in __import__("os").environ.items() if k != "REASONING_CORE_REQUIRE_EXTENSIONS"},
+             "REASONING_CORE_NO_EXTENSIONS": "1"},
     ).stdout.strip()
     assert env_out == "python"
 

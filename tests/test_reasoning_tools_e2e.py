@@ -231,7 +231,9 @@ def run_decoder(case: Case, tok, backend: str, chunks: list[list[int]]):
     """What a server does: ``ReasoningStreamDecoder.push()`` then the tool parser."""
     parser = get_parser(case.family, tok, backend=backend)
     parser.begin(encode(tok, case.prompt) if case.prompt is not None else None)
-    dec = ReasoningStreamDecoder(parser, tok, field="reasoning_content")
+    # Tool-call markers are special tokens in some vocabularies: a server that
+    # parses tool calls keeps special tokens' text, as the README loop does.
+    dec = ReasoningStreamDecoder(parser, tok, field="reasoning_content", skip_special_tokens=False)
     ts = ToolStream(case.tool)
     reasoning_text, content_pieces = [], []
     for chunk in chunks:
