@@ -5,8 +5,8 @@ The engine is compiled (Cython) unless it is missing or
 """
 from __future__ import annotations
 
-from ._dispatch import BACKEND, BatchStepResult
-from .batch import ReasoningBatch, ReasoningEndIds, thinking_end_ids
+from ._dispatch import BACKEND
+from .batch import BatchStepResult, ReasoningBatch, ReasoningEndIds, thinking_end_ids
 from .errors import ReasoningCoreWarning
 from .families import FAMILIES, Family, parser_for_model
 from .parser import (

@@ -7,16 +7,23 @@ fallback (CI sets it, so a broken build cannot pass as a second pure run).
 """
 from __future__ import annotations
 
+import platform
+from typing import Any
+
 from ._flags import env_flag
 
 BACKEND: str
 
 _REQUIRED = env_flag("REASONING_CORE_REQUIRE_EXTENSIONS")
 
-if env_flag("REASONING_CORE_NO_EXTENSIONS"):
+# The compiled engine is a CPython extension; other interpreters use the twin.
+_PURE_ONLY = platform.python_implementation() != "CPython"
+
+if env_flag("REASONING_CORE_NO_EXTENSIONS") or _PURE_ONLY:
     if _REQUIRED:
         raise ImportError(
-            "REASONING_CORE_REQUIRE_EXTENSIONS is set, but REASONING_CORE_NO_EXTENSIONS disables the compiled engine"
+            "REASONING_CORE_REQUIRE_EXTENSIONS is set, but the compiled engine is disabled "
+            "(REASONING_CORE_NO_EXTENSIONS, or not CPython)"
         )
     from reasoning_core_py._engine import BatchEngine, BatchStepResult, Engine
 
@@ -38,18 +45,27 @@ else:
 __all__ = ["BACKEND", "Engine", "BatchEngine", "BatchStepResult"]
 
 
-def backend_module(backend: str | None):
-    """The engine module for ``backend`` ("cython", "python" or None = default)."""
+def resolve_backend(backend: str | None) -> tuple[str, Any]:
+    """``(name, engine module)`` for ``backend`` ("cython", "python" or None = the default).
+
+    The only place that knows which module is which backend: callers store
+    the name instead of inspecting the module.
+    """
     if backend is None:
         backend = BACKEND
     if backend == "python":
         from reasoning_core_py import _engine as mod
 
-        return mod
+        return "python", mod
     if backend == "cython":
         try:
             from . import _engine as mod
         except ImportError:
             raise ValueError("the compiled engine is not built in this installation") from None
-        return mod
+        return "cython", mod
     raise ValueError(f"backend must be 'cython' or 'python', not {backend!r}")
+
+
+def backend_module(backend: str | None) -> Any:
+    """The engine module for ``backend`` (see ``resolve_backend``)."""
+    return resolve_backend(backend)[1]

@@ -201,90 +201,75 @@ def check_tables(tables: "Tables") -> None:
         raise ValueError("inconsistent tables: build them with reasoning_core._tables.build_tables")
 
 
-def build_tables(
-    patterns: list[Pattern] | tuple[Pattern, ...],
-    *,
-    default_state: int = CONTENT,
-    awaiting_family: bool = False,
-) -> Tables:
-    patterns = tuple(dict.fromkeys(patterns))  # de-duplicate, keep order
-    for p in patterns:
-        if not p.ids:
-            raise ValueError("a delimiter resolved to an empty token sequence")
-        if len(p.ids) > MAX_PATTERN_LEN:
-            raise ValueError(f"a delimiter of {len(p.ids)} tokens is longer than {MAX_PATTERN_LEN}")
-        if any(i < 0 for i in p.ids):
-            raise ValueError("delimiter token ids must be non-negative")
-    if default_state not in (CONTENT, SEEDED, AWAITING):
-        raise ValueError(f"invalid default state {default_state}")
+class _Trie:
+    """One trie per engine mode, all in one node space (node 0..n-1)."""
 
-    sigma = sorted({i for p in patterns for i in p.ids})
-    sigma_index = {t: k for k, t in enumerate(sigma)}
-    ns = len(sigma)
+    def __init__(self) -> None:
+        self.children: list[dict[int, int]] = []
+        self.depth: list[int] = []
+        self.paths: list[tuple[int, ...]] = []
+        self.fire: list[tuple[int, int, int]] = []  # (state, consume, kind) or (-1, 0, -1)
 
-    children: list[dict[int, int]] = []
-    depth: list[int] = []
-    paths: list[tuple[int, ...]] = []
-    fire: list[tuple[int, int, int]] = []  # (state, consume, kind) or (-1, 0, -1)
+    def _node(self, path: tuple[int, ...]) -> int:
+        self.children.append({})
+        self.depth.append(len(path))
+        self.paths.append(path)
+        self.fire.append((-1, 0, -1))
+        return len(self.depth) - 1
 
-    def new_node(path: tuple[int, ...]) -> int:
-        children.append({})
-        depth.append(len(path))
-        paths.append(path)
-        fire.append((-1, 0, -1))
-        return len(depth) - 1
-
-    def build_mode(entries: list[tuple[tuple[int, ...], int, int, int]]) -> int:
-        root = new_node(())
+    def add_mode(self, entries: list[tuple[tuple[int, ...], int, int, int]]) -> int:
+        """A new root holding ``(ids, new_state, consume, kind)`` entries; returns the root."""
+        root = self._node(())
         for ids, new_state, consume, kind in entries:
             node = root
             for t in ids:
-                nxt = children[node].get(t)
+                nxt = self.children[node].get(t)
                 if nxt is None:
-                    nxt = new_node(paths[node] + (t,))
-                    children[node][t] = nxt
+                    nxt = self._node(self.paths[node] + (t,))
+                    self.children[node][t] = nxt
                 node = nxt
-            if fire[node][0] < 0:  # the first pattern listed for an id sequence wins
-                fire[node] = (new_state, consume, kind)
+            if self.fire[node][0] < 0:  # the first pattern listed for an id sequence wins
+                self.fire[node] = (new_state, consume, kind)
         return root
 
+
+def _build_tries(patterns: tuple[Pattern, ...]) -> tuple[_Trie, list[int]]:
+    """The tries of every mode and the root of each (indexed by state / prompt mode)."""
+    trie = _Trie()
     roots = [0] * N_ROOTS
     mode_roots: dict[int, int] = {}
     for mode in (CONTENT, REASONING, SEEDED):
         actions = _ACTIONS[mode]
-        entries = [
+        mode_roots[mode] = trie.add_mode([
             (p.ids, *actions[p.kind], p.kind)
             for kind in (START, END, TERM, HEADER, FRAME)
             for p in patterns
             if p.kind == kind and kind in actions
-        ]
-        mode_roots[mode] = build_mode(entries)
+        ])
     roots[CONTENT] = roots[AWAITING] = mode_roots[CONTENT]
     roots[REASONING] = mode_roots[REASONING]
     roots[SEEDED] = mode_roots[SEEDED]
     # The prompt is scanned right to left, so its trie holds reversed patterns.
-    roots[MODE_PROMPT_REV] = build_mode(
-        [
-            (tuple(reversed(p.ids)), CONTENT, 1, kind)
-            for kind in (START, END, TERM, HEADER, BOUNDARY)
-            for p in patterns
-            if p.kind == kind
-        ]
-    )
-    roots[MODE_ENABLE] = build_mode([(p.ids, CONTENT, 1, ENABLE) for p in patterns if p.kind == ENABLE])
+    roots[MODE_PROMPT_REV] = trie.add_mode([
+        (tuple(reversed(p.ids)), CONTENT, 1, kind)
+        for kind in (START, END, TERM, HEADER, BOUNDARY)
+        for p in patterns
+        if p.kind == kind
+    ])
+    roots[MODE_ENABLE] = trie.add_mode([(p.ids, CONTENT, 1, ENABLE) for p in patterns if p.kind == ENABLE])
+    return trie, roots
 
-    n = len(depth)
-    root_of = [0] * n
-    for r in sorted(set(roots)):
-        stack = [r]
-        while stack:
-            u = stack.pop()
-            root_of[u] = r
-            stack.extend(children[u].values())
 
-    # Dense transitions with failure links folded in (breadth first, so a
-    # node's failure target is finished before the node itself).
-    trans = np.zeros(n * max(ns, 1), dtype=np.int32)
+def _fold_failure_links(trie: _Trie, roots: list[int], sigma: list[int]) -> np.ndarray:
+    """Dense transitions ``[node * len(sigma) + k]`` with Aho-Corasick failure links folded in.
+
+    Breadth first per root, so a node's failure target is complete before the
+    node itself; an id with no edge anywhere falls back to the mode's root.
+    """
+    ns = len(sigma)
+    n = len(trie.depth)
+    children = trie.children
+    trans = np.zeros(n * ns, dtype=np.int32)
     fail = [0] * n
     for r in sorted(set(roots)):
         queue: deque[int] = deque()
@@ -306,18 +291,40 @@ def build_tables(
                     fail[c] = int(trans[fail[u] * ns + k])
                     trans[u * ns + k] = c
                     queue.append(c)
+    return trans
 
+
+def build_tables(
+    patterns: list[Pattern] | tuple[Pattern, ...],
+    *,
+    default_state: int = CONTENT,
+    awaiting_family: bool = False,
+) -> Tables:
+    """Compile resolved delimiters into the immutable tables both engines walk."""
+    patterns = tuple(dict.fromkeys(patterns))  # de-duplicate, keep order
+    for p in patterns:
+        if not p.ids:
+            raise ValueError("a delimiter resolved to an empty token sequence")
+        if len(p.ids) > MAX_PATTERN_LEN:
+            raise ValueError(f"a delimiter of {len(p.ids)} tokens is longer than {MAX_PATTERN_LEN}")
+        if any(i < 0 for i in p.ids):
+            raise ValueError("delimiter token ids must be non-negative")
+    if default_state not in (CONTENT, SEEDED, AWAITING):
+        raise ValueError(f"invalid default state {default_state}")
+
+    sigma = sorted({i for p in patterns for i in p.ids})
+    trie, roots = _build_tries(patterns)
     return Tables(
         sigma=np.asarray(sigma, dtype=np.int64),
-        trans=trans[: n * ns] if ns else np.zeros(0, dtype=np.int32),
-        depth=np.asarray(depth, dtype=np.int32),
-        fire_state=np.asarray([f[0] for f in fire], dtype=np.int8),
-        fire_consume=np.asarray([f[1] for f in fire], dtype=np.uint8),
-        fire_kind=np.asarray([f[2] for f in fire], dtype=np.int8),
+        trans=_fold_failure_links(trie, roots, sigma),
+        depth=np.asarray(trie.depth, dtype=np.int32),
+        fire_state=np.asarray([f[0] for f in trie.fire], dtype=np.int8),
+        fire_consume=np.asarray([f[1] for f in trie.fire], dtype=np.uint8),
+        fire_kind=np.asarray([f[2] for f in trie.fire], dtype=np.int8),
         root=np.asarray(roots, dtype=np.int32),
         default_state=default_state,
         awaiting_family=awaiting_family,
         has_enable=any(p.kind == ENABLE for p in patterns),
-        paths=tuple(paths),
+        paths=tuple(trie.paths),
         patterns=patterns,
     )

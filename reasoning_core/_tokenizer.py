@@ -1,4 +1,4 @@
-"""Delimiter strings to token ids, once per tokenizer (SPEC §6).
+"""Delimiter strings to token ids, and the tables built from them, once per tokenizer.
 
 Accepted tokenizers, by duck typing (nothing here imports transformers):
 - a ``transformers`` tokenizer (``convert_tokens_to_ids`` + ``encode``),
@@ -331,12 +331,30 @@ def _caller_level() -> int:
     return level
 
 
+class _CodePoints:
+    """The text level's "tokenizer": every character is the id of its code point.
+
+    The text parser's tables come from the same builder and cache as the
+    token level's, with this object as the tokenizer, so both levels always
+    know the same delimiters with the same roles and default state.
+    """
+
+    def __repr__(self) -> str:
+        return "code points"
+
+
+CODE_POINTS = _CodePoints()
+
+
 def _family_patterns(family: Family, tok: Any) -> tuple[list[Pattern], list[str]]:
-    resolved = {
-        (role, s): resolve_delimiter(tok, s, exact_only=exact)
-        for role, _, exact in ROLES
-        for s in getattr(family, role)
-    }
+    if tok is CODE_POINTS:
+        resolved = {(role, s): (tuple(map(ord, s)),) for role, _, _ in ROLES for s in getattr(family, role)}
+    else:
+        resolved = {
+            (role, s): resolve_delimiter(tok, s, exact_only=exact)
+            for role, _, exact in ROLES
+            for s in getattr(family, role)
+        }
     return _patterns(family, resolved, tok)
 
 

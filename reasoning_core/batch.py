@@ -9,6 +9,7 @@ grammar matcher must switch on now.
 """
 from __future__ import annotations
 
+from abc import ABC
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -18,7 +19,23 @@ from . import _dispatch
 from ._tables import CONTENT, END, STATE_NAMES, TERM, ids_of_kind
 from .parser import FamilyParser, get_parser
 
-__all__ = ["ReasoningBatch", "ReasoningEndIds", "thinking_end_ids"]
+__all__ = ["BatchStepResult", "ReasoningBatch", "ReasoningEndIds", "thinking_end_ids"]
+
+
+class BatchStepResult(ABC):
+    """The per-token output of a batch step, whichever backend made it.
+
+    Each backend has its own concrete class (the compiled one writes through
+    raw pointers); both are registered here, so ``isinstance(res,
+    reasoning_core.BatchStepResult)`` holds for a result of either.
+    """
+
+
+for _backend in ("python", "cython"):
+    try:
+        BatchStepResult.register(_dispatch.backend_module(_backend).BatchStepResult)
+    except ValueError:  # the compiled engine is not built
+        pass
 
 
 @dataclass(frozen=True)
@@ -84,9 +101,8 @@ class ReasoningBatch:
             raise TypeError(f"expected a reasoning_core parser or a family name, not {type(parser).__name__}")
         if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)):
             raise TypeError(f"capacity must be an int, not {type(capacity).__name__}")
-        mod = _dispatch.backend_module(backend or parser.backend)
+        self.backend, mod = _dispatch.resolve_backend(backend or parser.backend)
         self.parser = parser
-        self.backend = "python" if mod.__name__.startswith("reasoning_core_py") else "cython"
         self._engine = mod.BatchEngine(parser.tables, int(capacity))
         self._result_cls = mod.BatchStepResult
         # Bound methods of the engine, so a step costs one call.

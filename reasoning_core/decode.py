@@ -1,4 +1,4 @@
-"""Token deltas in, OpenAI-style reasoning/content text deltas out (SPEC §4.5).
+"""Token deltas in, OpenAI-style reasoning/content text deltas out.
 
 ``ReasoningStreamDecoder`` splits each delta with a stateful
 ``FamilyParser`` (as ``split()`` does), then decodes each side with its own

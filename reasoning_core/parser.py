@@ -105,8 +105,7 @@ class FamilyParser(ReasoningParser):
             tables = tables_for(self.family, tokenizer)
         elif not isinstance(tables, Tables):
             raise TypeError(f"expected Tables, not {type(tables).__name__}")
-        mod = _dispatch.backend_module(backend)
-        self.backend = "python" if mod.__name__.startswith("reasoning_core_py") else "cython"
+        self.backend, mod = _dispatch.resolve_backend(backend)
         self.tables = tables
         self._engine = mod.Engine(tables)
         self._formatter = LabelStripper(self.family.label) if self.family.label else None

@@ -1,4 +1,4 @@
-"""Text-level reasoning parsing (SPEC §4.4).
+"""Text-level reasoning parsing: model output text in, reasoning and content text out.
 
 The text parser is not a second matcher: a family's delimiter strings are
 compiled, as code points, into the same tables the token engine walks, and
@@ -10,7 +10,6 @@ delimiter, and only while the held suffix can still become one.
 """
 from __future__ import annotations
 
-import threading
 from typing import Optional
 
 from . import _dispatch
@@ -28,36 +27,21 @@ from ._tables import (
     SEG_START,
     START,
     TERM,
-    Pattern,
     Tables,
-    build_tables,
 )
-from .families import ROLES, Family, get_family
+from ._tokenizer import CODE_POINTS, tables_for
+from .families import Family, get_family
 from .parser import LabelStripper
 
 __all__ = ["TextReasoningParser", "text_parser", "text_tables"]
 
 DEFAULT_MAX_BUFFER = 65536
 
-_tables_lock = threading.Lock()
-_tables_cache: dict[str, Tables] = {}
-
 
 def text_tables(family: Family | str) -> Tables:
-    """The family's delimiters as code-point tables (built once per family)."""
-    fam = family if isinstance(family, Family) else get_family(family)
-    tables = _tables_cache.get(fam.name)
-    if tables is None:
-        # The token level's role list, so both levels always know the same delimiters.
-        patterns = [Pattern(tuple(map(ord, s)), kind) for role, kind, _ in ROLES for s in getattr(fam, role)]
-        tables = build_tables(
-            patterns,
-            default_state=SEEDED if fam.starts_in_reasoning else CONTENT,
-            awaiting_family=fam.awaiting_start,
-        )
-        with _tables_lock:
-            tables = _tables_cache.setdefault(fam.name, tables)
-    return tables
+    """The family's delimiters as code-point tables (built once per family, cached
+    with the token level's tables)."""
+    return tables_for(family if isinstance(family, Family) else get_family(family), CODE_POINTS)
 
 
 def _initial_state(fam: Family, starts_in_reasoning: Optional[bool]) -> int:
@@ -158,8 +142,7 @@ class TextReasoningParser:
         self.max_buffer = max_buffer
         self._initial = _initial_state(fam, starts_in_reasoning)
         self._tables = tables
-        self._mod = _dispatch.backend_module(backend)
-        self.backend = "python" if self._mod.__name__.startswith("reasoning_core_py") else "cython"
+        self.backend, self._mod = _dispatch.resolve_backend(backend)
         self._engine = self._mod.Engine(self._tables)
         self._feed_text = self._engine.feed_text
         self._fmt = LabelStripper(fam.label) if fam.label else None
