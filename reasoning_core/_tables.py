@@ -24,6 +24,8 @@ import numpy as np
 # the model re-opening its block and is consumed.  AWAITING is Gemma-4 style
 # "thinking enabled, waiting for the start delimiter": tokens are content.
 CONTENT, REASONING, SEEDED, AWAITING = 0, 1, 2, 3
+# Batch state byte: bits 0-1 hold the state, this bit is set while tokens are held.
+HELD_BIT = 4
 STATE_NAMES = ("content", "reasoning", "seeded", "awaiting")
 
 # Delimiter kinds.

@@ -16,6 +16,7 @@ from reasoning_core._tables import (
     END,
     ENABLE,
     HEADER,
+    HELD_BIT,
     MODE_ENABLE,
     MODE_PROMPT_REV,
     REASONING,
@@ -34,7 +35,7 @@ from reasoning_core._tables import (
 __all__ = ["Engine", "BatchEngine", "BatchStepResult"]
 
 
-class _Walker:
+class _Tables:
     """Table views as Python lists (list indexing beats NumPy scalars here)."""
 
     __slots__ = ("tables", "sigma", "ns", "trans", "depth", "fire_state", "fire_consume", "fire_kind", "root",
@@ -74,6 +75,26 @@ class _Walker:
         return None
 
 
+def _advance(t: _Tables, state: int, node: int, tok: int):
+    """One token through the automaton: the single transition rule of both loops.
+
+    Returns ``(state, node, released, fired, consumed, was_reasoning)`` as the
+    compiled ``_advance`` fills its ``_Move``: ``released`` tokens are decided
+    to the side the request was on, ``fired`` is the length of the delimiter
+    this token completed (0: none), ``consumed`` whether it is consumed.
+    """
+    k = t.sigma.get(tok)
+    nxt = t.root[state] if k is None else t.trans[node * t.ns + k]
+    fs = t.fire_state[nxt]
+    was_reasoning = state == REASONING or state == SEEDED
+    released = t.depth[node] + 1 - t.depth[nxt]
+    if released and state == AWAITING:
+        state = CONTENT  # AWAITING ends at the first content token
+    if fs >= 0:
+        return fs, t.root[fs], released, t.depth[nxt], t.fire_consume[nxt], was_reasoning
+    return state, nxt, released, 0, 0, was_reasoning
+
+
 class Engine:
     """Per-request reasoning state machine over token ids."""
 
@@ -81,7 +102,7 @@ class Engine:
 
     def __init__(self, tables: Tables) -> None:
         self._busy = False
-        self._w = _Walker(tables)
+        self._w = _Tables(tables)
         self._state = tables.default_state
         self._node = self._w.root[self._state]
         self._opened = False
@@ -157,15 +178,16 @@ class Engine:
         return self._feed(ids)
 
     def _feed(self, ids) -> tuple[list, int]:
-        w = self._w
-        sigma, ns, trans, depth = w.sigma, w.ns, w.trans, w.depth
-        fire_state, fire_consume, root = w.fire_state, w.fire_consume, w.root
+        t = self._w
+        depth, lo, hi = t.depth, t.lo, t.hi
         state, node = self._state, self._node
         n_prefix = depth[node]
+        n = len(ids)
         segs: list[list[int]] = []
         pos = 0  # tokens of the virtual sequence decided so far
 
         def emit(kind: int, count: int) -> None:
+            # Extend the open segment or start one of another kind.
             nonlocal pos
             if segs and segs[-1][0] == kind:
                 segs[-1][2] += count
@@ -173,30 +195,35 @@ class Engine:
                 segs.append([kind, pos, pos + count])
             pos += count
 
-        for t in ids:
-            k = sigma.get(t)
-            nxt = root[state] if k is None else trans[node * ns + k]
-            released = depth[node] + 1 - depth[nxt]
+        i = 0
+        while i < n:
+            if depth[node] == 0:
+                # Nothing held: ids outside the delimiter alphabet's range are
+                # decided at once, so plain text is a tight scan.
+                j = i
+                while j < n and (ids[j] < lo or ids[j] > hi):
+                    j += 1
+                if j > i:
+                    if state == REASONING or state == SEEDED:
+                        emit(SEG_REASONING, j - i)
+                    else:
+                        state = CONTENT  # AWAITING ends at the first content token
+                        emit(SEG_CONTENT, j - i)
+                    i = j
+                    continue
+            state, node, released, fired, consumed, was_reasoning = _advance(t, state, node, ids[i])
             if released:
-                if state == REASONING or state == SEEDED:
-                    emit(SEG_REASONING, released)
+                emit(SEG_REASONING if was_reasoning else SEG_CONTENT, released)
+            if fired:
+                if not consumed:
+                    emit(SEG_CONTENT, fired)
                 else:
-                    emit(SEG_CONTENT, released)
-                    state = CONTENT  # AWAITING ends at the first content token
-            fs = fire_state[nxt]
-            if fs >= 0:
-                if not fire_consume[nxt]:
-                    emit(SEG_CONTENT, depth[nxt])
-                else:
-                    emit(SEG_START if fs == REASONING else SEG_DELIMITER, depth[nxt])
-                state = fs
-                node = root[fs]
-            else:
-                node = nxt
+                    emit(SEG_START if state == REASONING else SEG_DELIMITER, fired)
+            i += 1
         if depth[node]:
-            emit(SEG_HELD, depth[node])
+            segs.append([SEG_HELD, pos, pos + depth[node]])
         self._state, self._node = state, node
-        return [tuple(s) for s in segs], n_prefix
+        return [tuple(seg) for seg in segs], n_prefix
 
     def feed_side(self, token_ids):
         """``feed()``, minus its lists in the per-token common case.
@@ -290,7 +317,7 @@ class Engine:
         return _prompt_state(self._w, ids)
 
 
-def _scan_stream(w: _Walker, ids, reasoning: bool):
+def _scan_stream(w: _Tables, ids, reasoning: bool):
     n = len(ids)
     if reasoning:
         hit = w.first_fire(ids, 0, w.root[SEEDED], (START, END, TERM, HEADER))
@@ -317,7 +344,7 @@ def _scan_stream(w: _Walker, ids, reasoning: bool):
     return d0, r0, a, b, False
 
 
-def _prompt_state(w: _Walker, ids) -> int:
+def _prompt_state(w: _Tables, ids) -> int:
     sigma, ns, trans, fire_kind = w.sigma, w.ns, w.trans, w.fire_kind
     root = w.root[MODE_PROMPT_REV]
     node = root
@@ -366,7 +393,7 @@ class BatchEngine:
     __slots__ = ("_w", "_state", "_node", "_open", "capacity")
 
     def __init__(self, tables: Tables, capacity: int) -> None:
-        self._w = _Walker(tables)
+        self._w = _Tables(tables)
         capacity = check_capacity(capacity, 1)
         self.capacity = capacity
         self._state = np.zeros(capacity, dtype=np.uint8)
@@ -402,7 +429,7 @@ class BatchEngine:
             raise ValueError(f"slot {slot} is not open")
         node = int(self._node[slot])
         held = self._w.tables.paths[node]
-        state = int(self._state[slot])
+        state = int(self._state[slot]) & 3
         reasoning = state == REASONING or state == SEEDED
         if held and state == AWAITING:
             state = CONTENT
@@ -414,7 +441,7 @@ class BatchEngine:
         return bool(self._open[self._check_slot(slot)])
 
     def state_of(self, slot) -> int:
-        return int(self._state[self._check_slot(slot)])
+        return int(self._state[self._check_slot(slot)]) & 3
 
     def held_ids(self, slot) -> tuple[int, ...]:
         return self._w.tables.paths[int(self._node[self._check_slot(slot)])]
@@ -424,7 +451,7 @@ class BatchEngine:
 
     def thinking_mask(self) -> np.ndarray:
         """Open requests whose grammar must stay suspended (not in content)."""
-        return (self._open != 0) & (self._state != CONTENT)
+        return (self._open != 0) & ((self._state & 3) != CONTENT)
 
     def _check_slots(self, slots: np.ndarray) -> None:
         if slots.size:
@@ -476,54 +503,52 @@ class BatchEngine:
         return res if res.capacity == n else res.view(n)
 
     def _run(self, slots, tokens, offsets, res: BatchStepResult) -> None:
-        w = self._w
-        sigma, ns, trans, depth = w.sigma, w.ns, w.trans, w.depth
-        fire_state, fire_consume, root = w.fire_state, w.fire_consume, w.root
-        st_arr, node_arr = self._state, self._node
-        is_r, is_d, ended, held, in_r = res.is_reasoning, res.is_delimiter, res.reasoning_ended, res.is_held, res.in_reasoning
-        rel_arr, comp_arr = res.released, res.completed
+        t = self._w
+        lo, hi, depth = t.lo, t.hi, t.depth
+        st, nd = self._state, self._node
+        o_r, o_d, o_e, o_h, o_i = res.is_reasoning, res.is_delimiter, res.reasoning_ended, res.is_held, res.in_reasoning
+        o_rel, o_comp = res.released, res.completed
+        # Zero the rarely-set outputs in bulk; the per-token path below then
+        # writes only what can be non-zero.
+        n_out = len(slots) if offsets is None else offsets[-1]
+        for arr in (o_d, o_e, o_h, o_rel, o_comp):
+            arr[:n_out] = 0
         for j, slot in enumerate(slots):
             if offsets is None:
-                lo, hi = j, j + 1
+                lo_i, hi_i = j, j + 1
             else:
-                lo, hi = offsets[j], offsets[j + 1]
-            state = int(st_arr[slot])
-            node = int(node_arr[slot])
-            for i in range(lo, hi):
-                k = sigma.get(tokens[i])
-                nxt = root[state] if k is None else trans[node * ns + k]
-                released = depth[node] + 1 - depth[nxt]
-                r = d = h = False
-                completed = 0
-                before = state
-                reasoning_before = state == REASONING or state == SEEDED
-                fs = fire_state[nxt]
-                if fs >= 0:
-                    # The fired delimiter's earlier tokens were held; the rest went out first.
-                    completed = depth[nxt] - 1
-                    d = fire_consume[nxt] == 1
-                    state = fs
-                    node = root[fs]
-                elif depth[nxt]:
-                    h = True
-                    if released and state == AWAITING:
-                        state = CONTENT
-                    node = nxt
-                else:
-                    # The new token itself is decided now, to the current side.
-                    released -= 1
-                    r = reasoning_before
-                    if state == AWAITING:
-                        state = CONTENT
-                    node = nxt
-                is_r[i] = r
-                is_d[i] = d
+                lo_i, hi_i = offsets[j], offsets[j + 1]
+            sv = int(st[slot])
+            for i in range(lo_i, hi_i):
+                tok = tokens[i]
+                if not (sv & HELD_BIT) and (tok < lo or tok > hi):
+                    # Common case: an ordinary token with nothing held; the
+                    # state byte alone decides it (no node or table lookups).
+                    o_r[i] = o_i[i] = sv == REASONING or sv == SEEDED
+                    if sv == AWAITING:
+                        sv = CONTENT  # thinking was enabled but skipped: grammar on now
+                        o_e[i] = True
+                    continue
+                before = sv & 3
+                state, node, released, fired, consumed, was_reasoning = _advance(t, before, int(nd[slot]), tok)
+                nd[slot] = node
                 # Any move out of a thinking state (reasoning, seeded, awaiting)
                 # into content ends reasoning for the grammar.
-                ended[i] = before != CONTENT and state == CONTENT
-                held[i] = h
-                in_r[i] = state == REASONING or state == SEEDED
-                rel_arr[i] = released
-                comp_arr[i] = completed
-            st_arr[slot] = state
-            node_arr[slot] = node
+                o_e[i] = before != CONTENT and state == CONTENT
+                if fired:
+                    # The delimiter's earlier tokens were held; they share its class.
+                    o_r[i] = False
+                    o_d[i] = consumed == 1
+                    o_rel[i] = released
+                    o_comp[i] = fired - 1
+                elif depth[node]:
+                    o_r[i] = False
+                    o_h[i] = True
+                    o_rel[i] = released
+                else:
+                    # The new token itself was decided, to the side it arrived on.
+                    o_r[i] = was_reasoning
+                    o_rel[i] = released - 1
+                o_i[i] = state == REASONING or state == SEEDED
+                sv = state | (HELD_BIT if depth[node] else 0)
+            st[slot] = sv
