@@ -30,7 +30,7 @@ from typing import Mapping
 from ._tables import BOUNDARY, ENABLE, END, FRAME, HEADER, START, TERM
 
 __all__ = [
-    "ROLES",
+    "ROLES", "terminators_of", "think_pair_of",
     "Family", "FAMILIES", "ALIASES", "MODEL_PATTERNS", "CONFIG_MODEL_TYPES", "CONFIG_ARCHITECTURES",
     "get_family", "family_names", "parser_for_model",
 ]
@@ -56,6 +56,9 @@ class Family:
     label: str | None = None
     # Plain-text markers (no special token in any vocabulary).
     text_markers: bool = False
+    # The reasoning_core.tools format this family's models write tool calls in
+    # (None: none of ours).  Its opening markers are this row's terminators.
+    tool_parser: str | None = None
     notes: str = ""
 
     @property
@@ -85,29 +88,29 @@ _UNTHINK = ("</think>",)
 _ROWS = (
     Family("deepseek_r1", _THINK, _UNTHINK, True, aliases=("qwq", "deepseek-r1"),
            boundaries=_DS_TURNS + _QWEN_TURNS,
-           notes="R1 templates inject <think>; output may or may not repeat it"),
+           notes="R1 templates inject <think>; output may or may not repeat it", tool_parser="deepseek_v3"),
     Family("deepseek_v3", _THINK, _UNTHINK, False, aliases=("deepseek_v31", "deepseekv4", "deepseek_v32", "deepseek-v3"),
            terminators=("<｜tool▁calls▁begin｜>",), boundaries=_DS_TURNS,
-           notes="hybrid: a prompt ending in <think> means thinking mode"),
+           notes="hybrid: a prompt ending in <think> means thinking mode", tool_parser="deepseek_v31"),
     Family("qwen3", _THINK, _UNTHINK, False, terminators=("<tool_call>",), boundaries=_QWEN_TURNS,
-           notes="enable_thinking=False renders <think>\\n\\n</think> into the prompt"),
+           notes="enable_thinking=False renders <think>\\n\\n</think> into the prompt", tool_parser="hermes"),
     Family("qwen3_thinking", _THINK, _UNTHINK, True, aliases=("qwen3-thinking",),
-           terminators=("<tool_call>",), boundaries=_QWEN_TURNS),
+           terminators=("<tool_call>",), boundaries=_QWEN_TURNS, tool_parser="hermes"),
     Family("qwen3_5", _THINK, _UNTHINK, True, aliases=("qwen3.5", "qwen3_6"),
-           terminators=("<tool_call>",), boundaries=_QWEN_TURNS),
+           terminators=("<tool_call>",), boundaries=_QWEN_TURNS, tool_parser="qwen3_coder"),
     Family("kimi", ("◁think▷",), ("◁/think▷",), False, aliases=("kimi_vl", "kimi_k1_5"),
            boundaries=("<|im_user|>", "<|im_assistant|>", "<|im_middle|>")),
     Family("kimi_k2", _THINK, _UNTHINK, True, aliases=("kimik2_5", "kimi_k2_5"),
            terminators=("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
-           boundaries=("<|im_user|>", "<|im_assistant|>", "<|im_middle|>", "<|im_system|>")),
+           boundaries=("<|im_user|>", "<|im_assistant|>", "<|im_middle|>", "<|im_system|>"), tool_parser="kimi_k2"),
     Family("glm45", _THINK, _UNTHINK, False, aliases=("glm4_5", "glm46"), terminators=("<tool_call>",),
-           boundaries=("<|user|>", "<|assistant|>", "<|system|>", "<|observation|>")),
+           boundaries=("<|user|>", "<|assistant|>", "<|system|>", "<|observation|>"), tool_parser="glm45"),
     Family("glm47", _THINK, _UNTHINK, True, aliases=("glm5", "glm4_7"), terminators=("<tool_call>",),
-           boundaries=("<|user|>", "<|assistant|>", "<|system|>", "<|observation|>")),
+           boundaries=("<|user|>", "<|assistant|>", "<|system|>", "<|observation|>"), tool_parser="glm45"),
     Family("step3", _THINK, _UNTHINK, True, aliases=("step3p5",),
            boundaries=("<|BOT|>", "<|EOT|>")),
     Family("minimax_m2", _THINK, _UNTHINK, True, terminators=("<minimax:tool_call>",),
-           boundaries=("]~b]", "]~!b[")),
+           boundaries=("]~b]", "]~!b["), tool_parser="minimax_m2"),
     Family("seed_oss", ("<seed:think>",), ("</seed:think>",), True,
            boundaries=("<seed:bos>", "<seed:eos>")),
     Family("hunyuan_a13b", ("<think>\n",), ("\n</think>\n<answer>\n", "</think>\n<answer>\n"), False,
@@ -116,7 +119,7 @@ _ROWS = (
     Family("granite", ("Here is my thought process:", "Here's my thought process:"),
            ("Here is my response:", "Here's my response:"), False, text_markers=True,
            notes="plain-text markers, matched however the BPE splits them"),
-    Family("mistral", ("[THINK]",), ("[/THINK]",), False, aliases=("magistral",)),
+    Family("mistral", ("[THINK]",), ("[/THINK]",), False, aliases=("magistral",), tool_parser="mistral"),
     Family("gpt_oss", ("<|channel|>analysis<|message|>", "<|start|>assistant<|channel|>analysis<|message|>"),
            ("<|end|>",), False, aliases=("harmony", "gpt-oss"),
            header_terminators=("<|start|>assistant<|channel|>commentary", "<|channel|>commentary"),
@@ -128,7 +131,7 @@ _ROWS = (
     Family("olmo3", _THINK, _UNTHINK, True, text_markers=True,
            notes="<think> is ordinary text in this vocabulary"),
     Family("nemotron_v3", _THINK, _UNTHINK, True, aliases=("nemotron3", "nemotron_nano_v3"),
-           terminators=("<tool_call>",), boundaries=_QWEN_TURNS),
+           terminators=("<tool_call>",), boundaries=_QWEN_TURNS, tool_parser="qwen3_coder"),
     Family("gemma4", ("<|channel>",), ("<channel|>",), False, terminators=("<|tool_call>",),
            enable=("<|think|>",), boundaries=("<|turn>", "<turn|>"), awaiting_start=True,
            label="thought\n", notes="<|think|> in the prompt enables thinking; label stripped by the formatter"),
@@ -306,3 +309,14 @@ def parser_for_model(model_id_or_config: str | Mapping) -> str:
     if hasattr(model_id_or_config, "to_dict"):  # a transformers PretrainedConfig
         return parser_for_model(model_id_or_config.to_dict())
     raise TypeError(f"expected a model id or a config mapping, not {type(model_id_or_config).__name__}")
+
+
+def terminators_of(name: str) -> tuple[str, ...]:
+    """A family's terminators: the tool-call openers its tool format starts a section with."""
+    return get_family(name).terminators
+
+
+def think_pair_of(name: str) -> tuple[str, str]:
+    """A family's first (start, end) delimiter pair: text a tool parser must not read as calls."""
+    fam = get_family(name)
+    return fam.start[0], fam.end[0]

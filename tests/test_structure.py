@@ -76,3 +76,31 @@ def test_text_and_token_tables_share_one_builder():
         assert t is tables_for(fam, CODE_POINTS)  # one cache
         assert t.default_state == (_tables.SEEDED if fam.starts_in_reasoning else _tables.CONTENT)
         assert t.awaiting_family == fam.awaiting_start
+
+
+def test_each_tool_format_opens_on_its_family_terminators():
+    from reasoning_core import tools
+    from reasoning_core.families import FAMILIES
+
+    paired = {f.name: f.tool_parser for f in FAMILIES.values() if f.tool_parser}
+    assert paired, "no family names a tool format"
+    for fam_name, fmt in paired.items():
+        fam = FAMILIES[fam_name]
+        parser = tools.for_family(fam_name)
+        assert type(parser) is tools.get_parser_cls(fmt)
+        # A terminator that ends reasoning is exactly what starts a tool section.
+        assert set(fam.terminators) <= set(parser.openers) or not fam.terminators, fam_name
+        # The family's own think block is never read as calls.
+        assert (fam.start[0], fam.end[0]) in parser.think_pairs, fam_name
+    assert tools.for_family("passthrough") is None
+    with pytest.raises(ValueError):
+        tools.for_family("no-such-family")
+
+
+def test_end_to_end_pairings_come_from_the_family_table():
+    from test_reasoning_tools_e2e import CASES
+
+    from reasoning_core.families import get_family
+
+    for case in CASES:
+        assert get_family(case.family).tool_parser == case.tool, case

@@ -20,6 +20,7 @@ __all__ = [
     "ToolParser",
     "available",
     "create",
+    "for_family",
     "get_parser_cls",
 ]
 
@@ -52,3 +53,12 @@ def get_parser_cls(name: str) -> type[BaseToolParser]:
 
 def create(name: str) -> BaseToolParser:
     return get_parser_cls(name)()
+
+
+def for_family(name: str) -> BaseToolParser | None:
+    """A fresh tool parser in the format a reasoning family's models write
+    (``Family.tool_parser``), or None when the family has no tool format here."""
+    from ..families import get_family
+
+    fmt = get_family(name).tool_parser
+    return None if fmt is None else create(fmt)

@@ -24,6 +24,7 @@ import secrets
 from functools import lru_cache
 from typing import Optional
 
+from ..families import think_pair_of
 from ._json import DONE, ERROR, JsonReader, dump_str, escape, schema_types, typed_value
 from ._types import ParsedToolCall, ParsedToolCallDelta, ParsedToolResponse
 
@@ -104,7 +105,7 @@ class BaseToolParser:
 
     format_name = "base"
     openers: tuple = ()
-    think_pairs: tuple = (("<think>", "</think>"),)
+    think_pairs: tuple = (think_pair_of("deepseek_r1"),)  # <think> … </think>
     raises_on_failure = True
 
     def __init__(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..families import terminators_of, think_pair_of
 from ._base import BaseToolParser, _drop, markers, valid_name
 
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_-]*")
@@ -19,8 +20,8 @@ class HermesToolParser(BaseToolParser):
     """
 
     format_name = "hermes"
-    openers = ("<tool_call>",)
-    _END = markers("</tool_call>", "<tool_call>")
+    openers = terminators_of("qwen3")  # the family table's <tool_call>
+    _END = markers("</tool_call>", *openers)
 
     def _section(self, opener):
         yield from self._skip_ws()
@@ -31,7 +32,7 @@ class HermesToolParser(BaseToolParser):
         else:
             self._fail()
         m = yield from self._until(self._END, _drop)
-        return m if m == "<tool_call>" else None
+        return m if m in self.openers else None
 
 
 class Llama3JsonToolParser(BaseToolParser):
@@ -89,7 +90,7 @@ class MistralToolParser(BaseToolParser):
 
     format_name = "mistral"
     openers = ("[TOOL_CALLS]",)
-    think_pairs = (("<think>", "</think>"), ("[THINK]", "[/THINK]"))
+    think_pairs = (think_pair_of("deepseek_r1"), think_pair_of("mistral"))
 
     def _section(self, opener):
         yield from self._skip_ws()

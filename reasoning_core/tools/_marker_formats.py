@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 
+from ..families import terminators_of
 from ._base import BaseToolParser, _drop, markers, valid_name
 
-CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
+CALLS_BEGIN = terminators_of("deepseek_v3")[0]  # <｜tool▁calls▁begin｜>
 CALLS_END = "<｜tool▁calls▁end｜>"
 CALL_BEGIN = "<｜tool▁call▁begin｜>"
 CALL_END = "<｜tool▁call▁end｜>"
@@ -92,7 +93,7 @@ class DeepSeekV31ToolParser(_DeepSeekBase):
         return (yield from self._args_and_tail(name))
 
 
-K_SECTION_BEGINS = ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>")
+K_SECTION_BEGINS = terminators_of("kimi_k2")  # plural and singular section begins
 K_SECTION_ENDS = ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")
 K_CALL_BEGIN = "<|tool_call_begin|>"
 K_ARG_BEGIN = "<|tool_call_argument_begin|>"

@@ -7,6 +7,7 @@ A call whose closing tag never came is completed at the end of input.
 
 from __future__ import annotations
 
+from ..families import terminators_of
 from ._base import BaseToolParser, _drop, markers, valid_name
 
 _SCAN = object()  # "look for the next element" sentinel
@@ -46,7 +47,7 @@ class Qwen3CoderToolParser(_ParamElements):
     missing ends at the next ``<parameter=``, ``</function>`` or ``</tool_call>``."""
 
     format_name = "qwen3_coder"
-    openers = ("<tool_call>", "<function=")
+    openers = (*terminators_of("qwen3_5"), "<function=")  # the wrapper is optional
     _IN_WRAPPER = markers("<function=", "</tool_call>")
     _NAME_END = markers(">", "\n", "</function>", "</tool_call>")
     _TO_FUNC_END = markers("</function>", "</tool_call>")
@@ -87,7 +88,7 @@ class Glm45ToolParser(BaseToolParser):
     (GLM-4.5/4.6; GLM-4.7's form without newlines too)."""
 
     format_name = "glm45"
-    openers = ("<tool_call>",)
+    openers = terminators_of("glm45")
     _NAME_END = markers("\n", "<arg_key>", "</tool_call>")
     _SCAN_ARGS = markers("<arg_key>", "</tool_call>")
     _KEY_END = markers("</arg_key>", "<arg_key>", "</tool_call>")
@@ -143,7 +144,7 @@ class MiniMaxM2ToolParser(_ParamElements):
     text between elements inside the section dropped."""
 
     format_name = "minimax_m2"
-    openers = ("<minimax:tool_call>",)
+    openers = terminators_of("minimax_m2")
     _SECTION = markers(_INVOKE, _MM_END)
     _NAME_END = markers(">", "</invoke>", _INVOKE, _MM_END)
     _TO_INVOKE_END = markers("</invoke>", _INVOKE, _MM_END)
