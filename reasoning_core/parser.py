@@ -234,10 +234,15 @@ _CLASSES: dict[str, type[FamilyParser]] = {
 
 
 def get_parser_cls(name: str) -> type[FamilyParser]:
+    """The parser class for ``name`` (a family or an alias, any case; see ``available_parsers``).
+
+    Raises ValueError for an unknown name and TypeError for a non-string.
+    """
     return _CLASSES[get_family(name).name]
 
 
 def available_parsers() -> list[str]:
+    """Every name ``create``/``get_parser`` accept, family names and aliases, sorted."""
     return family_names()
 
 
@@ -247,4 +252,9 @@ def get_parser(name: str, tokenizer: Any = None, *, backend: str | None = None) 
 
 
 async def create(name: str, tokenizer: Any = None, *, backend: str | None = None) -> FamilyParser:
+    """A parser for ``name`` with delimiters resolved by ``tokenizer`` (MAX's async factory).
+
+    ``tokenizer`` may be sync or async; None works for families without
+    delimiters.  ``backend`` is "cython", "python" or None for ``BACKEND``.
+    """
     return await get_parser_cls(name).from_tokenizer(tokenizer, backend=backend)
