@@ -82,7 +82,7 @@ def _load_tokenizer(path: str | None):
     try:
         from tokenizers import Tokenizer
     except ImportError:
-        raise CLIError("the tokenizers package is needed: pip install 'reasoning-core[cli]'") from None
+        raise CLIError("the tokenizers package is needed: pip install 'reasoning-spans[cli]'") from None
     if path is None:
         try:
             path = str(default_tokenizer_path())
