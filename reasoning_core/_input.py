@@ -60,13 +60,18 @@ def to_int64_array(obj: object) -> np.ndarray:
             raise TypeError(f"token ids must be integers; memoryview format {obj.format!r} is not") from None
     else:
         raise bad_container(obj)
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"token ids must be integers; got an array of dtype {arr.dtype}")
-    if arr.ndim != 1:
-        raise ValueError(f"token ids must be one-dimensional; got an array of shape {arr.shape}")
+    _check_int_vector(arr, "token ids")
     if arr.dtype == np.int64 and arr.flags.c_contiguous:
         return arr
     return np.ascontiguousarray(arr, dtype=np.int64) if arr.dtype != np.uint64 else arr.view(np.int64).copy()
+
+
+def _check_int_vector(arr: np.ndarray, what: str) -> None:
+    """TypeError unless an integer dtype, ValueError unless one-dimensional."""
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{what} must be integers; got an array of dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be one-dimensional; got an array of shape {arr.shape}")
 
 
 def _plain_array(obj: np.ndarray, what: str) -> np.ndarray:
@@ -119,10 +124,7 @@ def to_int32_array(obj: object, what: str, ids: bool = True) -> np.ndarray:
         arr = np.asarray(vals, dtype=np.int64)
     else:
         raise TypeError(f"{what} must be a NumPy integer array, not {type(obj).__name__}")
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"{what} must be integers; got dtype {arr.dtype}")
-    if arr.ndim != 1:
-        raise ValueError(f"{what} must be one-dimensional; got shape {arr.shape}")
+    _check_int_vector(arr, what)
     if arr.dtype == np.int32 and arr.flags.c_contiguous:
         return arr
     if arr.size and (arr.max() > _INT32_MAX or arr.min() < _INT32_MIN):

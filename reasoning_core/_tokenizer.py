@@ -190,8 +190,8 @@ def _special_id_steps(text: str):
     return tid
 
 
-def _special_id_sync(tok: Any, text: str) -> int | None:
-    steps = _special_id_steps(text)
+def _run_sync(steps, tok: Any):
+    """Drive a resolution generator with the tokenizer's synchronous calls."""
     try:
         req = next(steps)
         while True:
@@ -208,8 +208,8 @@ def _special_id_sync(tok: Any, text: str) -> int | None:
         return done.value
 
 
-async def _special_id_async(tok: Any, text: str) -> int | None:
-    steps = _special_id_steps(text)
+async def _run_async(steps, tok: Any):
+    """Drive a resolution generator, awaiting the tokenizer's calls where they are async."""
     try:
         req = next(steps)
         while True:
@@ -227,15 +227,19 @@ async def _special_id_async(tok: Any, text: str) -> int | None:
         return done.value
 
 
-def _variants(encode, text: str, sync: bool = True):
-    """Every id sequence the text can take in running text: bare, after a space, after a newline."""
+def _variants(text: str):
+    """Every id sequence the text can take in running text: bare, after a space, after a newline.
+
+    A resolution generator (see ``_special_id_steps``); returns None when the
+    tokenizer cannot encode.
+    """
     seqs = []
     for prefix in ("", " ", "\n"):
-        ids = encode(prefix + text)
+        ids = yield ("encode", prefix + text)
         if ids is None:
             return None
         if prefix:
-            pre = encode(prefix)
+            pre = yield ("encode", prefix)
             if pre and ids[: len(pre)] == pre:
                 ids = ids[len(pre):]  # the prefix did not merge: same as bare
         if ids and tuple(ids) not in seqs:
@@ -243,9 +247,8 @@ def _variants(encode, text: str, sync: bool = True):
     return seqs
 
 
-def resolve_delimiter(tok: Any, text: str, *, exact_only: bool = False) -> tuple[tuple[int, ...], ...]:
-    """Id sequences for one delimiter string ((), if it cannot be resolved)."""
-    tok = _unwrap(tok)
+def _resolve_steps(tok: Any, text: str, exact_only: bool):
+    """How one delimiter string resolves, as a generator both drivers share."""
     if _has_lookup(tok):
         v = _vocab_id(tok, text)
         if v is not None:
@@ -253,30 +256,22 @@ def resolve_delimiter(tok: Any, text: str, *, exact_only: bool = False) -> tuple
         if exact_only or isinstance(tok, Mapping):
             return ()
     elif exact_only:
-        v = _special_id_sync(tok, text)
+        v = yield from _special_id_steps(text)
         return () if v is None else _checked(tok, text, ((v,),))
-    seqs = _variants(lambda s: _encode_sync(tok, s), text)
+    seqs = yield from _variants(text)
     return _checked(tok, text, tuple(seqs or ()))
 
 
+def resolve_delimiter(tok: Any, text: str, *, exact_only: bool = False) -> tuple[tuple[int, ...], ...]:
+    """Id sequences for one delimiter string ((), if it cannot be resolved)."""
+    tok = _unwrap(tok)
+    return _run_sync(_resolve_steps(tok, text, exact_only), tok)
+
+
 async def resolve_delimiter_async(tok: Any, text: str, *, exact_only: bool = False):
+    """``resolve_delimiter`` for a tokenizer whose ``encode``/``decode`` may be async."""
     inner = _unwrap(tok)
-    if _has_lookup(inner):
-        v = _vocab_id(inner, text)
-        if v is not None:
-            return _checked(inner, text, ((v,),))
-        if exact_only or isinstance(inner, Mapping):
-            return ()
-    elif exact_only:
-        v = await _special_id_async(inner, text)
-        return () if v is None else _checked(inner, text, ((v,),))
-    cache: dict[str, list[int] | None] = {}
-    for s in {text, " " + text, "\n" + text, " ", "\n"}:
-        result = _encode_call(inner, s)
-        if inspect.isawaitable(result):
-            result = await result
-        cache[s] = None if result is None else _ids_of(result)
-    return _checked(inner, text, tuple(_variants(cache.__getitem__, text) or ()))
+    return await _run_async(_resolve_steps(inner, text, exact_only), inner)
 
 
 # What is off when a family's optional markers cannot be resolved.
@@ -346,32 +341,25 @@ class _CodePoints:
 CODE_POINTS = _CodePoints()
 
 
-def _family_patterns(family: Family, tok: Any) -> tuple[list[Pattern], list[str]]:
+def _family_steps(family: Family, tok: Any):
+    """The family's patterns and missing-marker notes, as a resolution generator."""
     if tok is CODE_POINTS:
         resolved = {(role, s): (tuple(map(ord, s)),) for role, _, _ in ROLES for s in getattr(family, role)}
     else:
-        resolved = {
-            (role, s): resolve_delimiter(tok, s, exact_only=exact)
-            for role, _, exact in ROLES
-            for s in getattr(family, role)
-        }
+        inner = _unwrap(tok)
+        resolved = {}
+        for role, _, exact in ROLES:
+            for s in getattr(family, role):
+                resolved[(role, s)] = yield from _resolve_steps(inner, s, exact)
     return _patterns(family, resolved, tok)
 
 
 def family_patterns(family: Family, tok: Any) -> list[Pattern]:
-    return _family_patterns(family, tok)[0]
-
-
-async def _family_patterns_async(family: Family, tok: Any) -> tuple[list[Pattern], list[str]]:
-    resolved = {}
-    for role, _, exact in ROLES:
-        for s in getattr(family, role):
-            resolved[(role, s)] = await resolve_delimiter_async(tok, s, exact_only=exact)
-    return _patterns(family, resolved, tok)
+    return _run_sync(_family_steps(family, tok), _unwrap(tok))[0]
 
 
 async def family_patterns_async(family: Family, tok: Any) -> list[Pattern]:
-    return (await _family_patterns_async(family, tok))[0]
+    return (await _run_async(_family_steps(family, tok), _unwrap(tok)))[0]
 
 
 def _default_state(family: Family) -> int:
@@ -410,15 +398,12 @@ def _cache_for(tok: Any) -> dict[str, Tables] | None:
             return entry[1]
 
 
-def tables_for(family: Family, tok: Any) -> Tables:
-    if tok is None:
-        if family.start or family.end:
-            raise ValueError(f"the {family.name} parser needs a tokenizer to resolve its delimiters")
-        return make_tables(family, [])
+def _tables_steps(family: Family, tok: Any):
+    """Cached tables, or resolve, build, cache and warn: shared by both drivers."""
     cache = _cache_for(tok)
     if cache is not None and family.name in cache:
         return cache[family.name]
-    patterns, missing = _family_patterns(family, tok)
+    patterns, missing = yield from _family_steps(family, tok)
     tables = make_tables(family, patterns)
     if cache is not None:
         # Warn only when these tables are the ones cached: once per (tokenizer, family).
@@ -428,16 +413,15 @@ def tables_for(family: Family, tok: Any) -> Tables:
     return tables
 
 
+def tables_for(family: Family, tok: Any) -> Tables:
+    if tok is None:
+        if family.start or family.end:
+            raise ValueError(f"the {family.name} parser needs a tokenizer to resolve its delimiters")
+        return make_tables(family, [])
+    return _run_sync(_tables_steps(family, tok), _unwrap(tok))
+
+
 async def tables_for_async(family: Family, tok: Any) -> Tables:
     if tok is None:
         return tables_for(family, None)
-    cache = _cache_for(tok)
-    if cache is not None and family.name in cache:
-        return cache[family.name]
-    patterns, missing = await _family_patterns_async(family, tok)
-    tables = make_tables(family, patterns)
-    if cache is not None:
-        if cache.setdefault(family.name, tables) is not tables:
-            return cache[family.name]
-    _warn_missing(family, tok, missing)
-    return tables
+    return await _run_async(_tables_steps(family, tok), _unwrap(tok))

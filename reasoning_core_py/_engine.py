@@ -121,6 +121,15 @@ class Engine:
             )
         self._busy = True
 
+    def _load(self, token_ids):
+        # The twin's counterpart of the compiled scratch buffer's load: the
+        # conversion is where Python callbacks (``__index__``) can run.
+        self._enter()
+        try:
+            return to_int_list(token_ids)
+        finally:
+            self._busy = False
+
     def configure_stream(self, make, on_open=None) -> None:
         """``stream()`` results: ``make(d0, r0, r1, d1, still)`` builds one (frozen,
         so equal ones are shared); ``on_open()`` runs when a delta opens a block."""
@@ -170,11 +179,7 @@ class Engine:
         ``held_ids_before + token_ids`` (``n_prefix`` = how many held ids
         lead it); the last segment is SEG_HELD when tokens are still held.
         """
-        self._enter()
-        try:
-            ids = to_int_list(token_ids)
-        finally:
-            self._busy = False
+        ids = self._load(token_ids)
         return self._feed(ids)
 
     def _feed(self, ids) -> tuple[list, int]:
@@ -232,11 +237,7 @@ class Engine:
         every id is outside the delimiter alphabet's range (the whole delta
         goes to that side), else exactly what ``feed()`` returns.
         """
-        self._enter()
-        try:
-            ids = to_int_list(token_ids)
-        finally:
-            self._busy = False
+        ids = self._load(token_ids)
         w = self._w
         if ids and w.depth[self._node] == 0 and all(t < w.lo or t > w.hi for t in ids):
             if self._state == REASONING or self._state == SEEDED:
@@ -272,11 +273,7 @@ class Engine:
     def scan_stream(self, token_ids, is_currently_reasoning: bool) -> tuple[int, int, int, int, bool]:
         """MAX ``stream()`` on one delta, statelessly: (d0, r0, r1, d1, still)."""
         reasoning = bool(is_currently_reasoning)  # evaluated first, as compiled
-        self._enter()
-        try:
-            ids = to_int_list(token_ids)
-        finally:
-            self._busy = False
+        ids = self._load(token_ids)
         return _scan_stream(self._w, ids, reasoning)
 
     def stream(self, token_ids, is_currently_reasoning=True):
@@ -286,11 +283,7 @@ class Engine:
         waiting for its start until this request has opened a block.
         """
         reasoning = bool(is_currently_reasoning)  # evaluated first, as compiled
-        self._enter()
-        try:
-            ids = to_int_list(token_ids)
-        finally:
-            self._busy = False
+        ids = self._load(token_ids)
         if reasoning and not self._opened and self._w.tables.awaiting_family:
             reasoning = False
         key = _scan_stream(self._w, ids, reasoning)
@@ -309,11 +302,7 @@ class Engine:
 
     def prompt_state(self, prompt_token_ids) -> int:
         """The state generation starts in after this prompt (no side effects)."""
-        self._enter()
-        try:
-            ids = to_int_list(prompt_token_ids)
-        finally:
-            self._busy = False
+        ids = self._load(prompt_token_ids)
         return _prompt_state(self._w, ids)
 
 
