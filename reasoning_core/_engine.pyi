@@ -1,5 +1,6 @@
 # Types for the compiled engine; the pure-Python twin (reasoning_core_py/_engine.py)
-# has the same API and is the readable reference.
+# has the same API and is the readable reference (tests/test_structure.py checks
+# that this file declares exactly the twin's public names).
 from typing import Any, Sequence
 
 import numpy as np
@@ -12,6 +13,8 @@ class Engine:
     def __init__(self, tables: Tables) -> None: ...
     @property
     def tables(self) -> Tables: ...
+    @property
+    def scratch_bytes(self) -> int: ...
     @property
     def state(self) -> int: ...
     @property

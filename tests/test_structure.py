@@ -104,3 +104,22 @@ def test_end_to_end_pairings_come_from_the_family_table():
 
     for case in CASES:
         assert get_family(case.family).tool_parser == case.tool, case
+
+
+def test_stub_declares_exactly_the_twins_public_names():
+    import ast
+
+    from reasoning_core_py import _engine as twin
+
+    tree = ast.parse(PYX.with_suffix(".pyi").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            declared = set()
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    declared.add(item.name)
+                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    declared.add(item.target.id)
+            public = {n for n in declared if not n.startswith("_")}
+            assert public == _public(getattr(twin, node.name)), node.name
+    assert {n.name for n in tree.body if isinstance(n, ast.ClassDef)} == set(twin.__all__)
