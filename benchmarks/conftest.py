@@ -1,7 +1,7 @@
 """Fixtures for the benchmark suite.
 
-The workloads themselves live in ``reasoning_core._bench`` so that
-``reasoning-core bench`` and this suite time exactly the same code.  Every
+The workloads are the registry in ``workloads.py`` beside this file, which
+``run.py`` prints as a table, so the two time exactly the same code.  Every
 benchmark is parametrized by backend (ids ``c`` / ``py``) and grouped by
 workload, so ``pytest benchmarks/ --benchmark-only`` prints the compiled and
 pure engines side by side; ``--benchmark-disable`` runs each body once as a
@@ -9,11 +9,16 @@ smoke check.
 """
 from __future__ import annotations
 
+import os
+import sys
+
 import pytest
 
-from reasoning_core import _bench
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # whatever pytest's import mode
 
-COMPILED = _bench.compiled_available()  # False when REASONING_CORE_NO_EXTENSIONS is set
+import workloads as W  # noqa: E402
+
+COMPILED = W.compiled_available()  # False when REASONING_CORE_NO_EXTENSIONS is set
 
 BACKENDS = [
     pytest.param("cython", id="c", marks=pytest.mark.skipif(not COMPILED, reason="compiled engine not built")),
@@ -22,9 +27,9 @@ BACKENDS = [
 
 
 @pytest.fixture(scope="session")
-def bench_ctx() -> _bench.Context:
+def bench_ctx() -> W.Context:
     """The sample completion, its ids and the derived inputs, built once."""
-    return _bench.Context()
+    return W.Context()
 
 
 @pytest.fixture(params=BACKENDS)
@@ -34,10 +39,10 @@ def backend(request) -> str:
 
 @pytest.fixture
 def run_workload(benchmark, bench_ctx, backend):
-    """Time one named workload from ``reasoning_core._bench`` on this backend."""
+    """Time one named workload from ``workloads.WORKLOADS`` on this backend."""
 
     def run(name: str):
-        w = _bench.WORKLOADS[name]
+        w = W.WORKLOADS[name]
         try:
             body = w.build(bench_ctx, backend)
         except (ImportError, AttributeError) as exc:  # a module another part of the project ships

@@ -9,9 +9,9 @@ def test_text(run_workload, name):
 
 def test_decode_stream_bare(benchmark, bench_ctx):
     # No engine involved: the floor decoder_push is compared with.
-    from reasoning_core import _bench
+    from workloads import WORKLOADS
 
-    w = _bench.WORKLOADS["decode_stream_bare"]
+    w = WORKLOADS["decode_stream_bare"]
     benchmark.group = w.group_name
     benchmark.extra_info.update({"workload": w.name, "unit": w.unit, "units": w.units(bench_ctx)})
     benchmark(w.build(bench_ctx, "python"))

