@@ -1,38 +1,110 @@
 """Declares the compiled engine; everything else lives in pyproject.toml.
 
-Set REASONING_CORE_NO_EXTENSIONS=1 at install time to skip compiling (the
-pure-Python twin is then used at run time).  The flag is read by
-``reasoning_core/_flags.py``, the same function the run-time dispatcher uses.
+Install-time switches, read by ``reasoning_core/_flags.py`` exactly as the
+run-time dispatcher reads them:
+
+* ``REASONING_CORE_NO_EXTENSIONS=1`` skips compiling; the pure-Python twin is
+  used at run time.
+* A build that fails for any reason (no C compiler, a compiler error, neither
+  Cython nor the generated C) does not fail the install: the package installs
+  without the extension, one line says so, and ``reasoning_core.BACKEND`` is
+  ``"python"``.  ``REASONING_CORE_REQUIRE_EXTENSIONS=1`` turns that fallback
+  into an error (CI and wheel builds set it).
+
+With Cython the engine is compiled from ``_engine.pyx``; without it, from the
+generated ``_engine.c`` that the sdist ships.
 """
 import importlib.util
 import os
+import sys
 
-from setuptools import setup
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+from setuptools.errors import CCompilerError, PlatformError
 
-_spec = importlib.util.spec_from_file_location(
-    "_reasoning_core_flags", os.path.join(os.path.dirname(os.path.abspath(__file__)), "reasoning_core", "_flags.py")
-)
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("_reasoning_core_flags", os.path.join(HERE, "reasoning_core", "_flags.py"))
 _flags = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_flags)
 env_flag = _flags.env_flag
 
+DISTRIBUTION = "reasoning-spans"
+PYX = "reasoning_core/_engine.pyx"
+GENERATED_C = "reasoning_core/_engine.c"
+REQUIRED = env_flag("REASONING_CORE_REQUIRE_EXTENSIONS")
+
+
+def _fallback(reason):
+    """Go on without the extension (one line on stderr), or fail if it is required."""
+    if isinstance(reason, CCompilerError):
+        reason = "the C compiler failed; its output is above"
+    elif isinstance(reason, PlatformError):
+        reason = f"no usable C compiler: {reason}"
+    elif isinstance(reason, BaseException):
+        reason = f"{type(reason).__name__}: {reason}"
+    reason = " ".join(str(reason).split()) or "unknown error"
+    if REQUIRED:
+        sys.exit(f"{DISTRIBUTION}: building the compiled engine failed ({reason}) "
+                 "and REASONING_CORE_REQUIRE_EXTENSIONS is set")
+    if len(reason) > 160:
+        reason = reason[:157] + "..."
+    # The compiler's own output (if any) is above; this is the line to read.
+    print(f"{DISTRIBUTION}: compiled engine not built ({reason}); installing the pure-Python engine "
+          "(reasoning_core.BACKEND == 'python'); set REASONING_CORE_REQUIRE_EXTENSIONS=1 to fail instead",
+          file=sys.stderr, flush=True)
+
+
+class optional_build_ext(build_ext):
+    """build_ext whose failure falls back to the pure engine (see the module docstring)."""
+
+    def run(self):
+        try:
+            super().run()
+        except Exception as exc:  # e.g. no compiler at all (setuptools' PlatformError)
+            _fallback(exc)
+
+    def build_extension(self, ext):
+        try:
+            import numpy
+
+            ext.include_dirs.append(numpy.get_include())
+            if self.compiler.compiler_type in ("unix", "mingw32", "cygwin"):
+                ext.extra_compile_args.append("-O3")
+            super().build_extension(ext)
+        except Exception as exc:
+            _fallback(exc)
+            # Nothing to copy in place or to install for it.
+            self.extensions = [e for e in self.extensions if e is not ext]
+
+
+def _extensions():
+    # Cython translates here (not in build_ext) so an sdist made with Cython
+    # carries the generated C; building from that C needs no Cython.
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        cythonize = None
+    ext = Extension(
+        "reasoning_core._engine",
+        [PYX if cythonize else GENERATED_C],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
+    if cythonize is None:
+        if not os.path.exists(os.path.join(HERE, GENERATED_C)):
+            _fallback(f"Cython is not installed and {GENERATED_C} is missing")
+            return []
+        return [ext]
+    try:
+        return cythonize([ext], compiler_directives={"language_level": 3, "embedsignature": True})
+    except BaseException as exc:  # Cython reports a failed translation as SystemExit / CompileError
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        _fallback(f"Cython failed: {exc}")
+        return []
+
+
 ext_modules = []
 if not env_flag("REASONING_CORE_NO_EXTENSIONS"):
-    import numpy
-    from Cython.Build import cythonize
-    from setuptools import Extension
+    ext_modules = _extensions()
 
-    ext_modules = cythonize(
-        [
-            Extension(
-                "reasoning_core._engine",
-                ["reasoning_core/_engine.pyx"],
-                include_dirs=[numpy.get_include()],
-                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-                extra_compile_args=["-O3"],
-            )
-        ],
-        compiler_directives={"language_level": 3, "embedsignature": True},
-    )
-
-setup(ext_modules=ext_modules)
+setup(ext_modules=ext_modules, cmdclass={"build_ext": optional_build_ext})

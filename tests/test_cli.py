@@ -237,9 +237,9 @@ def test_console_script_installed():
     from importlib import metadata
 
     try:
-        dist = metadata.distribution("reasoning-core")
+        dist = metadata.distribution("reasoning-spans")
     except metadata.PackageNotFoundError:
-        pytest.skip("reasoning-core is not installed (running from a bare checkout)")
+        pytest.skip("reasoning-spans is not installed (running from a bare checkout)")
     eps = {ep.name: ep.value for ep in dist.entry_points if ep.group == "console_scripts"}
     assert eps.get("reasoning-core") == "reasoning_core.cli:main"
     script = Path(sys.executable).parent / ("reasoning-core.exe" if os.name == "nt" else "reasoning-core")

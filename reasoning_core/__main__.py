@@ -1,0 +1,7 @@
+"""``python -m reasoning_core`` is the ``reasoning-core`` command."""
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
