@@ -12,7 +12,7 @@ cimport cython
 cimport numpy as cnp
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, realloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 import numpy as np
 
@@ -211,6 +211,7 @@ cdef class _IdBuffer:
     cdef int64_t* data
     cdef Py_ssize_t cap
     cdef object keep
+    cdef bint overflowed  # the last list/tuple load met an id outside int64 (stored as -1)
 
     def __dealloc__(self):
         free(self.data)
@@ -231,6 +232,7 @@ cdef class _IdBuffer:
         cdef int64_t* grown
         cdef object item
         self.keep = None
+        self.overflowed = False
         if type(obj) is list or type(obj) is tuple or isinstance(obj, (list, tuple, range)):
             if isinstance(obj, range):
                 obj = list(obj)
@@ -256,6 +258,8 @@ cdef class _IdBuffer:
                     v = PyLong_AsLongLongAndOverflow(item, &overflow)
                     # Ids outside int64 can never be delimiters.
                     self.data[i] = -1 if overflow else v
+                    if overflow:
+                        self.overflowed = True
             n[0] = size
             return self.data
         if isinstance(obj, (str, bytes, bytearray)) or obj is None:
@@ -286,6 +290,7 @@ cdef class _IdBuffer:
                 v = item
             except OverflowError:
                 v = -1  # ids outside int64 can never be delimiters
+                self.overflowed = True
             self.data[i] = v
         return 0
 
@@ -397,6 +402,32 @@ cdef class Engine:
         try:
             ids = self.buf.load(token_ids, &n)
             return self._feed(ids, n)
+        finally:
+            self._exit()
+
+    def feed_copy(self, token_ids):
+        """``feed()`` of a list or tuple, plus a private copy of its ids.
+
+        The copy is taken from the converted buffer (a memcpy), so a result
+        that outlives the caller's list costs no second pass over Python
+        objects; ids beyond int64 (stored as -1) fall back to a list copy so
+        the copy still equals the input.
+        """
+        cdef Py_ssize_t n
+        cdef const int64_t* ids
+        cdef cnp.ndarray copy
+        self._enter()
+        try:
+            ids = self.buf.load(token_ids, &n)
+            if self.buf.overflowed:
+                snapshot = list(token_ids)
+            else:
+                copy = np.empty(n, dtype=np.int64)
+                if n:
+                    memcpy(cnp.PyArray_DATA(copy), ids, n * sizeof(int64_t))
+                snapshot = copy
+            segs, n_prefix = self._feed(ids, n)
+            return segs, n_prefix, snapshot
         finally:
             self._exit()
 

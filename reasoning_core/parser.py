@@ -166,8 +166,12 @@ class FamilyParser(ReasoningParser):
         prefix = eng.held_ids if eng.held else ()
         # The result keeps its own copy: a caller reusing its delta buffer
         # must not change a split already returned.
-        delta = _snapshot(delta_token_ids)
-        segs, _ = eng.feed(delta)
+        kind = type(delta_token_ids)
+        if kind is list or kind is tuple:
+            segs, _, delta = eng.feed_copy(delta_token_ids)
+        else:
+            delta = _snapshot(delta_token_ids)
+            segs, _ = eng.feed(delta)
         state = eng.state
         return TokenSplit(prefix, delta, segs, state == REASONING or state == SEEDED, state == AWAITING)
 
@@ -214,8 +218,12 @@ def _snapshot(ids: Any) -> Any:
         return ids[:]
     if kind is tuple or kind is range:
         return ids
-    if kind is np.ndarray or kind is array.array:
-        return ids.copy() if kind is np.ndarray else ids[:]
+    if kind is np.ndarray:
+        # Signed ids: the copy is made in the engine's int64 layout, so the
+        # engine reads it without converting again (one pass, as before).
+        return ids.astype(np.int64) if ids.dtype.kind == "i" else ids.copy()
+    if kind is array.array:
+        return ids[:]
     if isinstance(ids, memoryview) and ids.ndim == 1:
         return ids.tolist()
     if isinstance(ids, (list, tuple)):

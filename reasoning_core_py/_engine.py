@@ -230,6 +230,13 @@ class Engine:
         self._state, self._node = state, node
         return [tuple(seg) for seg in segs], n_prefix
 
+    def feed_copy(self, token_ids):
+        """``feed()`` of a list or tuple, plus a private copy of its ids."""
+        ids = self._load(token_ids)
+        snapshot = ids[:] if ids is token_ids else ids  # a converted list is already private
+        segs, n_prefix = self._feed(ids)
+        return segs, n_prefix, snapshot
+
     def feed_side(self, token_ids):
         """``feed()``, minus its lists in the per-token common case.
 
