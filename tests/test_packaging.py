@@ -171,7 +171,8 @@ def build_tree(tmp_path):
     pytest.importorskip("numpy")
     (tmp_path / "reasoning_core").mkdir()
     (tmp_path / "setup.py").write_text(_source("setup.py"))
-    (tmp_path / "reasoning_core" / "_flags.py").write_text(_source("reasoning_core/_flags.py"))
+    # The package's own copy: a wheel ships it too.
+    (tmp_path / "reasoning_core" / "_flags.py").write_text((Path(rc.__file__).parent / "_flags.py").read_text())
     (tmp_path / "reasoning_core" / "_engine.pyx").write_text("x = 1\n")
     (tmp_path / "reasoning_core" / "_engine.c").write_text("#error not compiled in this test\n")
     return tmp_path
