@@ -147,7 +147,7 @@ class ReasoningBatch:
         """
         return self._engine.thinking_mask()
 
-    def new_result(self, n: int):
+    def new_result(self, n: int) -> BatchStepResult:
         """Output buffers for ``out=`` (size ``n`` = tokens per step)."""
         return self._result_cls(n)
 
