@@ -16,6 +16,7 @@ generated ``_engine.c`` that the sdist ships.
 """
 import importlib.util
 import os
+import platform
 import sys
 
 from setuptools import Extension, setup
@@ -104,7 +105,9 @@ def _extensions():
 
 
 ext_modules = []
-if not env_flag("REASONING_CORE_NO_EXTENSIONS"):
+# The engine is a CPython extension: other interpreters install the twin only
+# (the run-time dispatcher makes the same choice).
+if not env_flag("REASONING_CORE_NO_EXTENSIONS") and platform.python_implementation() == "CPython":
     ext_modules = _extensions()
 
 setup(ext_modules=ext_modules, cmdclass={"build_ext": optional_build_ext})
