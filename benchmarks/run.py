@@ -65,23 +65,10 @@ class _Error(Exception):
 
 
 def run(args) -> int:
-    names = None
-    if args.only:
-        names = [n.strip() for n in args.only.split(",") if n.strip()]
-        unknown = [n for n in names if n not in W.WORKLOADS]
-        if unknown:
-            raise _Error(f"unknown workload(s) {', '.join(unknown)}; available: {', '.join(W.WORKLOADS)}", 2)
-    settings = W.Settings.quick() if args.quick else W.Settings()
-    if args.repeat is not None:
-        settings.repeats = args.repeat
-        settings.min_repeat_ns = 0  # the smoke test wants as few calls as possible
-    if args.scale is not None:
-        settings.scale = args.scale
-    if args.json:
-        # Fail before a minute of measuring, not after.
-        parent = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or os.path.isdir(args.json):
-            raise _Error(f"cannot write {args.json}: no such writable location")
+    try:
+        names, settings = core.plan(args, list(W.WORKLOADS))
+    except core.PlanError as exc:
+        raise _Error(str(exc), exc.code) from None
     try:
         tok = load_tokenizer(args.tokenizer)
     except RuntimeError as exc:

@@ -256,6 +256,38 @@ class Settings:
                 "max_total_ns": self.max_total_ns, "scale": self.scale}
 
 
+class PlanError(ValueError):
+    """A bench argument that cannot work; ``code`` is the exit status to use."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def plan(args, workload_names) -> tuple[list[str] | None, Settings]:
+    """The workloads and settings the ``--only/--quick/--repeat/--scale/--json``
+    options ask for, checked before any measuring (shared by ``reasoning-core
+    bench`` and ``benchmarks/run.py``)."""
+    names = None
+    if args.only:
+        names = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = [n for n in names if n not in workload_names]
+        if unknown:
+            raise PlanError(f"unknown workload(s) {', '.join(unknown)}; available: {', '.join(workload_names)}", 2)
+    settings = Settings.quick() if args.quick else Settings()
+    if args.repeat is not None:
+        settings.repeats = args.repeat
+        settings.min_repeat_ns = 0  # the smoke test wants as few calls as possible
+    if args.scale is not None:
+        settings.scale = args.scale
+    if args.json:
+        # Fail before measuring, not after.
+        parent = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or os.path.isdir(args.json):
+            raise PlanError(f"cannot write {args.json}: no such writable location")
+    return names, settings
+
+
 def time_body(run: Callable[[], Any], units: int, settings: Settings) -> Measurement:
     """Median time of ``run`` over ``settings.repeats`` repeats, after a warm-up call.
 

@@ -321,23 +321,10 @@ def cmd_bench(args) -> int:
     # (peers, targets) is benchmarks/run.py in a source checkout.
     from . import _bench as B
 
-    names = None
-    if args.only:
-        names = [n.strip() for n in args.only.split(",") if n.strip()]
-        unknown = [n for n in names if n not in B.WORKLOADS]
-        if unknown:
-            raise CLIError(f"unknown workload(s) {', '.join(unknown)}; available: {', '.join(B.WORKLOADS)}", 2)
-    settings = B.Settings.quick() if args.quick else B.Settings()
-    if args.repeat is not None:
-        settings.repeats = args.repeat
-        settings.min_repeat_ns = 0  # the smoke test wants as few calls as possible
-    if args.scale is not None:
-        settings.scale = args.scale
-    if args.json:
-        # Fail before measuring, not after.
-        parent = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or os.path.isdir(args.json):
-            raise CLIError(f"cannot write {args.json}: no such writable location")
+    try:
+        names, settings = B.plan(args, list(B.WORKLOADS))
+    except B.PlanError as exc:
+        raise CLIError(str(exc), exc.code) from None
     ctx = B.Context(_load_tokenizer(args.tokenizer), scale=settings.scale)
     rows, notes = B.run_workloads(B.WORKLOADS, names, settings=settings, ctx=ctx, progress=B.progress_to(sys.stderr))
     report = B.results_json(rows, notes, settings, args.quick)
