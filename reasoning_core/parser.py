@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Optional, Sequence
 import numpy as np
 
 from . import _dispatch
-from ._tables import AWAITING, END, REASONING, SEEDED, STATE_NAMES, TERM, Tables, ids_of_kind
+from ._tables import AWAITING, CONTENT, END, REASONING, SEEDED, STATE_NAMES, TERM, Tables, ids_of_kind
 from ._tokenizer import tables_for, tables_for_async
 from .families import FAMILIES, Family, family_names, get_family
 from .types import ParsedReasoningDelta, ReasoningSpan, TokenSplit
@@ -25,6 +25,7 @@ __all__ = [
     "FamilyParser",
     "LabelStripper",
     "get_parser_cls",
+    "parser_class",
     "get_parser",
     "create",
     "available_parsers",
@@ -154,10 +155,24 @@ class FamilyParser(ReasoningParser):
             self._formatter.reset()
 
     # -- beyond MAX: the complete split --------------------------------------
-    def begin(self, prompt_token_ids: Sequence[int] | None = None) -> "FamilyParser":
-        """Start a request: seed the state from the prompt (or the family default)."""
+    def begin(self, prompt_token_ids: Sequence[int] | None = None, *,
+              starts_in_reasoning: bool | None = None) -> "FamilyParser":
+        """Start a request: seed the state from the prompt (or the family default).
+
+        ``starts_in_reasoning`` overrides both for this request: True starts
+        inside a reasoning block the output has not opened (its first start
+        delimiter re-opens it; an awaiting-start family such as Gemma 4
+        waits for its start instead), False starts in content.
+        """
+        if starts_in_reasoning is not None and not isinstance(starts_in_reasoning, bool):
+            raise TypeError(f"starts_in_reasoning must be a bool or None, not {type(starts_in_reasoning).__name__}")
         self.reset()
-        if prompt_token_ids is not None:
+        if starts_in_reasoning is not None:
+            if not starts_in_reasoning:
+                self._engine.set_state(CONTENT)
+            else:
+                self._engine.set_state(AWAITING if self.tables.awaiting_family else SEEDED)
+        elif prompt_token_ids is not None:
             self._engine.set_state(self._engine.prompt_state(prompt_token_ids))
         return self
 
@@ -235,10 +250,20 @@ def _class_name(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_")) + "ReasoningParser"
 
 
-_CLASSES: dict[str, type[FamilyParser]] = {
-    fam.name: type(_class_name(fam.name), (FamilyParser,), {"family": fam})
-    for fam in FAMILIES.values()
+_CLASSES: dict[Family, type[FamilyParser]] = {
+    fam: type(_class_name(fam.name), (FamilyParser,), {"family": fam}) for fam in FAMILIES.values()
 }
+
+
+def parser_class(family: Family) -> type[FamilyParser]:
+    """The ``FamilyParser`` subclass bound to ``family`` (made once per family, also
+    for a family built at run time rather than taken from the table)."""
+    if not isinstance(family, Family):
+        raise TypeError(f"expected a reasoning_core Family, not {type(family).__name__}")
+    cls = _CLASSES.get(family)
+    if cls is None:
+        cls = _CLASSES.setdefault(family, type(_class_name(family.name), (FamilyParser,), {"family": family}))
+    return cls
 
 
 def get_parser_cls(name: str) -> type[FamilyParser]:
@@ -246,7 +271,7 @@ def get_parser_cls(name: str) -> type[FamilyParser]:
 
     Raises ValueError for an unknown name and TypeError for a non-string.
     """
-    return _CLASSES[get_family(name).name]
+    return parser_class(get_family(name))
 
 
 def available_parsers() -> list[str]:
