@@ -33,6 +33,7 @@ __all__ = [
     "ROLES", "terminators_of", "think_pair_of",
     "Family", "FAMILIES", "ALIASES", "MODEL_PATTERNS", "CONFIG_MODEL_TYPES", "CONFIG_ARCHITECTURES",
     "get_family", "family_names", "parser_for_model",
+    "ENGINE_PARSER_NAMES", "ENGINE_NOTES", "RUNTIME_ENGINE_NAMES",
 ]
 
 
@@ -84,19 +85,33 @@ _QWEN_TURNS = ("<|im_start|>", "<|im_end|>")
 _DS_TURNS = ("<｜User｜>", "<｜Assistant｜>")
 _THINK = ("<think>",)
 _UNTHINK = ("</think>",)
+_GRANITE_TURNS = ("<|start_of_role|>", "<|end_of_role|>", "<|end_of_text|>")
+_DSML_TOOLS = ("<｜DSML｜tool_calls>", "<｜DSML｜toolcalls>", "<｜DSML｜tool>", "<｜DSML｜ calls>")
+_COHERE_TURNS = ("<|START_OF_TURN_TOKEN|>", "<|END_OF_TURN_TOKEN|>", "<|CHATBOT_TOKEN|>", "<|USER_TOKEN|>",
+                 "<|SYSTEM_TOKEN|>")
+_MUSE_TOOLS = ("<|start|>assistant to=functions.",)
+_MUSE_HEADERS = tuple(
+    pre + f"to={who}<|message|>" for who in ("user", "commentary") for pre in ("<|start|>assistant ", " ", "")
+) + ("<|eot|>",)
+_MUSE_SELF = ("<|start|>assistant to=self<|message|>", " to=self<|message|>", "to=self<|message|>")
 
 _ROWS = (
-    Family("deepseek_r1", _THINK, _UNTHINK, True, aliases=("qwq", "deepseek-r1"),
+    Family("deepseek_r1", _THINK, _UNTHINK, True, aliases=("qwq", "deepseek-r1", "gigachat35", "iquest_q1"),
            boundaries=_DS_TURNS + _QWEN_TURNS,
            notes="R1 templates inject <think>; output may or may not repeat it", tool_parser="deepseek_v3"),
-    Family("deepseek_v3", _THINK, _UNTHINK, False, aliases=("deepseek_v31", "deepseekv4", "deepseek_v32", "deepseek-v3"),
-           terminators=("<｜tool▁calls▁begin｜>",), boundaries=_DS_TURNS,
+    Family("deepseek_v3", _THINK, _UNTHINK, False,
+           aliases=("deepseek_v31", "deepseekv4", "deepseek_v32", "deepseek-v3", "deepseek_v4", "deepseek-v4",
+                    "deepseek_v41", "deepseek-v41"),
+           # V3.1/V3.2 open tool calls with one special token; V4 writes a DSML
+           # block (V4.1 with a space inside the tag).  Terminators count only
+           # as vocabulary entries, so each vocabulary uses its own.
+           terminators=("<｜tool▁calls▁begin｜>",) + _DSML_TOOLS, boundaries=_DS_TURNS,
            notes="hybrid: a prompt ending in <think> means thinking mode", tool_parser="deepseek_v31"),
-    Family("qwen3", _THINK, _UNTHINK, False, terminators=("<tool_call>",), boundaries=_QWEN_TURNS,
+    Family("qwen3", _THINK, _UNTHINK, False, aliases=("interns1", "nanbeige", "dots"), terminators=("<tool_call>",), boundaries=_QWEN_TURNS,
            notes="enable_thinking=False renders <think>\\n\\n</think> into the prompt", tool_parser="hermes"),
     Family("qwen3_thinking", _THINK, _UNTHINK, True, aliases=("qwen3-thinking",),
            terminators=("<tool_call>",), boundaries=_QWEN_TURNS, tool_parser="hermes"),
-    Family("qwen3_5", _THINK, _UNTHINK, True, aliases=("qwen3.5", "qwen3_6"),
+    Family("qwen3_5", _THINK, _UNTHINK, True, aliases=("qwen3.5", "qwen3_6", "minicpmv"),
            terminators=("<tool_call>",), boundaries=_QWEN_TURNS, tool_parser="qwen3_coder"),
     Family("kimi", ("◁think▷",), ("◁/think▷",), False, aliases=("kimi_vl", "kimi_k1_5"),
            boundaries=("<|im_user|>", "<|im_assistant|>", "<|im_middle|>")),
@@ -105,11 +120,11 @@ _ROWS = (
            boundaries=("<|im_user|>", "<|im_assistant|>", "<|im_middle|>", "<|im_system|>"), tool_parser="kimi_k2"),
     Family("glm45", _THINK, _UNTHINK, False, aliases=("glm4_5", "glm46"), terminators=("<tool_call>",),
            boundaries=("<|user|>", "<|assistant|>", "<|system|>", "<|observation|>"), tool_parser="glm45"),
-    Family("glm47", _THINK, _UNTHINK, True, aliases=("glm5", "glm4_7"), terminators=("<tool_call>",),
+    Family("glm47", _THINK, _UNTHINK, True, aliases=("glm5", "glm4_7", "ling3"), terminators=("<tool_call>",),
            boundaries=("<|user|>", "<|assistant|>", "<|system|>", "<|observation|>"), tool_parser="glm45"),
-    Family("step3", _THINK, _UNTHINK, True, aliases=("step3p5",),
+    Family("step3", _THINK, _UNTHINK, True, aliases=("step3p5", "step5"),
            boundaries=("<|BOT|>", "<|EOT|>")),
-    Family("minimax_m2", _THINK, _UNTHINK, True, terminators=("<minimax:tool_call>",),
+    Family("minimax_m2", _THINK, _UNTHINK, True, aliases=("minimax",), terminators=("<minimax:tool_call>",),
            boundaries=("]~b]", "]~!b["), tool_parser="minimax_m2"),
     Family("seed_oss", ("<seed:think>",), ("</seed:think>",), True,
            boundaries=("<seed:bos>", "<seed:eos>")),
@@ -121,7 +136,7 @@ _ROWS = (
            notes="plain-text markers, matched however the BPE splits them"),
     Family("mistral", ("[THINK]",), ("[/THINK]",), False, aliases=("magistral",), tool_parser="mistral"),
     Family("gpt_oss", ("<|channel|>analysis<|message|>", "<|start|>assistant<|channel|>analysis<|message|>"),
-           ("<|end|>",), False, aliases=("harmony", "gpt-oss"),
+           ("<|end|>",), False, aliases=("harmony", "gpt-oss", "openai_gptoss"),
            header_terminators=("<|start|>assistant<|channel|>commentary", "<|channel|>commentary"),
            headers=("<|start|>assistant<|channel|>final<|message|>", "<|channel|>final<|message|>", "<|return|>"),
            boundaries=("<|start|>",),
@@ -130,16 +145,250 @@ _ROWS = (
            notes="the <response> frame around the reply is unwrapped"),
     Family("olmo3", _THINK, _UNTHINK, True, text_markers=True,
            notes="<think> is ordinary text in this vocabulary"),
-    Family("nemotron_v3", _THINK, _UNTHINK, True, aliases=("nemotron3", "nemotron_nano_v3"),
+    Family("nemotron_v3", _THINK, _UNTHINK, True, aliases=("nemotron3", "nemotron_nano_v3", "nemotron_3"),
            terminators=("<tool_call>",), boundaries=_QWEN_TURNS, tool_parser="qwen3_coder"),
     Family("gemma4", ("<|channel>",), ("<channel|>",), False, terminators=("<|tool_call>",),
            enable=("<|think|>",), boundaries=("<|turn>", "<turn|>"), awaiting_start=True,
            label="thought\n", notes="<|think|> in the prompt enables thinking; label stripped by the formatter"),
+    # ---- formats added for the serving engines' parser names (issue 14) ----
+    Family("kimi_k3", ("<|open|>think<|sep|>",), ("<|close|>think<|sep|>",), True,
+           header_terminators=("<|open|>tools<|sep|>",),
+           headers=("<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>"),
+           boundaries=("<|open|>",),
+           notes="XTML channels: think is reasoning; the response wrapper is unwrapped; the tools channel "
+                 "stays in content"),
+    Family("k2_horizon", ("<ifm|think>", "<ifm|think_fast>", "<ifm|think_faster>"),
+           ("</ifm|think>", "</ifm|think_fast>", "</ifm|think_faster>"), True, aliases=("k2_v3",),
+           terminators=("<ifm|tool_calls>",),
+           notes="one start/end pair per reasoning effort (high, medium, low); any of them is recognised"),
+    Family("minimax_m3", ("<mm:think>",), ("</mm:think>",), False, aliases=("minimax-m3",),
+           boundaries=("]~b]", "]~!b["),
+           notes="thinking_mode=enabled prefills <mm:think> into the prompt"),
+    Family("cohere_command", ("<|START_THINKING|>",), ("<|END_THINKING|>",), True,
+           aliases=("cohere_command3", "cohere_command4", "cohere"),
+           terminators=("<|START_ACTION|>",),
+           frames=("<|START_TEXT|>", "<|END_TEXT|>", "<|START_RESPONSE|>", "<|END_RESPONSE|>"),
+           boundaries=_COHERE_TURNS,
+           notes="the template opens thinking; the answer's START_TEXT/START_RESPONSE frame is unwrapped; "
+                 "an action block (tool calls) stays in content"),
+    Family("plamo3", ("<|plamo:begin_think:plamo|>",), ("<|plamo:end_think:plamo|>",), True,
+           terminators=("<|plamo:begin_tool_requests:plamo|>",),
+           notes="enable_thinking=False renders no think block: give the prompt"),
+    Family("inkling", ("<|content_thinking|>",), ("<|end_message|>",), False,
+           terminators=("<|content_invoke_tool_json|>",),
+           headers=("<|message_model|>", "<|content_text|>"),
+           boundaries=("<|message_user|>", "<|message_system|>", "<|message_tool|>"),
+           awaiting_start=True,
+           notes="typed message blocks: only <|content_thinking|> opens reasoning; <|end_message|> closes it"),
+    Family("muse", _MUSE_SELF + ("<|start|>assistant<|message|>",), ("<|eom|>",), False,
+           aliases=("musespark1x", "muse_spark"),
+           header_terminators=_MUSE_TOOLS, headers=_MUSE_HEADERS, boundaries=("<|start|>",),
+           notes="recipient channels: to=self (and a later recipient-less message) is reasoning, to=user and "
+                 "to=commentary are content, a tool recipient's channel stays in content"),
+    Family("muse_glimmer", _MUSE_SELF, ("<|eom|>",), False,
+           header_terminators=_MUSE_TOOLS,
+           headers=_MUSE_HEADERS + ("<|start|>assistant<|message|>",), boundaries=("<|start|>",),
+           notes="recipient channels: to=self is reasoning; to=user, to=commentary and recipient-less messages "
+                 "are content; a tool recipient's channel stays in content"),
+    Family("poolside_v1", _THINK, _UNTHINK, False, aliases=("laguna",), terminators=("<tool_call>",),
+           boundaries=("<assistant>",),
+           notes="thinking is opt-in (enable_thinking=True prefills <think>); the prompt scan stops at <assistant>"),
+    Family("mimo", _THINK, _UNTHINK, False, terminators=("<tool_call>",), boundaries=_QWEN_TURNS,
+           tool_parser="qwen3_coder", notes="Qwen3 markers; tool calls in the Qwen3-Coder XML form"),
+    Family("holo2", _THINK, _UNTHINK, True, boundaries=_QWEN_TURNS,
+           notes="thinks by default; a tool call inside reasoning does not end it"),
+    Family("hy_v3", _THINK, _UNTHINK, False, terminators=("<tool_calls>",),
+           notes="checkpoints may suffix the structural tokens (<think:abc123>): build the row for a "
+                 "vocabulary with family_for_tokenizer()"),
+    Family("hy_v4", _THINK, _UNTHINK, True, terminators=("<tool_calls>",),
+           notes="as hy_v3, but reasoning_effort defaults to high (thinking)"),
+    Family("apertus", ("<|inner_prefix|>",), ("<|inner_suffix|>",), False, aliases=("apertus2509",),
+           terminators=("<|tools_prefix|>",),
+           boundaries=("<|assistant_start|>", "<|assistant_end|>", "<|user_start|>", "<|user_end|>"),
+           notes="the model opens its inner block itself"),
+    Family("granite_thinking", _THINK, _UNTHINK, True, aliases=("granite_thinking_parser", "granite4_2"),
+           terminators=("<tool_call>",), boundaries=_GRANITE_TURNS, tool_parser="qwen3_coder",
+           notes="Granite 4.2: the Nemotron V3 format inside Granite's role markers"),
     Family("passthrough", (), (), False, aliases=("none", "identity")),
 )
 
 FAMILIES: dict[str, Family] = {f.name: f for f in _ROWS}
 ALIASES: dict[str, str] = {a: f.name for f in _ROWS for a in f.aliases}
+
+
+# Every reasoning-parser name the serving engines register (vLLM 0.33,
+# SGLang 0.5.23, MAX 26.7) -> the family of ours that serves it.  The
+# integrations read this map; ENGINE_NOTES says where the engine's parser of
+# that name behaves differently from the family's defaults (a request flag
+# that changes the start state, text it adds or drops).  Names in
+# RUNTIME_ENGINE_NAMES have no fixed markers: their family is built per
+# tokenizer with family_for_tokenizer() (the value here is a placeholder).
+ENGINE_PARSER_NAMES: dict[str, dict[str, str]] = {
+    "vllm": {
+        "beam": "passthrough",
+        "cohere_command3": "cohere_command",
+        "cohere_command4": "cohere_command",
+        "deepseek_r1": "deepseek_r1",
+        "deepseek_v3": "deepseek_v3",
+        "deepseek_v4": "deepseek_v3",
+        "deepseek_v41": "deepseek_v3",
+        "ernie45": "ernie45",
+        "gemma4": "gemma4",
+        "glm45": "glm45",
+        "glm47": "glm47",
+        "granite": "granite",
+        "granite_thinking_parser": "granite_thinking",
+        "hf": "passthrough",
+        "holo2": "holo2",
+        "hunyuan_a13b": "hunyuan_a13b",
+        "hy_v3": "hy_v3",
+        "hy_v4": "hy_v4",
+        "inkling": "inkling",
+        "k2_horizon": "k2_horizon",
+        "kimi_k2": "kimi_k2",
+        "kimi_k3": "kimi_k3",
+        "ling3": "glm47",
+        "mimo": "mimo",
+        "minicpmv": "qwen3_5",
+        "minimax_m2": "minimax_m2",
+        "minimax_m2_append_think": "passthrough",
+        "minimax_m3": "minimax_m3",
+        "mistral": "mistral",
+        "muse": "muse",
+        "muse_glimmer": "muse_glimmer",
+        "musespark1x": "muse",
+        "nemotron_v3": "nemotron_v3",
+        "olmo3": "olmo3",
+        "openai_gptoss": "gpt_oss",
+        "plamo3": "plamo3",
+        "poolside_v1": "poolside_v1",
+        "qwen3": "qwen3",
+        "seed_oss": "seed_oss",
+        "step3": "step3",
+        "step3p5": "step3",
+        "step5": "step3",
+    },
+    "sglang": {
+        "apertus2509": "apertus",
+        "beam": "passthrough",
+        "cohere_command4": "cohere_command",
+        "deepseek-r1": "deepseek_r1",
+        "deepseek-v3": "deepseek_v3",
+        "deepseek-v4": "deepseek_v3",
+        "deepseek-v41": "deepseek_v3",
+        "dots": "qwen3",
+        "gemma4": "gemma4",
+        "gigachat35": "deepseek_r1",
+        "glm45": "glm45",
+        "gpt-oss": "gpt_oss",
+        "granite_thinking_parser": "granite_thinking",
+        "hunyuan": "hy_v3",
+        "inkling": "inkling",
+        "interns1": "qwen3",
+        "iquest_q1": "deepseek_r1",
+        "k2_horizon": "k2_horizon",
+        "kimi": "kimi",
+        "kimi_k2": "kimi_k2",
+        "kimi_k3": "kimi_k3",
+        "ling3": "glm47",
+        "mimo": "mimo",
+        "minimax": "minimax_m2",
+        "minimax-append-think": "passthrough",
+        "minimax-m3": "minimax_m3",
+        "mistral": "mistral",
+        "muse": "muse_glimmer",
+        "nanbeige": "qwen3",
+        "nemotron_3": "nemotron_v3",
+        "poolside_v1": "poolside_v1",
+        "qwen3": "qwen3",
+        "qwen3-thinking": "qwen3_thinking",
+        "response_template": "passthrough",
+        "step3": "step3",
+        "step3p5": "step3",
+    },
+    "max": {
+        "deepseekv4": "deepseek_v3",
+        "gemma4": "gemma4",
+        "glm45": "glm45",
+        "inkling": "inkling",
+        "kimik2_5": "kimi_k2",
+        "laguna": "poolside_v1",
+        "minimax_m2": "minimax_m2",
+        "muse_glimmer": "muse_glimmer",
+        "qwen3_5": "qwen3_5",
+    },
+}
+
+# Engine names whose markers come from the checkpoint (the tokenizer's
+# ``response_template`` metadata): family_for_tokenizer() builds their family.
+RUNTIME_ENGINE_NAMES: dict[str, frozenset[str]] = {
+    "vllm": frozenset({"hf", "beam"}),
+    "sglang": frozenset({"response_template", "beam"}),
+    "max": frozenset(),
+}
+
+# (engine, name) -> how that engine's parser differs from the family's
+# defaults.  "starts in reasoning" below is the engine's start state when the
+# request does not say otherwise; ours is decided by the prompt
+# (will_reason_after_prompt) and, without a prompt, by the family default.
+ENGINE_NOTES: dict[tuple[str, str], str] = {
+    ("vllm", "qwen3"): "starts in reasoning unless chat_template_kwargs enable_thinking=False (the template "
+                       "is assumed to have opened <think>); ours starts in content without a prompt",
+    ("vllm", "glm45"): "starts in reasoning unless enable_thinking=False; ours starts in content without a prompt",
+    ("vllm", "mimo"): "starts in reasoning unless enable_thinking=False; SGLang's mimo starts in content",
+    ("vllm", "minicpmv"): "enable_thinking=False drops a stray <think>...</think> instead of reporting it",
+    ("vllm", "ling3"): "thinking (or enable_thinking) False: everything is content",
+    ("vllm", "step3p5"): "a <tool_call> ends reasoning (Qwen3 grammar); SGLang's step3p5 and our step3 do not",
+    ("vllm", "deepseek_v3"): "thinking/enable_thinking False (the default): identity, everything is content",
+    ("vllm", "deepseek_v4"): "starts in reasoning when thinking is on; a DSML tool-calls block ends reasoning",
+    ("vllm", "deepseek_v41"): "as deepseek_v4, with the V4.1 '<｜DSML｜ calls>' tag",
+    ("max", "deepseekv4"): "only </think> ends reasoning (a DSML block never appears inside it)",
+    ("vllm", "holo2"): "DeepSeek-R1 rules with thinking on by default",
+    ("vllm", "step5"): "DeepSeek-R1 rules (starts in reasoning, no tool terminator)",
+    ("vllm", "poolside_v1"): "thinking False by default (identity); the prompt scan stops at <assistant>",
+    ("max", "laguna"): "the template appends <think>, so a prompt decides; <tool_call> ends reasoning",
+    ("sglang", "poolside_v1"): "reasoning only with enable_thinking=True",
+    ("sglang", "mimo"): "reasoning only with enable_thinking=True",
+    ("sglang", "minimax"): "forced into reasoning; <tool_call> (not <minimax:tool_call>) is its tool opener",
+    ("sglang", "qwen3"): "a <tool_call> ends reasoning only at the start of a line",
+    ("sglang", "hunyuan"): "the Hy3 format (<think>, <tool_calls>), not Hunyuan-A13B's <answer> frame",
+    ("sglang", "gigachat35"): "DeepSeek-R1 rules (starts in reasoning)",
+    ("sglang", "iquest_q1"): "starts in reasoning unless thinking/enable_thinking is False",
+    ("sglang", "dots"): "the Qwen3 detector", ("sglang", "interns1"): "the Qwen3 detector",
+    ("sglang", "nanbeige"): "the Qwen3 detector",
+    ("vllm", "hy_v3"): "reasoning_effort defaults to no_think (identity); token names may carry a per-checkpoint "
+                       "suffix read from the vocabulary",
+    ("vllm", "hy_v4"): "reasoning_effort defaults to high; per-checkpoint token suffix as hy_v3",
+    ("vllm", "k2_horizon"): "only the requested effort's pair (default high) is recognised; without </...> "
+                            "or a tool opener, one-shot extraction returns everything as content",
+    ("sglang", "k2_horizon"): "requires force_reasoning; the tool opener is the prefix '<ifm|tool_call'",
+    ("vllm", "kimi_k3"): "thinking False: everything is content; tolerates spaces inside the XTML markers",
+    ("sglang", "kimi_k3"): "a bare <|close|>response<|sep|> with no think close makes the preceding text content",
+    ("vllm", "minimax_m3"): "starts in reasoning only with thinking_mode=enabled",
+    ("sglang", "minimax-m3"): "starts in reasoning only with thinking_mode=enabled",
+    ("vllm", "minimax_m2_append_think"): "no extraction: '<think>' is prepended to the content (the integration "
+                                         "adds it); everything is content",
+    ("sglang", "minimax-append-think"): "no extraction: '<think>' is prepended to the content",
+    ("vllm", "cohere_command3"): "parsed by cohere_melody (preset cmd3): START_RESPONSE frames the answer",
+    ("vllm", "cohere_command4"): "parsed by cohere_melody (preset cmd4): START_TEXT frames the answer",
+    ("sglang", "cohere_command4"): "without <|START_TEXT|> or an action block the content is empty",
+    ("vllm", "inkling"): "starts awaiting a message header; a stray <|end_message|> in content is dropped",
+    ("sglang", "inkling"): "typed blocks; <|content_model_end_sampling|> ends the turn",
+    ("max", "inkling"): "same as ours",
+    ("vllm", "muse"): "Muse Spark rules: recipient-less messages are reasoning, developer messages dropped",
+    ("vllm", "musespark1x"): "alias of vLLM's muse",
+    ("sglang", "muse"): "Muse Glimmer rules (recipient-less messages are content)",
+    ("vllm", "plamo3"): "enable_thinking=False disables reasoning; <|plamo:tag|> also ends it",
+    ("vllm", "granite_thinking_parser"): "strips the leading newline of the content; swaps reasoning into "
+                                         "content when thinking is off and content is empty",
+    ("sglang", "granite_thinking_parser"): "enable_thinking=False forces non-empty content",
+    ("vllm", "nemotron_v3"): "swaps reasoning into content when thinking is off and content is empty",
+    ("sglang", "apertus2509"): "tool calls start with the text '<|tools_prefix|>['",
+    ("vllm", "hf"): "markers from the tokenizer's response_template metadata",
+    ("vllm", "beam"): "markers from the tokenizer's response_template metadata",
+    ("sglang", "response_template"): "markers from the tokenizer's response_template metadata",
+    ("sglang", "beam"): "markers from the tokenizer's response_template metadata",
+}
 
 
 def family_names() -> list[str]:
@@ -165,21 +414,34 @@ MODEL_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"gpt-oss|gpt_oss", "gpt_oss"),
     (r"deepseek-r1|deepseek_r1|r1-distill|r1-1776|deepseek-reasoner", "deepseek_r1"),
     (r"qwq", "deepseek_r1"),
+    (r"gigachat-?3[._]5", "deepseek_r1"),
+    (r"iquest", "deepseek_r1"),
     (r"deepseek-v[34]|deepseek_v[34]|deepseek-chat", "deepseek_v3"),
+    (r"holo-?2", "holo2"),
+    (r"mimo", "mimo"),
+    (r"minicpm-?v-?4[._]5", "qwen3_5"),
+    (r"intern-?s1|nanbeige|dots[.-]llm", "qwen3"),
     # Qwen3.5 / 3.6, but not a size such as "qwen3-5b".
     (r"qwen3(\.|_|-)[56](?![0-9]*b)", "qwen3_5"),
     (r"qwen3.*thinking", "qwen3_thinking"),
     (r"qwen3", "qwen3"),
     # Kimi K2 Instruct/Base never think; the rest of K2 (Thinking, K2.5) do.
+    (r"kimi-k3|kimi_k3", "kimi_k3"),
+    (r"k2-?horizon|k2_horizon", "k2_horizon"),
     (r"kimi-k2-(instruct|base)", "passthrough"),
     (r"kimi-k2|kimi_k2", "kimi_k2"),
     (r"kimi", "kimi"),
     (r"glm-?4\.[78]|glm-?5", "glm47"),
+    (r"(^|/)(ling|ring)-3", "glm47"),
     (r"glm-?4\.[56]|glm-?4_[56]|glm4_moe", "glm45"),
-    (r"(^|[/_-])step-?3", "step3"),
+    (r"(^|[/_-])step-?[35]", "step3"),
+    (r"minimax-m3|minimax_m3", "minimax_m3"),
     (r"minimax-m2|minimax_m2", "minimax_m2"),
     (r"seed-oss|seed_oss", "seed_oss"),
     (r"hunyuan-a13b|hunyuan_a13b", "hunyuan_a13b"),
+    (r"(^|/)(hy|hunyuan)-?v?3", "hy_v3"),
+    (r"(^|/)(hy|hunyuan)-?v?4", "hy_v4"),
+    (r"granite-?4\.[2-9]", "granite_thinking"),
     (r"granite", "granite"),
     (r"magistral", "mistral"),
     # ERNIE 4.5 thinks only in its "-Thinking" and VL releases.
@@ -190,6 +452,13 @@ MODEL_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"olmo-?3", "passthrough"),
     (r"nemotron-?(nano-)?v?3|nemotron_v3", "nemotron_v3"),
     (r"gemma-?4", "gemma4"),
+    (r"command-a-reasoning|command-a-plus", "cohere_command"),
+    (r"plamo-?3", "plamo3"),
+    (r"inkling", "inkling"),
+    (r"muse-?glimmer", "muse_glimmer"),
+    (r"muse-?spark", "muse"),
+    (r"laguna|poolside", "poolside_v1"),
+    (r"apertus", "apertus"),
 )
 _COMPILED = tuple((re.compile(p), name) for p, name in MODEL_PATTERNS)
 
@@ -226,6 +495,13 @@ CONFIG_MODEL_TYPES: dict[str, str] = {
     "step3p5": "step3",
     "deepseek_v3": "deepseek_v3",
     "deepseek_v32": "deepseek_v3",
+    "deepseek_v4": "deepseek_v3",
+    "deepseek_v41": "deepseek_v3",
+    "kimi_k3": "kimi_k3",
+    "minimax_m3": "minimax_m3",
+    "minimax_m3_vl": "minimax_m3",
+    "bailing_hybrid": "glm47",
+    "bailing_moe_v3_vl": "glm47",
 }
 
 # HF ``architectures`` class names (used when neither id nor model type decides).
@@ -253,6 +529,15 @@ CONFIG_ARCHITECTURES: dict[str, str] = {
     "Gemma4ForCausalLM": "gemma4",
     "Step3VLForConditionalGeneration": "step3",
     "Step3p5ForCausalLM": "step3",
+    "DeepseekV4ForCausalLM": "deepseek_v3",
+    "BailingMoeV3ForCausalLM": "glm47",
+    "BailingMoeV3VLForConditionalGeneration": "glm47",
+    "IQuestQ1ForCausalLM": "deepseek_r1",
+    "MiniMaxM3SparseForCausalLM": "minimax_m3",
+    "MiniMaxM3SparseForConditionalGeneration": "minimax_m3",
+    "LagunaForCausalLM": "poolside_v1",
+    "InklingForConditionalGeneration": "inkling",
+    "MuseGlimmerForConditionalGeneration": "muse_glimmer",
 }
 _ARCHITECTURES_LOWER = {k.lower(): v for k, v in CONFIG_ARCHITECTURES.items()}
 
