@@ -1,0 +1,529 @@
+"""reasoning-core inside vLLM: reasoning and tool parsers under vLLM's names.
+
+``REASONING_PARSERS`` maps each vLLM reasoning-parser name we serve to a
+``vllm.reasoning.ReasoningParser`` subclass; ``TOOL_PARSERS`` maps vLLM
+tool-parser names to ``vllm.tool_parsers.ToolParser`` subclasses over
+``reasoning_core.tools``.  ``register()`` adds them to vLLM's registries as
+``rc_<name>`` (``replace=True``: under vLLM's own names).  Importing this
+module registers the ``rc_`` names, so it works as
+``--reasoning-parser-plugin reasoning_core.integrations.vllm`` (or give the
+file ``vllm_plugin.py`` next to it); the ``vllm.general_plugins`` entry point
+calls ``register``.
+
+Under a vLLM name, each class answers what vLLM's parser of that name answers
+(start state, ``None`` vs ``""`` results, thinking switches in
+``chat_template_kwargs``), but does the work on reasoning-core's per-request
+engine state: a streaming step costs O(delta), never a rescan of
+``current_text`` / ``current_token_ids``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional, Sequence
+
+try:
+    from vllm.entrypoints.generate.base.protocol import DeltaMessage
+    from vllm.reasoning import ReasoningParser as _VllmReasoningParser
+    from vllm.reasoning import ReasoningParserManager
+except ImportError as exc:  # pragma: no cover - exercised without vLLM
+    raise ImportError(
+        "reasoning_core.integrations.vllm needs the 'vllm' package (pip install vllm); "
+        "the rest of reasoning_core works without it"
+    ) from exc
+
+from .._tables import (
+    BOUNDARY,
+    END,
+    SEG_CONTENT,
+    SEG_HELD,
+    SEG_REASONING,
+    START,
+    TERM,
+    ids_of_kind,
+)
+from ..families import FAMILIES, Family, get_family
+from ..parser import FamilyParser, parser_class
+from ..text import TextReasoningParser
+
+__all__ = [
+    "REASONING_PARSERS",
+    "TOOL_PARSERS",
+    "VllmReasoningParser",
+    "register",
+    "family_of",
+]
+
+
+# ---------------------------------------------------------------------------
+# Per-name behaviour
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Spec:
+    """How vLLM's parser of one name behaves, in our terms.
+
+    style "r1": vLLM's ``BaseThinkingReasoningParser`` rules (one-shot
+    reasoning is always a string, content ``None`` until an end is seen;
+    ``is_reasoning_end`` has no turn boundaries nor terminators; the
+    streaming gate is "the end token is in the delta").
+    style "engine": vLLM's ``ParserEngine`` rules (empty results are
+    ``None``; terminators end reasoning; the prompt scan stops at a turn
+    boundary; nothing decisive -> ended unless the parser waits for reasoning).
+    """
+
+    family: str
+    style: str = "engine"
+    thinking: bool = True                 # the default when chat_template_kwargs are silent
+    thinking_keys: tuple[str, ...] = ("enable_thinking",)
+    # chat_template_kwargs switch thinking off -> vLLM returns (None, output) one-shot
+    off_is_identity: bool = True
+    # thinking off: vLLM's class does no reasoning parsing at all (deepseek_v3's identity delegate)
+    off_passthrough: bool = False
+    rstrip_reasoning: bool = False        # trailing whitespace of the reasoning is dropped
+    prompt_closes: bool = True            # set_prompt_token_ids: a closed block in this turn -> content
+    terminators_end: bool = True          # terminators count for is_reasoning_end
+    notes: str = ""
+
+
+# vLLM reasoning-parser name -> our family and vLLM's behaviour.  Names not
+# here are listed with the reason in NOT_SERVED.
+_SPECS: dict[str, _Spec] = {
+    "deepseek_r1": _Spec("deepseek_r1", style="r1"),
+    "step5": _Spec("deepseek_r1", style="r1"),
+    "deepseek_v3": _Spec("deepseek_r1", style="r1", thinking=False, thinking_keys=("thinking", "enable_thinking"),
+                         off_passthrough=True),
+    "holo2": _Spec("deepseek_r1", style="r1", thinking=True, thinking_keys=("thinking", "enable_thinking"),
+                   off_passthrough=True),
+    "qwen3": _Spec("qwen3"),
+    "glm45": _Spec("glm47", thinking_keys=("thinking", "enable_thinking")),
+    "glm47": _Spec("glm47", thinking_keys=("thinking", "enable_thinking")),
+    "kimi_k2": _Spec("kimi_k2", thinking_keys=("thinking", "enable_thinking"), rstrip_reasoning=True),
+    "minimax_m2": _Spec("minimax_m2", thinking_keys=()),
+    "nemotron_v3": _Spec("nemotron_v3"),
+    "seed_oss": _Spec("seed_oss"),
+    "step3p5": _Spec("step3"),
+    "mistral": _Spec("mistral", thinking=False, thinking_keys=()),
+    "gemma4": _Spec("gemma4", thinking=False),
+}
+
+NOT_SERVED: dict[str, str] = {}
+
+
+def family_of(vllm_name: str) -> str:
+    """Our family for a vLLM reasoning-parser name (KeyError if not served)."""
+    return _SPECS[vllm_name].family
+
+
+# ---------------------------------------------------------------------------
+# The reasoning parser
+# ---------------------------------------------------------------------------
+
+def _single_ids(seqs: Iterable[tuple[int, ...]]) -> frozenset[int]:
+    return frozenset(s[0] for s in seqs if len(s) == 1)
+
+
+_DECIDE_START, _DECIDE_END, _DECIDE_BOUNDARY = 1, 2, 3
+
+
+class VllmReasoningParser(_VllmReasoningParser):
+    """A vLLM ``ReasoningParser`` over one reasoning-core family.
+
+    Subclasses bind ``vllm_name`` and ``spec``; one instance serves one
+    request, as in vLLM.
+    """
+
+    vllm_name: str = ""
+    spec: _Spec = _Spec("passthrough")
+    # vLLM then asks has_engine_confirmed_reasoning_end() (O(1) here) instead of
+    # re-running is_reasoning_end_streaming, and calls finish_streaming().
+    engine_based_streaming: bool = True
+
+    def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(tokenizer, *args, **kwargs)
+        spec = self.spec
+        self._family: Family = get_family(spec.family)
+        chat = kwargs.get("chat_template_kwargs") or {}
+        thinking = spec.thinking
+        said = [chat[k] for k in spec.thinking_keys if chat.get(k) is not None]
+        if said:
+            thinking = any(bool(v) for v in said)
+        self.thinking = thinking
+        self._passthrough = spec.off_passthrough and not thinking
+        self._parser: FamilyParser = parser_class(self._family).from_tokenizer_sync(tokenizer)
+        tables = self._parser.tables
+        self._start_ids = _single_ids(ids_of_kind(tables, START))
+        self._end_ids = _single_ids(ids_of_kind(tables, END))
+        self._term_ids = _single_ids(ids_of_kind(tables, TERM)) if spec.terminators_end else frozenset()
+        self._boundary_ids = _single_ids(ids_of_kind(tables, BOUNDARY)) if spec.style == "engine" else frozenset()
+        self._end_like = self._end_ids | self._term_ids
+        self._decisive = {i: _DECIDE_END for i in self._end_like}
+        self._decisive.update({i: _DECIDE_START for i in self._start_ids})
+        for i in self._boundary_ids:
+            self._decisive.setdefault(i, _DECIDE_BOUNDARY)
+        self._start_state: bool = thinking
+        self._begun = False
+        self._ended = False
+        self._pending_text = ""        # text of held tokens (a partial delimiter)
+        self._deferred_ws = ""         # trailing reasoning whitespace (rstrip_reasoning)
+        self._gate_len = -1            # is_reasoning_end_streaming cache: length and answer
+        self._gate_answer = False
+        self._decode_cache: dict[tuple[int, ...], str] = {}
+
+    # -- names vLLM's serving layer and tests read ---------------------------
+    @property
+    def reasoning_start_str(self) -> Optional[str]:
+        return self._family.start[0] if self._family.start else None
+
+    @property
+    def reasoning_end_str(self) -> Optional[str]:
+        return self._family.end[0] if self._family.end else None
+
+    @property
+    def start_token_id(self) -> Optional[int]:
+        seqs = ids_of_kind(self._parser.tables, START)
+        return seqs[0][0] if seqs and len(seqs[0]) == 1 else None
+
+    @property
+    def end_token_id(self) -> Optional[int]:
+        seqs = ids_of_kind(self._parser.tables, END)
+        return seqs[0][0] if seqs and len(seqs[0]) == 1 else None
+
+    @property
+    def reasoning_end_token_ids(self) -> frozenset[int]:
+        return self._end_like
+
+    @property
+    def parser(self) -> FamilyParser:
+        """The per-request reasoning-core parser (token level)."""
+        return self._parser
+
+    # -- prompt hooks -----------------------------------------------------------
+    def _scan(self, ids: Sequence[int]) -> int:
+        """The last decisive token of ``ids`` (right to left), 0 if none."""
+        decisive = self._decisive
+        if not decisive:
+            return 0
+        get = decisive.get
+        for i in range(len(ids) - 1, -1, -1):
+            d = get(ids[i])
+            if d is not None:
+                return d
+        return 0
+
+    def _answer(self, decision: int) -> bool:
+        if decision == _DECIDE_END:
+            return True
+        if decision == _DECIDE_START:
+            return False
+        if self.spec.style == "r1":
+            return False
+        return not self.thinking
+
+    def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
+        if self._passthrough or not self.spec.prompt_closes:
+            return
+        if self.thinking and self._boundary_ids and self.is_reasoning_end(prompt_token_ids):
+            self._start_state = False
+
+    def adjust_initial_state_from_prompt(self, prompt_token_ids: Sequence[int]) -> None:
+        """The prompt decides the start state when it says anything: an open
+        block at its end starts in reasoning, a closed one in content."""
+        if self._passthrough:
+            return
+        d = self._scan(prompt_token_ids)
+        if d == _DECIDE_START:
+            self._start_state = True
+        elif d == _DECIDE_END:
+            self._start_state = False
+        if self._begun and not self._parser.engine.held:
+            self._begin()
+
+    def _begin(self) -> None:
+        self._parser.begin(starts_in_reasoning=self._start_state)
+        self._begun = True
+        self._ended = False
+        self._pending_text = ""
+        self._deferred_ws = ""
+
+    # -- structured-output gate --------------------------------------------------
+    def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
+        if self._passthrough:
+            return False
+        return self._answer(self._scan(input_ids))
+
+    def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids: Iterable[int]) -> bool:
+        """O(delta): the last decisive token of the delta, else the answer
+        for the ids before it (remembered from the previous step)."""
+        if self._passthrough:
+            return False
+        delta = delta_ids if isinstance(delta_ids, (list, tuple)) else list(delta_ids)
+        if self.spec.style == "r1":
+            # vLLM's rule for these names: an end token in this step's ids.
+            end_ids = self._end_ids
+            for t in delta:
+                if t in end_ids:
+                    return True
+            return False
+        d = self._scan(delta)
+        n = len(input_ids)
+        if d == 0 or d == _DECIDE_BOUNDARY and n > len(delta):
+            if self._gate_len == n - len(delta) and d == 0:
+                answer = self._gate_answer
+            else:
+                answer = self._answer(self._scan(input_ids))
+        else:
+            answer = self._answer(d)
+        self._gate_len, self._gate_answer = n, answer
+        return answer
+
+    def has_engine_confirmed_reasoning_end(self) -> bool:
+        return self._ended
+
+    # -- token ids -------------------------------------------------------------
+    def _as_ids(self, input_ids: Sequence[Any]) -> list[int]:
+        """vLLM's tests pass token strings to extract_content_ids: accept both."""
+        if input_ids and any(isinstance(t, str) for t in input_ids):
+            vocab = self.vocab
+            return [vocab.get(t, -1) if isinstance(t, str) else t for t in input_ids]
+        return list(input_ids)
+
+    def extract_content_ids(self, input_ids: list[int]) -> list[int]:
+        if self._passthrough:
+            return input_ids
+        ids = self._as_ids(input_ids)
+        if self.spec.style == "r1":
+            end_ids = self._end_ids
+            for i in range(len(ids) - 1):
+                if ids[i] in end_ids:
+                    return input_ids[i + 1:]
+            return []
+        if not self.thinking:
+            return input_ids
+        end_ids = self._end_ids
+        for i in range(len(ids) - 1, -1, -1):
+            if ids[i] in end_ids:
+                return input_ids[i + 1:]
+        if self._term_ids:
+            start = 0
+            for i in range(len(ids) - 1, -1, -1):
+                if ids[i] in self._boundary_ids:
+                    start = i + 1
+                    break
+            for i in range(start, len(ids)):
+                if ids[i] in self._term_ids:
+                    return input_ids[i:]
+        return input_ids
+
+    def count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
+        if self._passthrough or not token_ids:
+            return 0
+        p = parser_class(self._family)(self._parser.tables)
+        p.begin(starts_in_reasoning=self._start_state if self.spec.style == "engine" else False)
+        n = len(p.split(list(token_ids)).reasoning_ids)
+        return n + len(p.finish().reasoning_ids)
+
+    # -- one-shot -----------------------------------------------------------------
+    def extract_reasoning(self, model_output: str, request: Any = None) -> tuple[Optional[str], Optional[str]]:
+        if self._passthrough:
+            return None, model_output
+        spec = self.spec
+        if spec.style == "engine" and not self.thinking and spec.off_is_identity:
+            return None, model_output
+        tp = TextReasoningParser(self._family, starts_in_reasoning=self._start_state)
+        r1, c1 = tp.feed(model_output)
+        ended = not tp.is_reasoning
+        r2, c2 = tp.finish()
+        reasoning, content = r1 + r2, c1 + c2
+        if spec.rstrip_reasoning:
+            reasoning = reasoning.rstrip()
+        if spec.style == "r1":
+            return reasoning, (content or None) if ended else None
+        return reasoning or None, content or None
+
+    # -- streaming ------------------------------------------------------------------
+    def _decode(self, ids: Sequence[int]) -> str:
+        key = tuple(ids)
+        text = self._decode_cache.get(key)
+        if text is None:
+            text = self.model_tokenizer.decode(list(ids), skip_special_tokens=False)
+            if len(key) <= 8:
+                self._decode_cache[key] = text
+        return text
+
+    def extract_reasoning_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+    ) -> Optional[DeltaMessage]:
+        if self._passthrough:
+            return DeltaMessage(content=delta_text) if delta_text else None
+        if not self._begun:
+            self._begin()
+        sp = self._parser.split(delta_token_ids)
+        segs = sp._segs
+        if not self._ended and not sp.is_reasoning and not sp.awaiting_start:
+            self._ended = self._start_state or self._saw_reasoning(segs)
+        if len(segs) == 1 and not sp._prefix:
+            kind = segs[0][0]
+            if kind == SEG_REASONING:
+                return self._reasoning_delta(delta_text, None)
+            if kind == SEG_CONTENT:
+                return self._content_delta(None, delta_text) if delta_text else None
+            if kind == SEG_HELD:
+                self._pending_text += delta_text
+                return None
+            return None  # a whole delimiter
+        if not segs:
+            return None
+        return self._mixed(sp, segs, delta_text)
+
+    def _saw_reasoning(self, segs) -> bool:
+        for k, _, _ in segs:
+            if k != SEG_CONTENT:
+                return True
+        return False
+
+    def _mixed(self, sp, segs, delta_text: str) -> Optional[DeltaMessage]:
+        """A delta with more than one kind of segment: its text split by segment."""
+        text = self._pending_text + delta_text
+        self._pending_text = ""
+        toks = sp.tokens
+        pieces = [self._decode(toks[a:b]) for _, a, b in segs]
+        if "".join(pieces) != text:
+            pieces = _align(pieces, [k for k, _, _ in segs], text)
+        reasoning: list[str] = []
+        content: list[str] = []
+        for (k, _, _), piece in zip(segs, pieces):
+            if k == SEG_REASONING:
+                reasoning.append(piece)
+            elif k == SEG_CONTENT:
+                content.append(piece)
+            elif k == SEG_HELD:
+                self._pending_text = piece
+        r = "".join(reasoning)
+        c = "".join(content)
+        if not r and not c:
+            return None
+        return self._reasoning_delta(r, c) if r else self._content_delta(None, c)
+
+    def _reasoning_delta(self, reasoning: str, content: Optional[str]) -> Optional[DeltaMessage]:
+        if self.spec.rstrip_reasoning:
+            whole = self._deferred_ws + reasoning
+            kept = whole.rstrip()
+            self._deferred_ws = whole[len(kept):]
+            reasoning = kept
+            if content:
+                self._deferred_ws = ""
+        if not reasoning and not content:
+            return None
+        if content:
+            return DeltaMessage(reasoning=reasoning, content=content) if reasoning else DeltaMessage(content=content)
+        return DeltaMessage(reasoning=reasoning)
+
+    def _content_delta(self, reasoning: Optional[str], content: str) -> DeltaMessage:
+        self._deferred_ws = ""
+        return DeltaMessage(content=content)
+
+    def finish_streaming(self) -> Optional[DeltaMessage]:
+        """End of the request: held tokens go to the side they were on."""
+        if not self._begun or self._passthrough:
+            return None
+        held = self._parser.engine.held
+        if not held:
+            return None
+        sp = self._parser.finish()
+        text, self._pending_text = self._pending_text, ""
+        if not text:
+            return None
+        return DeltaMessage(reasoning=text) if sp.reasoning_ids else DeltaMessage(content=text)
+
+    # -- request ------------------------------------------------------------------
+    def adjust_request(self, request: Any) -> Any:
+        """Keep special tokens in the text when the family's markers are special tokens."""
+        specials = set(getattr(self.model_tokenizer, "all_special_tokens", ()) or ())
+        fam = self._family
+        markers = fam.start + fam.end + fam.terminators
+        if any(m in specials for m in markers) and hasattr(request, "skip_special_tokens"):
+            request.skip_special_tokens = False
+        return request
+
+
+def _align(pieces: list[str], kinds: list[int], text: str) -> list[str]:
+    """Fit decoded segment pieces to the detokenizer's text.
+
+    Delimiter pieces are located in ``text`` in order; the text between two
+    located delimiters goes to the segments between them (the last of them
+    takes any bytes the per-piece decode could not place).
+    """
+    out = [""] * len(pieces)
+    pos = 0
+    pending: list[int] = []
+    for i, (k, piece) in enumerate(zip(kinds, pieces)):
+        if k in (SEG_CONTENT, SEG_REASONING, SEG_HELD):
+            pending.append(i)
+            continue
+        j = text.find(piece, pos) if piece else -1
+        if j < 0:
+            continue
+        _spread(out, pending, pieces, text[pos:j])
+        pending = []
+        out[i] = piece
+        pos = j + len(piece)
+    _spread(out, pending, pieces, text[pos:])
+    return out
+
+
+def _spread(out: list[str], idx: list[int], pieces: list[str], gap: str) -> None:
+    if not idx:
+        return
+    pos = 0
+    for n, i in enumerate(idx):
+        if n == len(idx) - 1:
+            out[i] = gap[pos:]
+        else:
+            want = pieces[i]
+            take = want if gap.startswith(want, pos) else gap[pos:pos + len(want)]
+            out[i] = take
+            pos += len(take)
+
+
+def _make_class(name: str, spec: _Spec) -> type[VllmReasoningParser]:
+    cls_name = "".join(p.capitalize() for p in name.split("_")) + "RcReasoningParser"
+    return type(cls_name, (VllmReasoningParser,), {"vllm_name": name, "spec": spec, "__module__": __name__})
+
+
+REASONING_PARSERS: dict[str, type[VllmReasoningParser]] = {name: _make_class(name, s) for name, s in _SPECS.items()}
+
+TOOL_PARSERS: dict[str, type] = {}
+
+
+# ---------------------------------------------------------------------------
+# Registration
+# ---------------------------------------------------------------------------
+
+def register(replace: bool = False) -> None:
+    """Add every class to vLLM's registries: ``rc_<name>``, or vLLM's own names
+    with ``replace=True`` (replacing vLLM's parsers).  Idempotent."""
+    for name, cls in REASONING_PARSERS.items():
+        key = name if replace else f"rc_{name}"
+        if ReasoningParserManager.reasoning_parsers.get(key) is not cls:
+            ReasoningParserManager.register_module(key, force=True, module=cls)
+    if TOOL_PARSERS:
+        from vllm.tool_parsers import ToolParserManager
+
+        for name, cls in TOOL_PARSERS.items():
+            key = name if replace else f"rc_{name}"
+            if ToolParserManager.tool_parsers.get(key) is not cls:
+                ToolParserManager.register_module(key, force=True, module=cls)
+
+
+def general_plugin() -> None:
+    """The ``vllm.general_plugins`` entry point: registers the ``rc_`` names."""
+    register()
+
+
+register()
