@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -103,6 +104,10 @@ class Tables:
     has_enable: bool
     paths: tuple = field(repr=False)  # node -> tuple of ids on the way from its root
     patterns: tuple = ()
+    # (byte tables, reasoning_core._bytes.TokenBytes) when some marker is not
+    # one whole token in the tokenizer these tables were resolved with: the
+    # parser then matches markers over token bytes (see _bytes.ByteEngine).
+    byte_plan: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name, dtype in _ARRAY_FIELDS:
@@ -301,6 +306,7 @@ def build_tables(
     *,
     default_state: int = CONTENT,
     awaiting_family: bool = False,
+    byte_plan: Any = None,
 ) -> Tables:
     """Compile resolved delimiters into the immutable tables both engines walk."""
     patterns = tuple(dict.fromkeys(patterns))  # de-duplicate, keep order
@@ -329,4 +335,5 @@ def build_tables(
         has_enable=any(p.kind == ENABLE for p in patterns),
         paths=tuple(trie.paths),
         patterns=patterns,
+        byte_plan=byte_plan,
     )

@@ -51,6 +51,7 @@ from ._tables import (
     Tables,
     build_tables,
 )
+from . import _bytes
 from .errors import ReasoningCoreWarning
 from .families import ROLES, Family
 
@@ -341,17 +342,69 @@ class _CodePoints:
 CODE_POINTS = _CodePoints()
 
 
+class _Bytes:
+    """The byte level's "tokenizer": every marker is the sequence of its UTF-8 bytes.
+
+    Used for families whose markers are not whole tokens in a vocabulary:
+    the parser then runs these tables over the bytes of the tokens.
+    """
+
+    def __repr__(self) -> str:
+        return "UTF-8 bytes"
+
+
+BYTES = _Bytes()
+
+# Roles whose markers decide the output split: when one of them is not one
+# whole token of the vocabulary, ids cannot find it wherever the text has it.
+# (Boundaries and thinking-enable markers only steer the prompt scan.)
+_SPLIT_ROLES = ("start", "end", "headers", "terminators", "header_terminators", "frames")
+
+
+def _whole_tokens(family: Family, resolved: Mapping[tuple[str, str], tuple], tok: Any) -> bool:
+    """Whether every marker that splits output is one token the tokenizer keeps whole."""
+    if family.text_markers:
+        return False
+    atomic = _bytes.atomic_ids(tok)
+    for role in _SPLIT_ROLES:
+        for s in getattr(family, role):
+            seqs = resolved[(role, s)]
+            if len(seqs) != 1 or len(seqs[0]) != 1:
+                return False
+            if atomic is not None and seqs[0][0] not in atomic:
+                return False
+    return True
+
+
 def _family_steps(family: Family, tok: Any):
-    """The family's patterns and missing-marker notes, as a resolution generator."""
+    """The family's patterns, missing-marker notes and whether all its markers
+    are whole tokens, as a resolution generator."""
     if tok is CODE_POINTS:
         resolved = {(role, s): (tuple(map(ord, s)),) for role, _, _ in ROLES for s in getattr(family, role)}
-    else:
-        inner = _unwrap(tok)
-        resolved = {}
-        for role, _, exact in ROLES:
-            for s in getattr(family, role):
-                resolved[(role, s)] = yield from _resolve_steps(inner, s, exact)
-    return _patterns(family, resolved, tok)
+        return (*_patterns(family, resolved, tok), True)
+    if tok is BYTES:
+        resolved = {(role, s): (tuple(s.encode("utf-8")),) for role, _, _ in ROLES for s in getattr(family, role)}
+        return (*_patterns(family, resolved, tok), True)
+    inner = _unwrap(tok)
+    resolved = {}
+    for role, _, exact in ROLES:
+        for s in getattr(family, role):
+            resolved[(role, s)] = yield from _resolve_steps(inner, s, exact)
+    whole = isinstance(inner, Mapping) or _whole_tokens(family, resolved, inner)
+    return (*_patterns(family, resolved, tok), whole)
+
+
+def _byte_plan(family: Family, tok: Any):
+    """(byte tables, id -> bytes table) for ``family`` on ``tok``, or None when the
+    tokenizer cannot say what bytes its tokens are (ids are matched then)."""
+    vocab = _bytes.token_bytes(_unwrap(tok))
+    if vocab is None:
+        return None
+    try:
+        byte_tables = tables_for(family, BYTES)
+    except ValueError:  # a marker longer than the tables hold in bytes
+        return None
+    return byte_tables, vocab
 
 
 def family_patterns(family: Family, tok: Any) -> list[Pattern]:
@@ -366,8 +419,9 @@ def _default_state(family: Family) -> int:
     return SEEDED if family.starts_in_reasoning else CONTENT
 
 
-def make_tables(family: Family, patterns: list[Pattern]) -> Tables:
-    return build_tables(patterns, default_state=_default_state(family), awaiting_family=family.awaiting_start)
+def make_tables(family: Family, patterns: list[Pattern], byte_plan: Any = None) -> Tables:
+    return build_tables(patterns, default_state=_default_state(family), awaiting_family=family.awaiting_start,
+                        byte_plan=byte_plan)
 
 
 # Per-tokenizer cache of built tables: creating a parser per request costs
@@ -403,13 +457,14 @@ def _tables_steps(family: Family, tok: Any):
     cache = _cache_for(tok)
     if cache is not None and family.name in cache:
         return cache[family.name]
-    patterns, missing = yield from _family_steps(family, tok)
-    tables = make_tables(family, patterns)
+    patterns, missing, whole = yield from _family_steps(family, tok)
+    tables = make_tables(family, patterns, None if whole else _byte_plan(family, tok))
     if cache is not None:
         # Warn only when these tables are the ones cached: once per (tokenizer, family).
         if cache.setdefault(family.name, tables) is not tables:
             return cache[family.name]
-    _warn_missing(family, tok, missing)
+    if tables.byte_plan is None:  # over bytes every marker is matched as text
+        _warn_missing(family, tok, missing)
     return tables
 
 

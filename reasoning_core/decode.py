@@ -20,7 +20,9 @@ from typing import Any, Sequence
 
 from ._input import to_int_list
 from ._tables import SEG_CONTENT, SEG_HELD, SEG_REASONING, SEG_START
+from .families import ROLES
 from .parser import FamilyParser
+from .text import TextReasoningParser
 
 __all__ = ["ReasoningStreamDecoder", "StreamDelta"]
 
@@ -434,6 +436,14 @@ class ReasoningStreamDecoder:
     __slots__ = ("parser", "tokenizer", "field", "skip_special_tokens", "_eng", "_fmt", "_r", "_c", "_last",
                  "_held", "_check", "_limit")
 
+    def __new__(cls, parser: Any = None, tokenizer: Any = None, **kwargs: Any) -> "ReasoningStreamDecoder":
+        # A parser that matches markers over token bytes gets the text path:
+        # the decoded text is split by the family's text-level automaton, so a
+        # token carrying a marker and the text beside it puts that text on its side.
+        if cls is ReasoningStreamDecoder and isinstance(parser, FamilyParser) and parser.matches_bytes:
+            cls = _TextPathDecoder
+        return object.__new__(cls)
+
     def __init__(self, parser: Any, tokenizer: Any, *, field: str = "reasoning",
                  skip_special_tokens: bool = True) -> None:
         if field not in _FIELDS:
@@ -547,3 +557,68 @@ class ReasoningStreamDecoder:
 
     def __repr__(self) -> str:
         return f"<ReasoningStreamDecoder parser={self.parser!r} field={self.field!r}>"
+
+
+# Special tokens whose text is part of a marker of the family: they stay in
+# the decoded text the text path splits, even when special tokens are skipped.
+_marker_specials: "weakref.WeakKeyDictionary[Any, dict[str, frozenset[int]]]" = weakref.WeakKeyDictionary()
+
+
+def _skipped_specials(tokenizer: Any, parser: FamilyParser) -> frozenset[int]:
+    """Ids of the special tokens the text path leaves out: those whose text is in no marker."""
+    fast = _fast_tokenizer(tokenizer)
+    if fast is None:
+        return frozenset()
+    fam = parser.family
+    try:
+        per_tok = _marker_specials.setdefault(fast, {})
+    except TypeError:  # pragma: no cover - not weak-referenceable
+        per_tok = {}
+    found = per_tok.get(fam.name)
+    if found is None:
+        markers = [m for role, _, _ in ROLES for m in getattr(fam, role)]
+        found = frozenset(
+            i for i, t in fast.get_added_tokens_decoder().items()
+            if t.special and not any(t.content in m for m in markers)
+        )
+        per_tok[fam.name] = found
+    return found
+
+
+class _TextPathDecoder(ReasoningStreamDecoder):
+    """The decoder of a parser whose markers are matched over token bytes.
+
+    One detokenizer decodes every token; the family's text-level automaton
+    (the text parser's) splits that text, seeded with the parser's state, so
+    the stream equals the text parser on the decoded text for any chunking.
+    The parser is advanced in step, so its state and ``split()`` stay in sync.
+    """
+
+    __slots__ = ("_text", "_d", "_drop")
+
+    def __init__(self, parser: Any, tokenizer: Any, *, field: str = "reasoning",
+                 skip_special_tokens: bool = True) -> None:
+        super().__init__(parser, tokenizer, field=field, skip_special_tokens=skip_special_tokens)
+        self._text = TextReasoningParser(parser.family, backend=parser.backend)
+        self._text.seed(parser.engine.state)
+        self._d = _detokenizer(tokenizer, False)
+        self._drop = _skipped_specials(tokenizer, parser) if skip_special_tokens else frozenset()
+
+    def push(self, delta_token_ids: Sequence[int]) -> StreamDelta:
+        ids = self._check(delta_token_ids)
+        self._eng.feed(ids)
+        drop = self._drop
+        if drop:
+            ids = [i for i in ids if i not in drop]
+        text = self._d.step(ids) if ids else ""
+        if not text:
+            return StreamDelta("", "", self.field)
+        reasoning, content = self._text.feed(text)
+        return StreamDelta(reasoning, content, self.field)
+
+    def finish(self) -> StreamDelta:
+        self._eng.finish()
+        tail = self._d.flush()
+        r1, c1 = self._text.feed(tail) if tail else ("", "")
+        r2, c2 = self._text.finish()
+        return StreamDelta(r1 + r2, c1 + c2, self.field)

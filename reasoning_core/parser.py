@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _dispatch
 from ._tables import AWAITING, CONTENT, END, REASONING, SEEDED, STATE_NAMES, TERM, Tables, ids_of_kind
+from ._bytes import ByteEngine
 from ._tokenizer import tables_for, tables_for_async
 from .families import FAMILIES, Family, family_names, get_family
 from .types import ParsedReasoningDelta, ReasoningSpan, TokenSplit
@@ -108,7 +109,15 @@ class FamilyParser(ReasoningParser):
             raise TypeError(f"expected Tables, not {type(tables).__name__}")
         self.backend, mod = _dispatch.resolve_backend(backend)
         self.tables = tables
-        self._engine = mod.Engine(tables)
+        if tables.byte_plan is None:
+            self._engine = mod.Engine(tables)
+        else:
+            # Some marker is not one whole token in this vocabulary: match
+            # markers over the tokens' bytes (reasoning_core._bytes).
+            byte_tables, vocab = tables.byte_plan
+            self._engine = ByteEngine(byte_tables, vocab, mod.Engine)
+            self.split = self._split_bytes
+            self.finish = self._finish_bytes
         self._formatter = LabelStripper(self.family.label) if self.family.label else None
         formatter = self._formatter
         self._engine.configure_stream(
@@ -197,6 +206,30 @@ class FamilyParser(ReasoningParser):
         segs, _ = eng.finish()
         state = eng.state
         return TokenSplit((), list(prefix), segs, state == REASONING or state == SEEDED, state == AWAITING)
+
+    def _split_bytes(self, delta_token_ids: Sequence[int]) -> TokenSplit:
+        # split() of a parser whose markers are matched over token bytes:
+        # the same result, plus the boundary tokens' byte ranges.
+        eng = self._engine
+        prefix = eng.held_ids
+        segs, _, delta = eng.feed_copy(delta_token_ids)
+        state = eng.state
+        return TokenSplit(prefix, delta, segs, state == REASONING or state == SEEDED, state == AWAITING,
+                          eng.boundaries)
+
+    def _finish_bytes(self) -> TokenSplit:
+        eng = self._engine
+        prefix = eng.held_ids
+        segs, _ = eng.finish()
+        state = eng.state
+        return TokenSplit((), list(prefix), segs, state == REASONING or state == SEEDED, state == AWAITING,
+                          eng.boundaries)
+
+    @property
+    def matches_bytes(self) -> bool:
+        """Whether this parser matches markers over token bytes (some marker is
+        not one whole token in its vocabulary) rather than by token id."""
+        return self.tables.byte_plan is not None
 
     @property
     def state(self) -> str:

@@ -210,6 +210,11 @@ class TextReasoningParser:
                 reasoning += pending
         return reasoning, content
 
+    def seed(self, state: int) -> None:
+        """Start a new text in an engine state (a token-level parser's, for its decoder)."""
+        self.reset()
+        self._engine.set_state(state)
+
     def reset(self) -> None:
         """Start a new text: initial state, nothing held."""
         self._engine.set_state(self._initial)

@@ -72,15 +72,31 @@ class TokenSplit:
     delta (or ``finish()``).
     """
 
-    __slots__ = ("_prefix", "_delta", "_segs", "is_reasoning", "awaiting_start", "_tokens")
+    __slots__ = ("_prefix", "_delta", "_segs", "is_reasoning", "awaiting_start", "_tokens", "_bounds")
 
-    def __init__(self, prefix, delta, segs, is_reasoning: bool, awaiting_start: bool = False) -> None:
+    def __init__(self, prefix, delta, segs, is_reasoning: bool, awaiting_start: bool = False,
+                 boundaries: tuple = ()) -> None:
         self._prefix = prefix
         self._delta = delta
         self._segs = segs
         self.is_reasoning = is_reasoning
         self.awaiting_start = awaiting_start
         self._tokens = None
+        self._bounds = boundaries
+
+    @property
+    def boundaries(self) -> list[tuple[int, list[tuple[str, int, int]]]]:
+        """Tokens whose bytes fall on more than one side of a delimiter.
+
+        Only a parser that matches markers over token bytes (a marker that is
+        not one whole token, e.g. ``.H`` + ``ere is my response:``) reports
+        them.  Each is ``(index, pieces)``: ``index`` into ``tokens``, and
+        ``pieces`` the ``(kind, byte_start, byte_end)`` ranges of that token's
+        bytes, in order, with the segment kinds of ``segments``.  The token
+        itself is in the segment of the delimiter it carries (``start`` or
+        ``delimiter``; a terminator's token is ``content``, as the terminator is).
+        """
+        return [(i, [(SEG_NAMES[k], a, b) for k, a, b in pieces]) for i, pieces in self._bounds]
 
     @property
     def tokens(self) -> list[int]:
