@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ._dispatch import BACKEND
 from .batch import BatchStepResult, ReasoningBatch, ReasoningEndIds, thinking_end_ids
 from .errors import ReasoningCoreWarning
-from .families import FAMILIES, Family, parser_for_model
+from .families import FAMILIES, Family, family_for_tokenizer, make_family, parser_for_model
 from .parser import (
     FamilyParser,
     LabelStripper,
@@ -39,6 +39,8 @@ __all__ = [
     "thinking_end_ids",
     "FAMILIES",
     "Family",
+    "family_for_tokenizer",
+    "make_family",
     "FamilyParser",
     "LabelStripper",
     "ParsedReasoningDelta",

@@ -34,6 +34,8 @@ __all__ = [
     "Family", "FAMILIES", "ALIASES", "MODEL_PATTERNS", "CONFIG_MODEL_TYPES", "CONFIG_ARCHITECTURES",
     "get_family", "family_names", "parser_for_model",
     "ENGINE_PARSER_NAMES", "ENGINE_NOTES", "RUNTIME_ENGINE_NAMES",
+    "make_family", "response_template_of", "response_template_family", "hunyuan_token_suffix",
+    "family_for_tokenizer",
 ]
 
 
@@ -176,10 +178,11 @@ _ROWS = (
            notes="enable_thinking=False renders no think block: give the prompt"),
     Family("inkling", ("<|content_thinking|>",), ("<|end_message|>",), False,
            terminators=("<|content_invoke_tool_json|>",),
-           headers=("<|message_model|>", "<|content_text|>"),
+           headers=("<|message_model|>", "<|content_text|>"), frames=("<|end_message|>",),
            boundaries=("<|message_user|>", "<|message_system|>", "<|message_tool|>"),
            awaiting_start=True,
-           notes="typed message blocks: only <|content_thinking|> opens reasoning; <|end_message|> closes it"),
+           notes="typed message blocks: only <|content_thinking|> opens reasoning; <|end_message|> closes it "
+                 "(and a text message, consumed in content)"),
     Family("muse", _MUSE_SELF + ("<|start|>assistant<|message|>",), ("<|eom|>",), False,
            aliases=("musespark1x", "muse_spark"),
            header_terminators=_MUSE_TOOLS, headers=_MUSE_HEADERS, boundaries=("<|start|>",),
@@ -605,3 +608,258 @@ def think_pair_of(name: str) -> tuple[str, str]:
     """A family's first (start, end) delimiter pair: text a tool parser must not read as calls."""
     fam = get_family(name)
     return fam.start[0], fam.end[0]
+
+
+# ----------------------------------------------------------------------------
+# Families built at run time
+# ----------------------------------------------------------------------------
+
+def _markers(value, what: str) -> tuple[str, ...]:
+    """``value`` (a str or an iterable of str) as a tuple of non-empty strings."""
+    if isinstance(value, str):
+        value = (value,)
+    elif value is None:
+        return ()
+    elif isinstance(value, (bytes, bytearray, Mapping)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{what} must be a str or a sequence of str, not {type(value).__name__}")
+    out = []
+    for s in value:
+        if not isinstance(s, str):
+            raise TypeError(f"{what} must hold str markers, not {type(s).__name__}")
+        if not s:
+            raise ValueError(f"{what} holds an empty marker")
+        if s not in out:
+            out.append(s)
+    return tuple(out)
+
+
+def make_family(
+    name: str,
+    start,
+    end,
+    *,
+    starts_in_reasoning: bool = False,
+    terminators=(),
+    header_terminators=(),
+    headers=(),
+    frames=(),
+    boundaries=(),
+    enable=(),
+    awaiting_start: bool = False,
+    label: str | None = None,
+    text_markers: bool = False,
+    tool_parser: str | None = None,
+    notes: str = "",
+) -> Family:
+    """A family from given markers (a str or a sequence of str per role).
+
+    ``reasoning_core.parser.parser_class(family)`` turns it into a parser
+    class, ``text_parser``'s ``TextReasoningParser(family)`` into a text
+    parser.  Raises TypeError for a wrongly typed argument and ValueError for
+    markers that cannot make a family (naming the argument).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, not {type(name).__name__}")
+    if not name.strip():
+        raise ValueError("name must not be empty")
+    for flag, value in (("starts_in_reasoning", starts_in_reasoning), ("awaiting_start", awaiting_start),
+                        ("text_markers", text_markers)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{flag} must be a bool, not {type(value).__name__}")
+    for what, value in (("label", label), ("tool_parser", tool_parser)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{what} must be a str or None, not {type(value).__name__}")
+        if value == "":
+            raise ValueError(f"{what} must not be empty (use None)")
+    if not isinstance(notes, str):
+        raise TypeError(f"notes must be a str, not {type(notes).__name__}")
+    roles = {
+        "start": _markers(start, "start"), "end": _markers(end, "end"),
+        "terminators": _markers(terminators, "terminators"),
+        "header_terminators": _markers(header_terminators, "header_terminators"),
+        "headers": _markers(headers, "headers"), "frames": _markers(frames, "frames"),
+        "boundaries": _markers(boundaries, "boundaries"), "enable": _markers(enable, "enable"),
+    }
+    if not roles["end"] and not (roles["terminators"] or roles["header_terminators"] or roles["headers"]):
+        raise ValueError("end: a family needs a marker that ends reasoning")
+    if not roles["start"] and not starts_in_reasoning:
+        raise ValueError("start: a family without a start marker must start in reasoning "
+                         "(starts_in_reasoning=True)")
+    if awaiting_start and not roles["start"]:
+        raise ValueError("awaiting_start needs a start marker")
+    # One marker, one role: the delimiter kinds the engines act on must not
+    # overlap.  An end may also be a frame (it closes reasoning inside a block
+    # and is consumed in content, as Inkling's <|end_message|>).
+    seen: dict[str, str] = {}
+    for role in ("start", "end", "terminators", "header_terminators", "headers", "frames", "enable"):
+        for s in roles[role]:
+            if s in seen and not (seen[s] == "end" and role == "frames"):
+                raise ValueError(f"{role}: {s!r} is already a {seen[s]} marker")
+            seen[s] = role
+    return Family(name.strip(), roles["start"], roles["end"], starts_in_reasoning,
+                  terminators=roles["terminators"], header_terminators=roles["header_terminators"],
+                  headers=roles["headers"], frames=roles["frames"], boundaries=roles["boundaries"],
+                  enable=roles["enable"], awaiting_start=awaiting_start, label=label,
+                  text_markers=text_markers, tool_parser=tool_parser, notes=notes)
+
+
+# The fields of a checkpoint's ``response_template`` (vLLM ``hf``/``beam``,
+# SGLang ``response_template``/``beam``) that the serving parsers route.
+_RT_FIELDS = frozenset({"thinking", "content", "tool_calls"})
+
+
+def response_template_of(tokenizer) -> dict | None:
+    """The ``response_template`` metadata a tokenizer carries (its attribute, or
+    the ``init_kwargs`` entry read from ``tokenizer_config.json``), or None."""
+    template = getattr(tokenizer, "response_template", None)
+    if not isinstance(template, Mapping):
+        init_kwargs = getattr(tokenizer, "init_kwargs", None)
+        template = init_kwargs.get("response_template") if isinstance(init_kwargs, Mapping) else None
+    return dict(template) if isinstance(template, Mapping) else None
+
+
+def _rt_literals(field: Mapping, key: str, scope: str) -> tuple[str, ...]:
+    if f"{key}_pattern" in field:
+        raise ValueError(f"{scope}: '{key}_pattern' is a regular expression; only literal markers "
+                         f"('{key}') can be matched at the token level")
+    if key not in field:
+        return ()
+    raw = field[key]
+    if isinstance(raw, str) or (isinstance(raw, (list, tuple)) and raw):
+        return _markers(raw, f"{scope}.{key}")
+    raise ValueError(f"{scope}: '{key}' must be a non-empty string or list of strings")
+
+
+def response_template_family(template_or_tokenizer, *, name: str = "response_template") -> Family:
+    """The family a checkpoint's ``response_template`` describes.
+
+    Accepts the template dict or a tokenizer carrying it.  The ``thinking``
+    field's open/close literals are the start/end markers (no open: the field
+    is the implicit one, so reasoning starts at once); the ``tool_calls``
+    field's openers end reasoning and stay in content; the ``content``
+    field's opener is consumed (and ends open reasoning), its closer is
+    consumed in content; the start anchor's literals are turn boundaries.
+    """
+    if isinstance(template_or_tokenizer, Mapping):
+        template = dict(template_or_tokenizer)
+    else:
+        template = response_template_of(template_or_tokenizer)
+        if template is None:
+            raise ValueError(f"{type(template_or_tokenizer).__name__} carries no response_template metadata")
+    if template.get("version", 1) != 1:
+        raise ValueError(f"response_template: unsupported version {template.get('version')!r}")
+    fields = template.get("fields")
+    if not isinstance(fields, Mapping) or not fields:
+        raise ValueError("response_template.fields must be a non-empty mapping")
+    unknown = set(fields) - _RT_FIELDS
+    if unknown:
+        raise ValueError(f"response_template: unsupported fields {sorted(unknown)} "
+                         f"(supported: {sorted(_RT_FIELDS)})")
+    for key, field in fields.items():
+        if not isinstance(field, Mapping):
+            raise ValueError(f"response_template field {key!r} must be a mapping")
+    thinking = fields.get("thinking")
+    if thinking is None:
+        raise ValueError("response_template has no 'thinking' field: nothing to extract as reasoning")
+    start = _rt_literals(thinking, "open", "thinking")
+    end = _rt_literals(thinking, "close", "thinking")
+    content = fields.get("content", {})
+    tools = fields.get("tool_calls", {})
+    content_open = _rt_literals(content, "open", "content")
+    content_close = _rt_literals(content, "close", "content")
+    tool_open = _rt_literals(tools, "open", "tool_calls")
+    if "start_anchor_pattern" in template:
+        raise ValueError("response_template: 'start_anchor_pattern' is a regular expression; only literal "
+                         "anchors can be matched at the token level")
+    anchors = _markers(template.get("start_anchor", ()), "start_anchor")
+    return make_family(
+        name, start, end,
+        starts_in_reasoning=not start,
+        header_terminators=tool_open,
+        headers=content_open,
+        frames=tuple(s for s in content_close if s not in end),
+        boundaries=anchors,
+        notes="built from the checkpoint's response_template",
+    )
+
+
+# Hunyuan 3/4 checkpoints may suffix their structural tokens per checkpoint
+# (``<think:6124c78e>``); the suffix is read from the vocabulary (or the
+# tokenizer's ``token_suffix`` init argument).
+_HY_TOKEN = re.compile(r"<(?:think|tool_calls|tool_call|arg_key|arg_value)(:[^\s>]+)?>")
+
+
+def _vocab_of(tokenizer) -> Mapping | None:
+    if isinstance(tokenizer, Mapping):
+        return tokenizer
+    for obj in (tokenizer, getattr(tokenizer, "delegate", None)):
+        get_vocab = getattr(obj, "get_vocab", None)
+        if callable(get_vocab):
+            try:
+                vocab = get_vocab()
+            except Exception:  # a tokenizer that cannot list its vocabulary
+                continue
+            if isinstance(vocab, Mapping):
+                return vocab
+    return None
+
+
+def hunyuan_token_suffix(tokenizer) -> str:
+    """The per-checkpoint suffix of Hunyuan 3/4 structural tokens (``":6124c78e"``), or ``""``."""
+    init_kwargs = getattr(tokenizer, "init_kwargs", None)
+    if isinstance(init_kwargs, Mapping) and isinstance(init_kwargs.get("token_suffix"), str):
+        return init_kwargs["token_suffix"]
+    vocab = _vocab_of(tokenizer) or {}
+    for token in vocab:
+        if isinstance(token, str):
+            m = _HY_TOKEN.fullmatch(token)
+            if m and m.group(1):
+                return m.group(1)
+    return ""
+
+
+def _with_suffix(fam: Family, suffix: str) -> Family:
+    # "</think>" -> "</think:sfx>": the closing form carries the suffix too.
+    def fix_all(markers: tuple[str, ...]) -> tuple[str, ...]:
+        out = []
+        for s in markers:
+            closing = s.startswith("</")
+            body = "<" + s[2:] if closing else s
+            body = _HY_TOKEN.sub(lambda m: m.group(0)[:-1] + suffix + ">", body)
+            out.append("</" + body[1:] if closing else body)
+        return tuple(out)
+    return make_family(fam.name, fix_all(fam.start), fix_all(fam.end), starts_in_reasoning=fam.starts_in_reasoning,
+                       terminators=fix_all(fam.terminators), boundaries=fam.boundaries,
+                       tool_parser=fam.tool_parser, notes=fam.notes)
+
+
+def family_for_tokenizer(name: str, tokenizer, *, engine: str | None = None) -> Family:
+    """The family ``name`` serves with this tokenizer.
+
+    ``name`` is one of ours, or an engine's parser name when ``engine`` is
+    given (``"vllm"``, ``"sglang"``, ``"max"``; see ENGINE_PARSER_NAMES).  Most
+    names give their table row unchanged; the names whose markers come from
+    the checkpoint are built here: ``hf``/``beam``/``response_template`` from
+    the tokenizer's ``response_template`` metadata, and Hunyuan 3/4
+    (``hy_v3``/``hy_v4``) with the vocabulary's token suffix.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"parser name must be a str, not {type(name).__name__}")
+    key = name.strip()
+    if engine is not None:
+        if engine not in ENGINE_PARSER_NAMES:
+            raise ValueError(f"unknown engine {engine!r}; known: {', '.join(sorted(ENGINE_PARSER_NAMES))}")
+        names = ENGINE_PARSER_NAMES[engine]
+        if key not in names:
+            raise ValueError(f"{engine} registers no reasoning parser {name!r}; its names: {', '.join(sorted(names))}")
+        if key in RUNTIME_ENGINE_NAMES[engine]:
+            return response_template_family(tokenizer, name=key)
+        key = names[key]
+    elif key in ("response_template", "hf", "beam"):
+        return response_template_family(tokenizer, name=key)
+    fam = get_family(key)
+    if fam.name in ("hy_v3", "hy_v4"):
+        suffix = hunyuan_token_suffix(tokenizer)
+        if suffix:
+            return _with_suffix(fam, suffix)
+    return fam
