@@ -86,6 +86,31 @@ FAMILY_TEXTS: dict[str, list[str]] = {
         "<|channel>thought\nFirst.<channel|>Part one.<|channel>thought\nSecond.<channel|>Done.",
     ],
     "passthrough": ["<think>Everything is content.</think> 数学 🧠"],
+    # Rows added for the serving engines' parser names (issue 14).
+    "kimi_k3": ["The user wants 2+2. 🧠<|close|>think<|sep|><|open|>response<|sep|>The answer is 4."
+                "<|close|>response<|sep|><|close|>message<|sep|>",
+                "Need the tool.<|open|>tools<|sep|>[{\"name\": \"get_weather\"}]"],
+    "k2_horizon": ["<ifm|think>Sum of 2 and 2.</ifm|think>The answer is 4.",
+                   "Quick 数学 check.</ifm|think_fast>Answer: 4.<ifm|tool_calls>[]"],
+    "minimax_m3": ["<mm:think>Add them. 🧠</mm:think>The answer is 4."],
+    "cohere_command": ["The user asks for 2+2.<|END_THINKING|><|START_TEXT|>The answer is 4. 🙂<|END_TEXT|>",
+                       "Calling the tool.<|START_ACTION|>[{\"tool_name\": \"get_weather\"}]<|END_ACTION|>"],
+    "plamo3": ["Adding 数学.<|plamo:end_think:plamo|>The answer is 4.",
+               "Need the weather.<|plamo:begin_tool_requests:plamo|>{}<|plamo:end_tool_requests:plamo|>"],
+    "inkling": ["<|content_thinking|>Add 2 and 2.<|end_message|><|message_model|><|content_text|>The answer is 4."
+                "<|end_message|>"],
+    "muse": [" to=self<|message|>Add.<|eom|><|start|>assistant<|message|>Check 🧠.<|eom|>"
+             "<|start|>assistant to=user<|message|>4.<|eot|>"],
+    "muse_glimmer": [" to=self<|message|>Add 2 and 2.<|eom|><|start|>assistant to=user<|message|>The answer is 4.<|eot|>",
+                     " to=self<|message|>Need weather.<|start|>assistant to=functions.get_weather<|message|>{}<|eom|>"],
+    "poolside_v1": ["<think>Add.</think>The answer is 4.", "<think>Need the weather. " + TOOL_QWEN],
+    "mimo": ["<think>\nAdd. 数学\n</think>\n\nThe answer is 4."],
+    "holo2": ["Click the button.\n</think>\n\nDone. 🙂"],
+    "hy_v3": ["<think>Need weather.<tool_calls><tool_call>get_weather<tool_sep>{}</tool_call></tool_calls>"],
+    "hy_v4": ["Add.</think>The answer is 4."],
+    "apertus": ["<|inner_prefix|>Add. 🧠<|inner_suffix|>The answer is 4.",
+                "<|inner_prefix|>Need weather.<|tools_prefix|>[{}]<|tools_suffix|>"],
+    "granite_thinking": ["Add.\n</think>\nThe answer is 4.", "Need weather.\n" + TOOL_QWEN],
 }
 
 CASES = [pytest.param(name, i, id=f"{name}-{i}") for name, texts in FAMILY_TEXTS.items() for i in range(len(texts))]
