@@ -419,3 +419,87 @@ def is_reasoning_state(state: int) -> bool:
 
 
 _ = (AWAITING, CONTENT, SEG_REASONING)  # re-exported names used by callers
+
+
+def byte_batch_engine(parser: Any, capacity: int):
+    """A batch engine for a parser that matches markers over token bytes.
+
+    The requests' states are ``ByteEngine``s stepped one by one (Python per
+    request: such vocabularies are not the batch's fast path); the arguments
+    are checked, and the result arrays filled, as by the array engines.
+    """
+    from reasoning_core_py._engine import BatchEngine
+
+    class ByteBatchEngine(BatchEngine):
+        __slots__ = ("_engines", "_make")
+
+        def __init__(self) -> None:
+            super().__init__(parser.tables, capacity)
+            byte_tables, vocab = parser.tables.byte_plan
+            engine_cls = type(parser.engine._eng)
+            self._make = lambda: ByteEngine(byte_tables, vocab, engine_cls)
+            self._engines: list[ByteEngine | None] = [None] * self.capacity
+
+        def open(self, slot, state: int) -> None:
+            super().open(slot, state)
+            eng = self._make()
+            eng.set_state(state)
+            self._engines[int(slot)] = eng
+
+        def close(self, slot) -> None:
+            super().close(slot)
+            self._engines[int(slot)] = None
+
+        def finish(self, slot) -> tuple[tuple[int, ...], bool]:
+            slot = self._check_slot(slot)
+            eng = self._engines[slot]
+            if eng is None or not self._open[slot]:
+                raise ValueError(f"slot {slot} is not open")
+            held = eng.held_ids
+            reasoning = is_reasoning_state(eng.state)
+            eng.finish()
+            self._state[slot] = eng.state
+            return held, reasoning
+
+        def state_of(self, slot) -> int:
+            eng = self._engines[self._check_slot(slot)]
+            return CONTENT if eng is None else eng.state
+
+        def held_ids(self, slot) -> tuple[int, ...]:
+            eng = self._engines[self._check_slot(slot)]
+            return () if eng is None else eng.held_ids
+
+        def _run(self, slots, tokens, offsets, res) -> None:
+            o_r, o_d, o_e, o_h, o_i = (res.is_reasoning, res.is_delimiter, res.reasoning_ended, res.is_held,
+                                       res.in_reasoning)
+            o_rel, o_comp = res.released, res.completed
+            for j, slot in enumerate(slots):
+                lo_i, hi_i = (j, j + 1) if offsets is None else (offsets[j], offsets[j + 1])
+                eng = self._engines[slot]
+                for i in range(lo_i, hi_i):
+                    before = eng.state
+                    segs, n_prefix = eng.feed([tokens[i]])
+                    released = completed = 0
+                    kind = SEG_HELD
+                    for k, a, b in segs:
+                        if k == SEG_HELD:
+                            break
+                        earlier = min(b, n_prefix) - a
+                        if earlier > 0:
+                            if k == SEG_START or k == SEG_DELIMITER:
+                                completed += earlier
+                            else:
+                                released += earlier
+                        if b > n_prefix:
+                            kind = k
+                    after = eng.state
+                    o_r[i] = kind == SEG_REASONING
+                    o_d[i] = kind == SEG_START or kind == SEG_DELIMITER
+                    o_h[i] = kind == SEG_HELD
+                    o_e[i] = before != CONTENT and after == CONTENT
+                    o_i[i] = is_reasoning_state(after)
+                    o_rel[i] = released
+                    o_comp[i] = completed
+                self._state[slot] = eng.state
+
+    return ByteBatchEngine()

@@ -369,6 +369,10 @@ def _whole_tokens(family: Family, resolved: Mapping[tuple[str, str], tuple], tok
     for role in _SPLIT_ROLES:
         for s in getattr(family, role):
             seqs = resolved[(role, s)]
+            if not seqs:
+                # An optional marker this vocabulary has no token for (a
+                # terminator counts only as a real vocabulary entry).
+                continue
             if len(seqs) != 1 or len(seqs[0]) != 1:
                 return False
             if atomic is not None and seqs[0][0] not in atomic:

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _dispatch
+from ._bytes import byte_batch_engine
 from ._tables import CONTENT, END, STATE_NAMES, TERM, ids_of_kind
 from .parser import FamilyParser, get_parser
 
@@ -103,8 +104,13 @@ class ReasoningBatch:
             raise TypeError(f"capacity must be an int, not {type(capacity).__name__}")
         self.backend, mod = _dispatch.resolve_backend(backend or parser.backend)
         self.parser = parser
-        self._engine = mod.BatchEngine(parser.tables, int(capacity))
-        self._result_cls = mod.BatchStepResult
+        if parser.matches_bytes:
+            # Markers matched over token bytes: per-request byte engines.
+            self._engine = byte_batch_engine(parser, int(capacity))
+            self._result_cls = _dispatch.backend_module("python").BatchStepResult
+        else:
+            self._engine = mod.BatchEngine(parser.tables, int(capacity))
+            self._result_cls = mod.BatchStepResult
         # Bound methods of the engine, so a step costs one call.
         self.step = self._engine.step
         self.step_ragged = self._engine.step_ragged
