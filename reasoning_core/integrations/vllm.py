@@ -32,6 +32,7 @@ except ImportError as exc:  # pragma: no cover - exercised without vLLM
     ) from exc
 
 from .._tables import (
+    SEG_START,
     BOUNDARY,
     END,
     SEG_CONTENT,
@@ -42,7 +43,7 @@ from .._tables import (
     ids_of_kind,
 )
 from ..families import FAMILIES, Family, get_family
-from ..parser import FamilyParser, parser_class
+from ..parser import FamilyParser, LabelStripper, parser_class
 from ..text import TextReasoningParser
 
 __all__ = [
@@ -79,7 +80,23 @@ class _Spec:
     off_is_identity: bool = True
     # thinking off: vLLM's class does no reasoning parsing at all (deepseek_v3's identity delegate)
     off_passthrough: bool = False
-    rstrip_reasoning: bool = False        # trailing whitespace of the reasoning is dropped
+    # The stream's start state and is_reasoning_end's answer when nothing
+    # decides ("waits for reasoning"); None: whether thinking is on.
+    start: Optional[bool] = None
+    wait: Optional[bool] = None
+    # Trailing whitespace of the reasoning is dropped (vLLM's engine default,
+    # strip_trailing_reasoning_whitespace); None: True for style "engine".
+    rstrip_reasoning: Optional[bool] = None
+    # A stray end delimiter in content is dropped (vLLM's engine grammars absorb it).
+    absorb_stray_end: Optional[bool] = None
+    # Tool-call openers vLLM's grammar treats as an implicit end that our row lacks.
+    extra_terminators: tuple[str, ...] = ()
+    # Gemma 4: a first delta that looks like a reasoning block without its
+    # start (``thought\n``..., or holding the end) gets the start put in front.
+    inject_start_if: tuple[str, ...] = ()
+    # extract_content_ids when no end is found: "all" ids (vLLM's engine
+    # default) or "none" (kimi_k2, minimax_m2: [] unless a tool section opened).
+    content_ids_missing: str = "all"
     prompt_closes: bool = True            # set_prompt_token_ids: a closed block in this turn -> content
     terminators_end: bool = True          # terminators count for is_reasoning_end
     notes: str = ""
@@ -94,16 +111,18 @@ _SPECS: dict[str, _Spec] = {
                          off_passthrough=True),
     "holo2": _Spec("deepseek_r1", style="r1", thinking=True, thinking_keys=("thinking", "enable_thinking"),
                    off_passthrough=True),
-    "qwen3": _Spec("qwen3"),
+    "qwen3": _Spec("qwen3", rstrip_reasoning=False),
     "glm45": _Spec("glm47", thinking_keys=("thinking", "enable_thinking")),
     "glm47": _Spec("glm47", thinking_keys=("thinking", "enable_thinking")),
-    "kimi_k2": _Spec("kimi_k2", thinking_keys=("thinking", "enable_thinking"), rstrip_reasoning=True),
-    "minimax_m2": _Spec("minimax_m2", thinking_keys=()),
+    "kimi_k2": _Spec("kimi_k2", thinking_keys=("thinking", "enable_thinking"), rstrip_reasoning=True,
+                     content_ids_missing="none"),
+    "minimax_m2": _Spec("minimax_m2", thinking_keys=(), content_ids_missing="none"),
     "nemotron_v3": _Spec("nemotron_v3"),
-    "seed_oss": _Spec("seed_oss"),
+    "seed_oss": _Spec("seed_oss", rstrip_reasoning=False, extra_terminators=("<seed:tool_call>",)),
     "step3p5": _Spec("step3"),
-    "mistral": _Spec("mistral", thinking=False, thinking_keys=()),
-    "gemma4": _Spec("gemma4", thinking=False),
+    "mistral": _Spec("mistral", thinking_keys=(), start=False),
+    "gemma4": _Spec("gemma4", thinking=False, start=False, off_is_identity=False,
+                    inject_start_if=("thought\n", "thought")),
 }
 
 NOT_SERVED: dict[str, str] = {}
@@ -141,13 +160,19 @@ class VllmReasoningParser(_VllmReasoningParser):
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, *args, **kwargs)
         spec = self.spec
-        self._family: Family = get_family(spec.family)
+        fam = get_family(spec.family)
+        if spec.extra_terminators:
+            fam = _with_terminators(fam, spec.extra_terminators)
+        self._family: Family = fam
         chat = kwargs.get("chat_template_kwargs") or {}
         thinking = spec.thinking
         said = [chat[k] for k in spec.thinking_keys if chat.get(k) is not None]
         if said:
             thinking = any(bool(v) for v in said)
         self.thinking = thinking
+        self._wait = thinking if spec.wait is None else spec.wait
+        self._absorb = (spec.style == "engine") if spec.absorb_stray_end is None else spec.absorb_stray_end
+        self._rstrip = (spec.style == "engine") if spec.rstrip_reasoning is None else spec.rstrip_reasoning
         self._passthrough = spec.off_passthrough and not thinking
         self._parser: FamilyParser = parser_class(self._family).from_tokenizer_sync(tokenizer)
         tables = self._parser.tables
@@ -160,7 +185,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         self._decisive.update({i: _DECIDE_START for i in self._start_ids})
         for i in self._boundary_ids:
             self._decisive.setdefault(i, _DECIDE_BOUNDARY)
-        self._start_state: bool = thinking
+        self._start_state: bool = thinking if spec.start is None else spec.start
         self._begun = False
         self._ended = False
         self._pending_text = ""        # text of held tokens (a partial delimiter)
@@ -168,6 +193,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         self._gate_len = -1            # is_reasoning_end_streaming cache: length and answer
         self._gate_answer = False
         self._decode_cache: dict[tuple[int, ...], str] = {}
+        self._label = LabelStripper(fam.label) if fam.label else None
 
     # -- names vLLM's serving layer and tests read ---------------------------
     @property
@@ -217,12 +243,12 @@ class VllmReasoningParser(_VllmReasoningParser):
             return False
         if self.spec.style == "r1":
             return False
-        return not self.thinking
+        return not self._wait
 
     def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
         if self._passthrough or not self.spec.prompt_closes:
             return
-        if self.thinking and self._boundary_ids and self.is_reasoning_end(prompt_token_ids):
+        if self._start_state and self._boundary_ids and self.is_reasoning_end(prompt_token_ids):
             self._start_state = False
 
     def adjust_initial_state_from_prompt(self, prompt_token_ids: Sequence[int]) -> None:
@@ -240,6 +266,8 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     def _begin(self) -> None:
         self._parser.begin(starts_in_reasoning=self._start_state)
+        if self._label is not None:
+            self._label.begin_block()
         self._begun = True
         self._ended = False
         self._pending_text = ""
@@ -248,14 +276,14 @@ class VllmReasoningParser(_VllmReasoningParser):
     # -- structured-output gate --------------------------------------------------
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
         if self._passthrough:
-            return False
+            return True
         return self._answer(self._scan(input_ids))
 
     def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids: Iterable[int]) -> bool:
         """O(delta): the last decisive token of the delta, else the answer
         for the ids before it (remembered from the previous step)."""
         if self._passthrough:
-            return False
+            return True
         delta = delta_ids if isinstance(delta_ids, (list, tuple)) else list(delta_ids)
         if self.spec.style == "r1":
             # vLLM's rule for these names: an end token in this step's ids.
@@ -297,12 +325,17 @@ class VllmReasoningParser(_VllmReasoningParser):
                 if ids[i] in end_ids:
                     return input_ids[i + 1:]
             return []
-        if not self.thinking:
+        if not self._wait:
             return input_ids
         end_ids = self._end_ids
         for i in range(len(ids) - 1, -1, -1):
             if ids[i] in end_ids:
                 return input_ids[i + 1:]
+        if self.spec.content_ids_missing == "none":
+            for i in range(len(ids) - 1, -1, -1):
+                if ids[i] in self._term_ids:
+                    return input_ids[i:]
+            return []
         if self._term_ids:
             start = 0
             for i in range(len(ids) - 1, -1, -1):
@@ -329,12 +362,16 @@ class VllmReasoningParser(_VllmReasoningParser):
         spec = self.spec
         if spec.style == "engine" and not self.thinking and spec.off_is_identity:
             return None, model_output
+        if self._injects(model_output, self._start_state):
+            model_output = self._family.start[0] + model_output
         tp = TextReasoningParser(self._family, starts_in_reasoning=self._start_state)
         r1, c1 = tp.feed(model_output)
         ended = not tp.is_reasoning
         r2, c2 = tp.finish()
         reasoning, content = r1 + r2, c1 + c2
-        if spec.rstrip_reasoning:
+        if self._absorb and content:
+            content = self._drop_ends(content)
+        if self._rstrip:
             reasoning = reasoning.rstrip()
         if spec.style == "r1":
             return reasoning, (content or None) if ended else None
@@ -363,11 +400,20 @@ class VllmReasoningParser(_VllmReasoningParser):
             return DeltaMessage(content=delta_text) if delta_text else None
         if not self._begun:
             self._begin()
+            if self.spec.inject_start_if and self._injects(delta_text, self._start_state):
+                sid = self.start_token_id
+                if sid is not None:
+                    self._parser.split([sid])
+                    if self._label is not None:
+                        self._label.begin_block()
+        if self._absorb and len(delta_token_ids) == 1 and delta_token_ids[0] in self._end_ids \
+                and not self._parser.is_reasoning:
+            return None  # a stray end outside reasoning: vLLM's grammars drop it
         sp = self._parser.split(delta_token_ids)
         segs = sp._segs
         if not self._ended and not sp.is_reasoning and not sp.awaiting_start:
             self._ended = self._start_state or self._saw_reasoning(segs)
-        if len(segs) == 1 and not sp._prefix:
+        if len(segs) == 1 and not sp._prefix and self._label is None:
             kind = segs[0][0]
             if kind == SEG_REASONING:
                 return self._reasoning_delta(delta_text, None)
@@ -380,6 +426,26 @@ class VllmReasoningParser(_VllmReasoningParser):
         if not segs:
             return None
         return self._mixed(sp, segs, delta_text)
+
+    def _injects(self, text: str, starts_in_reasoning: bool) -> bool:
+        """Gemma 4 (vLLM's rule): output that begins like a reasoning block
+        without its start delimiter, or holds the end, gets the start put in front."""
+        spec = self.spec
+        if not spec.inject_start_if or starts_in_reasoning or not text:
+            return False
+        fam = self._family
+        if any(s in text for s in fam.start):
+            return False
+        if any(e in text for e in fam.end):
+            return True
+        prefix, whole = spec.inject_start_if[0], spec.inject_start_if[-1]
+        return text.startswith(prefix) or text == whole
+
+    def _drop_ends(self, text: str) -> str:
+        for e in self._family.end:
+            if e in text:
+                text = text.replace(e, "")
+        return text
 
     def _saw_reasoning(self, segs) -> bool:
         for k, _, _ in segs:
@@ -397,21 +463,32 @@ class VllmReasoningParser(_VllmReasoningParser):
             pieces = _align(pieces, [k for k, _, _ in segs], text)
         reasoning: list[str] = []
         content: list[str] = []
+        label = self._label
         for (k, _, _), piece in zip(segs, pieces):
             if k == SEG_REASONING:
+                if label is not None:
+                    piece = label(piece) or ""
                 reasoning.append(piece)
-            elif k == SEG_CONTENT:
-                content.append(piece)
             elif k == SEG_HELD:
                 self._pending_text = piece
+            else:
+                if label is not None:
+                    # A label prefix still pending when the block ends was reasoning.
+                    reasoning.append(label.flush() or "")
+                    if k == SEG_START:
+                        label.begin_block()
+                if k == SEG_CONTENT:
+                    content.append(piece)
         r = "".join(reasoning)
         c = "".join(content)
+        if self._absorb and c:
+            c = self._drop_ends(c)
         if not r and not c:
             return None
         return self._reasoning_delta(r, c) if r else self._content_delta(None, c)
 
     def _reasoning_delta(self, reasoning: str, content: Optional[str]) -> Optional[DeltaMessage]:
-        if self.spec.rstrip_reasoning:
+        if self._rstrip:
             whole = self._deferred_ws + reasoning
             kept = whole.rstrip()
             self._deferred_ws = whole[len(kept):]
@@ -489,6 +566,12 @@ def _spread(out: list[str], idx: list[int], pieces: list[str], gap: str) -> None
             take = want if gap.startswith(want, pos) else gap[pos:pos + len(want)]
             out[i] = take
             pos += len(take)
+
+
+def _with_terminators(fam: Family, extra: tuple[str, ...]) -> Family:
+    from dataclasses import replace
+
+    return replace(fam, name=f"{fam.name}_vllm", terminators=fam.terminators + extra)
 
 
 def _make_class(name: str, spec: _Spec) -> type[VllmReasoningParser]:
