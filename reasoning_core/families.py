@@ -88,7 +88,6 @@ _DS_TURNS = ("<｜User｜>", "<｜Assistant｜>")
 _THINK = ("<think>",)
 _UNTHINK = ("</think>",)
 _GRANITE_TURNS = ("<|start_of_role|>", "<|end_of_role|>", "<|end_of_text|>")
-_DSML_TOOLS = ("<｜DSML｜tool_calls>", "<｜DSML｜toolcalls>", "<｜DSML｜tool>", "<｜DSML｜ calls>")
 _COHERE_TURNS = ("<|START_OF_TURN_TOKEN|>", "<|END_OF_TURN_TOKEN|>", "<|CHATBOT_TOKEN|>", "<|USER_TOKEN|>",
                  "<|SYSTEM_TOKEN|>")
 _MUSE_TOOLS = ("<|start|>assistant to=functions.",)
@@ -104,10 +103,10 @@ _ROWS = (
     Family("deepseek_v3", _THINK, _UNTHINK, False,
            aliases=("deepseek_v31", "deepseekv4", "deepseek_v32", "deepseek-v3", "deepseek_v4", "deepseek-v4",
                     "deepseek_v41", "deepseek-v41"),
-           # V3.1/V3.2 open tool calls with one special token; V4 writes a DSML
-           # block (V4.1 with a space inside the tag).  Terminators count only
-           # as vocabulary entries, so each vocabulary uses its own.
-           terminators=("<｜tool▁calls▁begin｜>",) + _DSML_TOOLS, boundaries=_DS_TURNS,
+           # V4/V4.1 write tool calls as a DSML block, always after </think>
+           # (MAX's rule: only </think> ends reasoning); the DSML openers are not
+           # terminators because no tool format of ours reads them.
+           terminators=("<｜tool▁calls▁begin｜>",), boundaries=_DS_TURNS,
            notes="hybrid: a prompt ending in <think> means thinking mode", tool_parser="deepseek_v31"),
     Family("qwen3", _THINK, _UNTHINK, False, aliases=("interns1", "nanbeige", "dots"), terminators=("<tool_call>",), boundaries=_QWEN_TURNS,
            notes="enable_thinking=False renders <think>\\n\\n</think> into the prompt", tool_parser="hermes"),
@@ -343,9 +342,12 @@ ENGINE_NOTES: dict[tuple[str, str], str] = {
     ("vllm", "ling3"): "thinking (or enable_thinking) False: everything is content",
     ("vllm", "step3p5"): "a <tool_call> ends reasoning (Qwen3 grammar); SGLang's step3p5 and our step3 do not",
     ("vllm", "deepseek_v3"): "thinking/enable_thinking False (the default): identity, everything is content",
-    ("vllm", "deepseek_v4"): "starts in reasoning when thinking is on; a DSML tool-calls block ends reasoning",
+    ("vllm", "deepseek_v4"): "starts in reasoning when thinking is on; a DSML tool-calls block "
+                             "(<｜DSML｜tool_calls>) also ends reasoning (ours: only </think>, as MAX)",
     ("vllm", "deepseek_v41"): "as deepseek_v4, with the V4.1 '<｜DSML｜ calls>' tag",
-    ("max", "deepseekv4"): "only </think> ends reasoning (a DSML block never appears inside it)",
+    ("max", "deepseekv4"): "same as ours: only </think> ends reasoning (a DSML block never appears inside it)",
+    ("sglang", "deepseek-v4"): "reasoning only with thinking=True",
+    ("sglang", "deepseek-v41"): "reasoning only with thinking=True",
     ("vllm", "holo2"): "DeepSeek-R1 rules with thinking on by default",
     ("vllm", "step5"): "DeepSeek-R1 rules (starts in reasoning, no tool terminator)",
     ("vllm", "poolside_v1"): "thinking False by default (identity); the prompt scan stops at <assistant>",

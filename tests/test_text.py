@@ -65,6 +65,29 @@ CASES = [
     ("gemma4", "<|channel>thou<channel|>c", "thou", "c"),
     ("gemma4", "<|channel>thou", "thou", ""),
     ("passthrough", "<think>all content</think>", "", "<think>all content</think>"),
+    # Rows added for the serving engines' parser names (issue 14).
+    ("kimi_k3", "r<|close|>think<|sep|><|open|>response<|sep|>c<|close|>response<|sep|><|close|>message<|sep|>",
+     "r", "c"),
+    ("kimi_k3", "r<|open|>tools<|sep|>[]", "r", "<|open|>tools<|sep|>[]"),
+    ("k2_horizon", "<ifm|think_faster>r</ifm|think_faster>c<ifm|tool_calls>t", "r", "c<ifm|tool_calls>t"),
+    ("minimax_m3", "<mm:think>r</mm:think>c", "r", "c"),
+    ("cohere_command", "r<|END_THINKING|><|START_TEXT|>c<|END_TEXT|>", "r", "c"),
+    ("cohere_command", "r<|START_ACTION|>[]<|END_ACTION|>", "r", "<|START_ACTION|>[]<|END_ACTION|>"),
+    ("plamo3", "r<|plamo:end_think:plamo|>c", "r", "c"),
+    ("inkling", "<|content_thinking|>r<|end_message|><|message_model|><|content_text|>c<|end_message|>", "r", "c"),
+    ("inkling", "r<|content_text|>c", "", "rc"),
+    ("muse", " to=self<|message|>r<|eom|><|start|>assistant<|message|>s<|eom|>"
+     "<|start|>assistant to=user<|message|>c<|eot|>", "rs", "c"),
+    ("muse_glimmer", " to=self<|message|>r<|eom|><|start|>assistant to=user<|message|>c<|eot|>", "r", "c"),
+    ("muse_glimmer", " to=self<|message|>r<|start|>assistant to=functions.f<|message|>{}",
+     "r", "<|start|>assistant to=functions.f<|message|>{}"),
+    ("poolside_v1", "<think>r<tool_call>t", "r", "<tool_call>t"),
+    ("mimo", "<think>r</think>c", "r", "c"),
+    ("holo2", "r <tool_call> still r</think>c", "r <tool_call> still r", "c"),
+    ("hy_v3", "<think>r<tool_calls>t", "r", "<tool_calls>t"),
+    ("hy_v4", "r</think>c", "r", "c"),
+    ("apertus", "<|inner_prefix|>r<|inner_suffix|>c<|tools_prefix|>[]", "r", "c<|tools_prefix|>[]"),
+    ("granite_thinking", "r</think>c<tool_call>t", "r", "c<tool_call>t"),
 ]
 
 
