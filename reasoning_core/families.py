@@ -160,7 +160,7 @@ _ROWS = (
                  "stays in content"),
     Family("k2_horizon", ("<ifm|think>", "<ifm|think_fast>", "<ifm|think_faster>"),
            ("</ifm|think>", "</ifm|think_fast>", "</ifm|think_faster>"), True, aliases=("k2_v3",),
-           terminators=("<ifm|tool_calls>",),
+           terminators=("<ifm|tool_calls>",), boundaries=("<|ifm|im_start|>", "<|ifm|im_end|>"),
            notes="one start/end pair per reasoning effort (high, medium, low); any of them is recognised"),
     Family("minimax_m3", ("<mm:think>",), ("</mm:think>",), False, aliases=("minimax-m3",),
            boundaries=("]~b]", "]~!b["),
@@ -193,7 +193,7 @@ _ROWS = (
            notes="recipient channels: to=self is reasoning; to=user, to=commentary and recipient-less messages "
                  "are content; a tool recipient's channel stays in content"),
     Family("poolside_v1", _THINK, _UNTHINK, False, aliases=("laguna",), terminators=("<tool_call>",),
-           boundaries=("<assistant>",),
+           boundaries=("<assistant>",), tool_parser="glm45",
            notes="thinking is opt-in (enable_thinking=True prefills <think>); the prompt scan stops at <assistant>"),
     Family("mimo", _THINK, _UNTHINK, False, terminators=("<tool_call>",), boundaries=_QWEN_TURNS,
            tool_parser="qwen3_coder", notes="Qwen3 markers; tool calls in the Qwen3-Coder XML form"),
@@ -206,7 +206,8 @@ _ROWS = (
            notes="as hy_v3, but reasoning_effort defaults to high (thinking)"),
     Family("apertus", ("<|inner_prefix|>",), ("<|inner_suffix|>",), False, aliases=("apertus2509",),
            terminators=("<|tools_prefix|>",),
-           boundaries=("<|assistant_start|>", "<|assistant_end|>", "<|user_start|>", "<|user_end|>"),
+           boundaries=("<|assistant_start|>", "<|assistant_end|>", "<|user_start|>", "<|user_end|>",
+                       "<|system_start|>", "<|system_end|>", "<|developer_start|>", "<|developer_end|>"),
            notes="the model opens its inner block itself"),
     Family("granite_thinking", _THINK, _UNTHINK, True, aliases=("granite_thinking_parser", "granite4_2"),
            terminators=("<tool_call>",), boundaries=_GRANITE_TURNS, tool_parser="qwen3_coder",
@@ -543,6 +544,7 @@ CONFIG_ARCHITECTURES: dict[str, str] = {
     "LagunaForCausalLM": "poolside_v1",
     "InklingForConditionalGeneration": "inkling",
     "MuseGlimmerForConditionalGeneration": "muse_glimmer",
+    "K2HorizonForCausalLM": "k2_horizon",
 }
 _ARCHITECTURES_LOWER = {k.lower(): v for k, v in CONFIG_ARCHITECTURES.items()}
 

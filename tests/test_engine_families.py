@@ -151,6 +151,7 @@ PLAMO_CALL = ('<|plamo:begin_tool_requests:plamo|>{"name": "get_weather", "argum
 INK_PROMPT = "<|message_system|>Be brief.<|end_message|><|message_user|>What is 2+2?<|end_message|><|message_model|>"
 INK_TOOL = '<|content_invoke_tool_json|>{"name": "get_weather", "args": {"city": "Paris"}}<|end_message|>'
 MUSE_CALL = '<|start|>assistant to=functions.get_weather<|message|>{"city": "Paris"}<|eom|>'
+GLM_CALL = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>"
 QWEN_CODER = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
 HY_CALL = "<tool_calls><tool_call>get_weather<tool_sep>{\"city\": \"Paris\"}</tool_call></tool_calls>"
 APERTUS_CALL = '<|tools_prefix|>[{"get_weather": {"city": "Paris"}}]<|tools_suffix|>'
@@ -175,7 +176,11 @@ CASES = [
     Case("k2h-high", "k2_horizon", "<ifm|think>Sum of 2 and 2.</ifm|think>The answer is 4.",
          "Sum of 2 and 2.", "The answer is 4."),
     Case("k2h-medium-prefilled", "k2_horizon", "Quick check.</ifm|think_fast>Answer: 4.",
-         "Quick check.", "Answer: 4.", prompt="<ifm|think_fast>", thinks=True),
+         "Quick check.", "Answer: 4.", thinks=True,
+         prompt="<|ifm|im_start|>user\nWhat is 2+2?<|ifm|im_end|><|ifm|im_start|>assistant\n<ifm|think_fast>\n"),
+    Case("k2h-history-does-not-decide", "k2_horizon", "Sum.</ifm|think>4", "Sum.", "4", thinks=True,
+         prompt="<|ifm|im_start|>assistant\n<ifm|think>a</ifm|think>3<|ifm|im_end|><|ifm|im_start|>user\nAgain"
+                "<|ifm|im_end|><|ifm|im_start|>assistant\n"),
     Case("k2h-tool-ends-reasoning", "k2_horizon",
          'I need the weather.<ifm|tool_calls>[{"name": "get_weather"}]</ifm|tool_calls>',
          "I need the weather.", '<ifm|tool_calls>[{"name": "get_weather"}]</ifm|tool_calls>'),
@@ -233,7 +238,7 @@ CASES = [
     # -- Poolside / Laguna --
     Case("laguna-thinking", "poolside_v1", "Add.</think>The answer is 4.", "Add.", "The answer is 4.",
          prompt="<system>Be brief.<user>What is 2+2?<assistant><think>", thinks=True),
-    Case("laguna-tool", "poolside_v1", "Need weather." + QWEN_CODER, "Need weather.", QWEN_CODER,
+    Case("laguna-tool", "poolside_v1", "Need weather." + GLM_CALL, "Need weather.", GLM_CALL,
          prompt="<user>Weather?<assistant><think>", thinks=True),
     Case("laguna-history-does-not-decide", "poolside_v1", "The answer is 4.", "", "The answer is 4.",
          prompt="<assistant><think>old</think>3<user>Again?<assistant>", thinks=False),
@@ -394,6 +399,7 @@ def test_model_id_selects_row(model_id, expected):
     ({"architectures": ["InklingForConditionalGeneration"]}, "inkling"),
     ({"architectures": ["IQuestQ1ForCausalLM"]}, "deepseek_r1"),
     ({"architectures": ["DeepseekV4ForCausalLM"]}, "deepseek_v3"),
+    ({"architectures": ["K2HorizonForCausalLM"]}, "k2_horizon"),
 ])
 def test_config_selects_row(config, expected):
     assert parser_for_model(config) == expected
