@@ -2,7 +2,7 @@
 import pytest
 
 
-@pytest.mark.parametrize("name", ["text_feed_1tok", "decoder_push"])
+@pytest.mark.parametrize("name", ["text_feed_1tok", "decoder_push", "decoder_push_bytes"])
 def test_text(run_workload, name):
     run_workload(name)
 

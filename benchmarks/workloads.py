@@ -103,6 +103,63 @@ def _build_batch_loop(n: int):
     return build
 
 
+# -- markers matched over token bytes ---------------------------------------------------
+# The sample rewritten in harmony's framing (gpt-oss): in the DeepSeek
+# vocabulary its markers are ordinary text, so the parser matches them over
+# token bytes.  Against split_1tok / decoder_push this shows what the byte
+# path costs; single-token families never take it.
+BYTES_PARSER = "gpt_oss"
+
+
+def _harmony_ids(ctx: Context) -> list[int]:
+    cache = ctx.__dict__.setdefault("_harmony_ids", [])
+    if not cache:
+        from reasoning_core import text_parser
+
+        reasoning, content = text_parser(PARSER).parse(ctx.text)
+        text = (f"<|channel|>analysis<|message|>{reasoning}<|end|><|start|>assistant<|channel|>final"
+                f"<|message|>{content}<|return|>")
+        cache.extend(ctx.tokenizer.encode(text, add_special_tokens=False).ids)
+    return cache
+
+
+def _bytes_parser(ctx: Context, backend: str):
+    from reasoning_core import get_parser
+
+    p = get_parser(BYTES_PARSER, ctx.tokenizer, backend=backend)
+    assert p.matches_bytes
+    return p
+
+
+def _build_split_bytes(ctx: Context, backend: str):
+    p = _bytes_parser(ctx, backend)
+    deltas = [[t] for t in _harmony_ids(ctx)]
+    begin, split, finish = p.begin, p.split, p.finish
+
+    def run():
+        begin()
+        for d in deltas:
+            split(d)
+        return finish()
+
+    return run
+
+
+def _build_decoder_push_bytes(ctx: Context, backend: str):
+    from reasoning_core.decode import ReasoningStreamDecoder
+
+    deltas, tok = [[t] for t in _harmony_ids(ctx)], ctx.tokenizer
+
+    def run():
+        dec = ReasoningStreamDecoder(_bytes_parser(ctx, backend).begin(), tok)
+        push = dec.push
+        for d in deltas:
+            push(d)
+        return dec.finish()
+
+    return run
+
+
 # -- decoded-stream workloads --------------------------------------------------------
 
 def _build_decoder_push(ctx: Context, backend: str):
@@ -256,6 +313,10 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
              _build_decoder_push, lambda c: len(c.ids), group="decoder"),
     Workload("decode_stream_bare", "token", "tokenizers DecodeStream.step per token alone (the floor for decoder_push)",
              _build_decode_stream_bare, lambda c: len(c.ids), backend_independent=True, group="decoder"),
+    Workload("split_1tok_bytes", "token", "split() per 1-token delta, harmony markers matched over token bytes",
+             _build_split_bytes, lambda c: len(_harmony_ids(c)), group="bytes"),
+    Workload("decoder_push_bytes", "token", "decoder push per token, harmony markers matched over token bytes",
+             _build_decoder_push_bytes, lambda c: len(_harmony_ids(c)), group="bytes"),
     Workload("memory_idle_parser", "parser", "tracemalloc bytes per idle parser (1000 created)",
              _build_memory_idle_parser, lambda c: 1, kind="memory"),
     Workload("memory_batch_slot", "slot", "tracemalloc bytes per ReasoningBatch slot (capacity 16384 minus 1024)",

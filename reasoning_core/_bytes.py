@@ -345,8 +345,18 @@ class ByteEngine:
 
     def _feed_list(self, ids: list[int]) -> tuple[list, int]:
         n_prefix = len(self._pend)
-        data, lens = self._vocab.expand(ids)
-        segs, _ = self._eng.feed(np.frombuffer(data, dtype=np.uint8))
+        vocab = self._vocab
+        if len(ids) == 1:
+            t = ids[0]
+            data = vocab.table[t] if 0 <= t < vocab.size else UNKNOWN_BYTE
+            lens = [len(data)]
+        else:
+            data, lens = vocab.expand(ids)
+        segs, _ = self._eng.feed(memoryview(data))
+        if not n_prefix and len(segs) == 1 and segs[0][0] != SEG_HELD:
+            # Nothing pending, every byte decided as one kind: the whole delta is that kind.
+            self.boundaries = ()
+            return [(segs[0][0], 0, len(ids))], 0
         self._pend.extend(ids)
         self._lens.extend(lens)
         self._take(segs)
@@ -375,7 +385,7 @@ class ByteEngine:
         reasoning = bool(is_currently_reasoning)
         ids = to_int_list(token_ids)
         data, lens = self._vocab.expand(ids)
-        d0, r0, r1, d1, still = self._eng.scan_stream(np.frombuffer(data, dtype=np.uint8), reasoning)
+        d0, r0, r1, d1, still = self._eng.scan_stream(memoryview(data), reasoning)
         if not ids:
             return 0, 0, 0, 0, still
         ends = np.cumsum(lens).tolist()
@@ -411,7 +421,7 @@ class ByteEngine:
     def prompt_state(self, prompt_token_ids) -> int:
         ids = to_int_list(prompt_token_ids)
         data, _ = self._vocab.expand(ids)
-        return self._eng.prompt_state(np.frombuffer(data, dtype=np.uint8))
+        return self._eng.prompt_state(memoryview(data))
 
 
 def is_reasoning_state(state: int) -> bool:
