@@ -102,35 +102,88 @@ class _Spec:
     notes: str = ""
 
 
-# vLLM reasoning-parser name -> our family and vLLM's behaviour.  Names not
-# here are listed with the reason in NOT_SERVED.
+# vLLM reasoning-parser name -> how vLLM's parser of that name behaves.  The
+# family serving each name comes from reasoning_core.families.ENGINE_PARSER_NAMES
+# ["vllm"] (built per tokenizer by family_for_tokenizer for the names whose
+# markers come from the checkpoint); ``family`` here is only the fallback.
+_TT = ("thinking", "enable_thinking")
 _SPECS: dict[str, _Spec] = {
+    # vLLM's BaseThinkingReasoningParser family (DeepSeek R1 rules)
     "deepseek_r1": _Spec("deepseek_r1", style="r1"),
     "step5": _Spec("deepseek_r1", style="r1"),
-    "deepseek_v3": _Spec("deepseek_r1", style="r1", thinking=False, thinking_keys=("thinking", "enable_thinking"),
-                         off_passthrough=True),
-    "holo2": _Spec("deepseek_r1", style="r1", thinking=True, thinking_keys=("thinking", "enable_thinking"),
-                   off_passthrough=True),
+    "deepseek_v3": _Spec("deepseek_v3", style="r1", thinking=False, thinking_keys=_TT, off_passthrough=True),
+    "holo2": _Spec("holo2", style="r1", thinking_keys=_TT, off_passthrough=True),
+    "poolside_v1": _Spec("poolside_v1", style="r1", thinking=False, thinking_keys=_TT, off_passthrough=True),
+    "ernie45": _Spec("ernie45", style="r1"),
+    "hy_v3": _Spec("hy_v3", style="r1"),
+    "k2_horizon": _Spec("k2_horizon", style="r1"),
+    "minimax_m3": _Spec("minimax_m3", style="r1"),
+    "step3": _Spec("step3", style="r1"),
+    # vLLM's ParserEngine grammars
     "qwen3": _Spec("qwen3", rstrip_reasoning=False),
-    "glm45": _Spec("glm47", thinking_keys=("thinking", "enable_thinking")),
-    "glm47": _Spec("glm47", thinking_keys=("thinking", "enable_thinking")),
-    "kimi_k2": _Spec("kimi_k2", thinking_keys=("thinking", "enable_thinking"), rstrip_reasoning=True,
-                     content_ids_missing="none"),
+    "mimo": _Spec("mimo", rstrip_reasoning=False),
+    "minicpmv": _Spec("qwen3_5", rstrip_reasoning=False),
+    "granite_thinking_parser": _Spec("granite_thinking", rstrip_reasoning=False),
+    "glm45": _Spec("glm47", thinking_keys=_TT),
+    "glm47": _Spec("glm47", thinking_keys=_TT),
+    "ling3": _Spec("glm47", thinking_keys=_TT),
+    "kimi_k2": _Spec("kimi_k2", thinking_keys=_TT, rstrip_reasoning=True, content_ids_missing="none"),
     "minimax_m2": _Spec("minimax_m2", thinking_keys=(), content_ids_missing="none"),
     "nemotron_v3": _Spec("nemotron_v3"),
     "seed_oss": _Spec("seed_oss", rstrip_reasoning=False, extra_terminators=("<seed:tool_call>",)),
-    "step3p5": _Spec("step3"),
+    "step3p5": _Spec("step3", extra_terminators=("<tool_call>",)),
     "mistral": _Spec("mistral", thinking_keys=(), start=False),
     "gemma4": _Spec("gemma4", thinking=False, start=False, off_is_identity=False,
                     inject_start_if=("thought\n", "thought")),
+    "deepseek_v4": _Spec("deepseek_v3", thinking_keys=_TT),
+    "deepseek_v41": _Spec("deepseek_v3", thinking_keys=_TT),
+    "plamo3": _Spec("plamo3", rstrip_reasoning=False),
+    "inkling": _Spec("inkling", start=False),
+    # vLLM's own one-off parsers
+    "cohere_command3": _Spec("cohere_command", style="legacy"),
+    "cohere_command4": _Spec("cohere_command", style="legacy"),
+    "granite": _Spec("granite", style="legacy", thinking=False),
+    "hunyuan_a13b": _Spec("hunyuan_a13b", style="legacy", thinking=False),
+    "hy_v4": _Spec("hy_v4", style="legacy"),
+    "kimi_k3": _Spec("kimi_k3", style="legacy"),
+    "minimax_m2_append_think": _Spec("minimax_m2", style="legacy"),
+    "muse": _Spec("muse", style="legacy", thinking=False),
+    "musespark1x": _Spec("muse", style="legacy", thinking=False),
+    "muse_glimmer": _Spec("muse_glimmer", style="legacy", thinking=False),
+    "olmo3": _Spec("olmo3", style="legacy"),
+    "openai_gptoss": _Spec("gpt_oss", style="legacy", thinking=False),
+    "beam": _Spec("passthrough", style="legacy"),
+    "hf": _Spec("passthrough", style="legacy"),
 }
 
 NOT_SERVED: dict[str, str] = {}
 
 
+def _engine_names() -> dict[str, str]:
+    try:
+        from ..families import ENGINE_PARSER_NAMES
+    except ImportError:  # pragma: no cover - an older core without the map
+        return {}
+    return dict(ENGINE_PARSER_NAMES.get("vllm", {}))
+
+
+_ENGINE_NAMES = _engine_names()
+
+
 def family_of(vllm_name: str) -> str:
     """Our family for a vLLM reasoning-parser name (KeyError if not served)."""
-    return _SPECS[vllm_name].family
+    spec = _SPECS[vllm_name]
+    return _ENGINE_NAMES.get(vllm_name, spec.family)
+
+
+def _family_for(vllm_name: str, tokenizer: Any) -> Family:
+    try:
+        from ..families import family_for_tokenizer
+    except ImportError:  # pragma: no cover
+        return get_family(family_of(vllm_name))
+    if vllm_name in _ENGINE_NAMES:
+        return family_for_tokenizer(vllm_name, tokenizer, engine="vllm")
+    return get_family(family_of(vllm_name))
 
 
 # ---------------------------------------------------------------------------
@@ -160,7 +213,7 @@ class VllmReasoningParser(_VllmReasoningParser):
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, *args, **kwargs)
         spec = self.spec
-        fam = get_family(spec.family)
+        fam = _family_for(self.vllm_name, tokenizer)
         if spec.extra_terminators:
             fam = _with_terminators(fam, spec.extra_terminators)
         self._family: Family = fam
@@ -178,7 +231,8 @@ class VllmReasoningParser(_VllmReasoningParser):
         tables = self._parser.tables
         self._start_ids = _single_ids(ids_of_kind(tables, START))
         self._end_ids = _single_ids(ids_of_kind(tables, END))
-        self._term_ids = _single_ids(ids_of_kind(tables, TERM)) if spec.terminators_end else frozenset()
+        self._term_ids = (_single_ids(ids_of_kind(tables, TERM))
+                          if spec.terminators_end and spec.style != "r1" else frozenset())
         self._boundary_ids = _single_ids(ids_of_kind(tables, BOUNDARY)) if spec.style == "engine" else frozenset()
         self._end_like = self._end_ids | self._term_ids
         self._decisive = {i: _DECIDE_END for i in self._end_like}
