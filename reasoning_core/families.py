@@ -364,11 +364,14 @@ ENGINE_NOTES: dict[tuple[str, str], str] = {
     ("sglang", "nanbeige"): "the Qwen3 detector",
     ("vllm", "hy_v3"): "reasoning_effort defaults to no_think (identity); token names may carry a per-checkpoint "
                        "suffix read from the vocabulary",
-    ("vllm", "hy_v4"): "reasoning_effort defaults to high; per-checkpoint token suffix as hy_v3",
+    ("vllm", "hy_v4"): "reasoning_effort defaults to high; per-checkpoint token suffix as hy_v3; <tool_calls> "
+                       "inside reasoning does not end it (SGLang's hunyuan and ours do)",
     ("vllm", "k2_horizon"): "only the requested effort's pair (default high) is recognised; without </...> "
                             "or a tool opener, one-shot extraction returns everything as content",
     ("sglang", "k2_horizon"): "requires force_reasoning; the tool opener is the prefix '<ifm|tool_call'",
-    ("vllm", "kimi_k3"): "thinking False: everything is content; tolerates spaces inside the XTML markers",
+    ("vllm", "kimi_k3"): "thinking False: everything is content; tolerates spaces inside the XTML markers; "
+                         "<|open|>tools<|sep|> inside an open think channel does not end it (SGLang's and ours "
+                         "do)",
     ("sglang", "kimi_k3"): "a bare <|close|>response<|sep|> with no think close makes the preceding text content",
     ("vllm", "minimax_m3"): "starts in reasoning only with thinking_mode=enabled",
     ("sglang", "minimax-m3"): "starts in reasoning only with thinking_mode=enabled",
@@ -385,9 +388,14 @@ ENGINE_NOTES: dict[tuple[str, str], str] = {
     ("vllm", "musespark1x"): "alias of vLLM's muse",
     ("sglang", "muse"): "Muse Glimmer rules (recipient-less messages are content)",
     ("vllm", "plamo3"): "enable_thinking=False disables reasoning; <|plamo:tag|> also ends it",
-    ("vllm", "granite_thinking_parser"): "strips the leading newline of the content; swaps reasoning into "
-                                         "content when thinking is off and content is empty",
-    ("sglang", "granite_thinking_parser"): "enable_thinking=False forces non-empty content",
+    ("vllm", "granite_thinking_parser"): "strips the leading newline of the content and trailing whitespace of "
+                                         "the reasoning; swaps reasoning into content when thinking is off and "
+                                         "content is empty",
+    ("sglang", "granite_thinking_parser"): "starts in content unless force_reasoning; enable_thinking=False "
+                                           "forces non-empty content",
+    ("sglang", "nemotron_3"): "starts in content unless force_reasoning (vLLM's nemotron_v3 and ours start in "
+                              "reasoning)",
+    ("vllm", "muse_glimmer"): "a recipient-less message is dropped (MAX's muse_glimmer and ours: content)",
     ("vllm", "nemotron_v3"): "swaps reasoning into content when thinking is off and content is empty",
     ("sglang", "apertus2509"): "tool calls start with the text '<|tools_prefix|>['",
     ("vllm", "hf"): "markers from the tokenizer's response_template metadata",
