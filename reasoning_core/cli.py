@@ -215,6 +215,8 @@ def cmd_split(args) -> int:
         "reasoning": sum(len(p.reasoning_ids) for p in parts),
         "content": sum(len(p.content_ids) for p in parts),
         "delimiters": sum(len(p.delimiter_ids) for p in parts),
+        # Tokens carrying a marker and text beside it (markers matched over bytes).
+        "boundary": sum(len(p.boundaries) for p in parts),
     }
     # The texts come from the same decoder a server would use, so multibyte
     # characters and a family's label formatter are handled exactly as in
@@ -234,7 +236,8 @@ def cmd_split(args) -> int:
     w(style(reasoning, "2;3") + ("\n" if reasoning and not reasoning.endswith("\n") else ""))
     w("\n" + style(f"== content ({counts['content']} tokens) ==", "1;32") + "\n")
     w(content + ("\n" if content and not content.endswith("\n") else ""))
-    w("\n" + style(f"-- {label}: {len(ids)} tokens, {counts['delimiters']} delimiter tokens; "
+    bounds = f" ({counts['boundary']} also carrying text)" if counts["boundary"] else ""
+    w("\n" + style(f"-- {label}: {len(ids)} tokens, {counts['delimiters']} delimiter tokens{bounds}; "
                    f"parser {name}, tokenizer {args.tokenizer_label}, backend {counter.backend}", "2") + "\n")
     return 0
 

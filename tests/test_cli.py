@@ -28,12 +28,25 @@ def run(*args: str, stdin: str | None = None, env: dict | None = None, timeout: 
 
 # -- split -------------------------------------------------------------------------------------
 
+def test_split_text_markers_glued_to_text(tmp_path):
+    # In the DeepSeek vocabulary harmony's markers are text: ".<" carries the
+    # reasoning's last character and the end marker's first.
+    f = tmp_path / "harmony.txt"
+    f.write_text("<|channel|>analysis<|message|>Think hard.<|end|><|start|>assistant<|channel|>final"
+                 "<|message|>Answer.<|return|>")
+    r = run("split", "--json", "--parser", "gpt_oss", str(f))
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert (out["reasoning"], out["content"]) == ("Think hard.", "Answer.")
+    assert out["tokens"]["boundary"] == 2
+
 def test_split_sample_json():
     r = run("split", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert set(out) == {"reasoning", "content", "tokens", "parser", "backend"}
-    assert set(out["tokens"]) == {"reasoning", "content", "delimiters"}
+    assert set(out["tokens"]) == {"reasoning", "content", "delimiters", "boundary"}
+    assert out["tokens"]["boundary"] == 0  # single-token markers: no token carries text beside one
     assert out["parser"] == "deepseek_r1" and out["backend"] in ("cython", "python")
     assert "inclusion–exclusion" in out["reasoning"] and "## Answer" in out["content"]
     assert out["tokens"]["delimiters"] == 2  # the sample's <think> and </think>
