@@ -108,7 +108,8 @@ _ROWS = (
            # terminators because no tool format of ours reads them.
            terminators=("<｜tool▁calls▁begin｜>",), boundaries=_DS_TURNS,
            notes="hybrid: a prompt ending in <think> means thinking mode", tool_parser="deepseek_v31"),
-    Family("qwen3", _THINK, _UNTHINK, False, aliases=("interns1", "nanbeige", "dots"), terminators=("<tool_call>",), boundaries=_QWEN_TURNS,
+    Family("qwen3", _THINK, _UNTHINK, False, aliases=("interns1", "nanbeige", "dots"),
+           terminators=("<tool_call>",), boundaries=_QWEN_TURNS,
            notes="enable_thinking=False renders <think>\\n\\n</think> into the prompt", tool_parser="hermes"),
     Family("qwen3_thinking", _THINK, _UNTHINK, True, aliases=("qwen3-thinking",),
            terminators=("<tool_call>",), boundaries=_QWEN_TURNS, tool_parser="hermes"),

@@ -101,7 +101,8 @@ FAMILY_TEXTS: dict[str, list[str]] = {
                 "<|end_message|>"],
     "muse": [" to=self<|message|>Add.<|eom|><|start|>assistant<|message|>Check 🧠.<|eom|>"
              "<|start|>assistant to=user<|message|>4.<|eot|>"],
-    "muse_glimmer": [" to=self<|message|>Add 2 and 2.<|eom|><|start|>assistant to=user<|message|>The answer is 4.<|eot|>",
+    "muse_glimmer": [" to=self<|message|>Add 2 and 2.<|eom|><|start|>assistant to=user<|message|>The answer is 4."
+                     "<|eot|>",
                      " to=self<|message|>Need weather.<|start|>assistant to=functions.get_weather<|message|>{}<|eom|>"],
     "poolside_v1": ["<think>Add.</think>The answer is 4.", "<think>Need the weather. " + TOOL_QWEN],
     "mimo": ["<think>\nAdd. 数学\n</think>\n\nThe answer is 4."],

@@ -144,7 +144,8 @@ class Case:
 
 K3_USER = "<|open|>user<|sep|>What is 2+2?<|close|>message<|sep|><|open|>assistant<|sep|>"
 K3_TOOLS = '<|open|>tools<|sep|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]<|close|>tools<|sep|>'
-COHERE_USER = "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>What is 2+2?<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"
+COHERE_USER = ("<|START_OF_TURN_TOKEN|><|USER_TOKEN|>What is 2+2?<|END_OF_TURN_TOKEN|>"
+               "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
 COHERE_ACTION = '<|START_ACTION|>[{"tool_name": "get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>'
 PLAMO_CALL = ('<|plamo:begin_tool_requests:plamo|>{"name": "get_weather", "arguments": {"city": "Paris"}}'
               "<|plamo:end_tool_requests:plamo|>")
@@ -155,7 +156,8 @@ GLM_CALL = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</a
 QWEN_CODER = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
 HY_CALL = "<tool_calls><tool_call>get_weather<tool_sep>{\"city\": \"Paris\"}</tool_call></tool_calls>"
 APERTUS_CALL = '<|tools_prefix|>[{"get_weather": {"city": "Paris"}}]<|tools_suffix|>'
-GRANITE_USER = "<|start_of_role|>user<|end_of_role|>What is 2+2?<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>"
+GRANITE_USER = ("<|start_of_role|>user<|end_of_role|>What is 2+2?<|end_of_text|>\n"
+                "<|start_of_role|>assistant<|end_of_role|>")
 
 CASES = [
     # -- Kimi K3: XTML channels, each marker a three-token sequence --
@@ -275,13 +277,6 @@ CASE_PARAMS = [pytest.param(c, id=c.id) for c in CASES]
 
 def test_every_new_row_has_cases():
     assert {c.family for c in CASES} == set(NEW_ROWS)
-
-
-def _single_token_delimiters(parser, fam) -> bool:
-    tables = parser.tables if hasattr(parser, "tables") else None
-    if tables is None:
-        return False
-    return all(len(p.ids) == 1 for p in tables.patterns)
 
 
 def _prepare(case: Case, backend: str):
