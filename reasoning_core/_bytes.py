@@ -230,7 +230,7 @@ class ByteEngine:
     """
 
     __slots__ = ("_eng", "_vocab", "_tables", "_pend", "_lens", "_runs", "_done", "boundaries",
-                 "_make", "_on_open", "_opened", "_deltas", "_awaiting_family")
+                 "_make", "_on_open", "_opened", "_deltas", "_awaiting_family", "_busy")
 
     def __init__(self, byte_tables: Tables, vocab: TokenBytes, engine_cls: Any) -> None:
         self._eng = engine_cls(byte_tables)
@@ -246,6 +246,21 @@ class ByteEngine:
         self._opened = False
         self._deltas: dict = {}
         self._awaiting_family = byte_tables.awaiting_family
+        self._busy = False
+
+    def _ids(self, token_ids) -> list[int]:
+        # Converting the input is where Python callbacks (__index__) run: a
+        # call re-entering this parser from one is refused, as by the engines.
+        if self._busy:
+            raise RuntimeError(
+                "this parser is already running a call (re-entered from a callback, or used "
+                "from another thread): parsers are per-request objects"
+            )
+        self._busy = True
+        try:
+            return to_int_list(token_ids)
+        finally:
+            self._busy = False
 
     # -- state ------------------------------------------------------------
     @property
@@ -363,10 +378,10 @@ class ByteEngine:
         return self._settle(n_prefix), n_prefix
 
     def feed(self, token_ids) -> tuple[list, int]:
-        return self._feed_list(to_int_list(token_ids))
+        return self._feed_list(self._ids(token_ids))
 
     def feed_copy(self, token_ids):
-        ids = to_int_list(token_ids)
+        ids = self._ids(token_ids)
         snapshot = ids[:] if ids is token_ids else ids
         segs, n_prefix = self._feed_list(ids)
         return segs, n_prefix, snapshot
@@ -383,7 +398,7 @@ class ByteEngine:
     # -- MAX stream() and the prompt -------------------------------------------
     def scan_stream(self, token_ids, is_currently_reasoning: bool) -> tuple[int, int, int, int, bool]:
         reasoning = bool(is_currently_reasoning)
-        ids = to_int_list(token_ids)
+        ids = self._ids(token_ids)
         data, lens = self._vocab.expand(ids)
         d0, r0, r1, d1, still = self._eng.scan_stream(memoryview(data), reasoning)
         if not ids:
@@ -419,7 +434,7 @@ class ByteEngine:
         return parsed
 
     def prompt_state(self, prompt_token_ids) -> int:
-        ids = to_int_list(prompt_token_ids)
+        ids = self._ids(prompt_token_ids)
         data, _ = self._vocab.expand(ids)
         return self._eng.prompt_state(memoryview(data))
 

