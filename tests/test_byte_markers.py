@@ -11,15 +11,18 @@ same text; the batch agrees with ``split()``.
 """
 from __future__ import annotations
 
+import functools
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tokenizers import SentencePieceBPETokenizer
 
 import reasoning_core as rc
 from reasoning_core import ReasoningBatch, ReasoningStreamDecoder, get_parser, text_parser
 from reasoning_core._bytes import UNKNOWN_BYTE, TokenBytes, token_bytes
 from reasoning_core.families import FAMILIES, ROLES
-from tests.vocab import build_tokenizer, decode, deepseek_tokenizer, family_tokenizer
+from tests.vocab import CORPUS, build_tokenizer, decode, deepseek_tokenizer, family_tokenizer
 
 # Foreign vocabularies lack some optional markers (chat-turn boundaries): expected here.
 pytestmark = pytest.mark.filterwarnings("ignore::reasoning_core.errors.ReasoningCoreWarning")
@@ -43,9 +46,18 @@ def plain_tokenizer():
     return build_tokenizer(("<|endoftext|>",), 700)
 
 
+@functools.lru_cache(maxsize=1)
+def metaspace_tokenizer():
+    """A SentencePiece-style BPE (``▁`` for spaces, Metaspace decoder) with no marker token."""
+    sp = SentencePieceBPETokenizer()
+    sp.train_from_iterator(CORPUS * 4, vocab_size=500, special_tokens=["<unk>"], show_progress=False)
+    return sp._tokenizer
+
+
 VOCABS = {
     "deepseek": deepseek_tokenizer,
     "plain": plain_tokenizer,
+    "metaspace": metaspace_tokenizer,
     "family": None,  # the family's own specials (markers are whole tokens where the model has them)
 }
 
