@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import json
+import subprocess
+import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import reasoning_core
 from reasoning_core import FAMILIES, parser_for_model
@@ -307,6 +312,17 @@ def test_split(case, backend):
         assert decode(tok, content) == case.content
 
 
+@pytest.mark.parametrize("case", CASE_PARAMS)
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=20)
+@given(data=st.data())
+def test_split_random_chunks(case, backend, data):
+    tok, parser, ids, prompt = _prepare(case, backend)
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(len(ids) - 1, 1)), max_size=10)))
+    bounds = [0] + [c for c in cuts if c < len(ids)] + [len(ids)]
+    reasoning, content = _split(parser, ids, list(zip(bounds, bounds[1:])), prompt)
+    assert (decode(tok, reasoning), decode(tok, content)) == (case.reasoning, case.content)
+
+
 @pytest.mark.parametrize("case", [c for c in CASE_PARAMS if c.values[0].prompt is not None])
 def test_will_reason_after_prompt(case, backend):
     tok, parser, _, prompt = _prepare(case, backend)
@@ -537,3 +553,15 @@ def test_hunyuan_suffixed_tokens(backend):
     # Unsuffixed vocabularies keep the table row.
     assert family_for_tokenizer("hy_v3", family_tokenizer("hy_v3")) is get_family("hy_v3")
     assert family_for_tokenizer("hunyuan", family_tokenizer("hy_v3"), engine="sglang") is get_family("hy_v3")
+
+
+def test_cli_lists_the_new_rows():
+    r = subprocess.run([sys.executable, "-m", "reasoning_core.cli", "families", "--json"], capture_output=True,
+                       text=True, encoding="utf-8", timeout=60)
+    assert r.returncode == 0, r.stderr
+    rows = {row["name"]: row for row in json.loads(r.stdout)}
+    assert set(NEW_ROWS) <= set(rows)
+    for name in NEW_ROWS:
+        fam = FAMILIES[name]
+        assert rows[name]["start"] == list(fam.start) and rows[name]["end"] == list(fam.end)
+        assert rows[name]["model_patterns"], name
