@@ -169,7 +169,9 @@ _ROWS = (
     Family("cohere_command", ("<|START_THINKING|>",), ("<|END_THINKING|>",), True,
            aliases=("cohere_command3", "cohere_command4", "cohere"),
            terminators=("<|START_ACTION|>",),
-           frames=("<|START_TEXT|>", "<|END_TEXT|>", "<|START_RESPONSE|>", "<|END_RESPONSE|>"),
+           # The answer's opener also ends reasoning: with reasoning off the
+           # template writes both thinking markers and the output starts there.
+           headers=("<|START_TEXT|>", "<|START_RESPONSE|>"), frames=("<|END_TEXT|>", "<|END_RESPONSE|>"),
            boundaries=_COHERE_TURNS,
            notes="the template opens thinking; the answer's START_TEXT/START_RESPONSE frame is unwrapped; "
                  "an action block (tool calls) stays in content"),

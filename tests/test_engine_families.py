@@ -208,6 +208,8 @@ CASES = [
          "I should call the weather tool.", COHERE_ACTION, prompt=COHERE_USER + "<|START_THINKING|>", thinks=True),
     Case("cohere-action-closes", "cohere_command", "Calling the tool." + COHERE_ACTION,
          "Calling the tool.", COHERE_ACTION),
+    Case("cohere-answer-opener-ends-reasoning", "cohere_command", "<|START_TEXT|>The answer is 4.<|END_TEXT|>",
+         "", "The answer is 4."),
     Case("cohere-reasoning-off", "cohere_command", "<|START_TEXT|>The answer is 4.<|END_TEXT|>",
          "", "The answer is 4.", prompt=COHERE_USER + "<|START_THINKING|><|END_THINKING|>", thinks=False),
     # -- PLaMo 3 --
