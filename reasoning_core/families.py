@@ -386,7 +386,8 @@ ENGINE_NOTES: dict[tuple[str, str], str] = {
     ("sglang", "cohere_command4"): "without <|START_TEXT|> or an action block the content is empty",
     ("vllm", "inkling"): "starts awaiting a message header; a stray <|end_message|> in content is dropped",
     ("sglang", "inkling"): "typed blocks; <|content_model_end_sampling|> ends the turn",
-    ("max", "inkling"): "same as ours",
+    ("max", "inkling"): "<|end_message|>, <|message_model|> and <|content_text|> outside reasoning stay in "
+                        "content (ours consumes them as framing, as vLLM does)",
     ("vllm", "muse"): "Muse Spark rules: recipient-less messages are reasoning, developer messages dropped",
     ("vllm", "musespark1x"): "alias of vLLM's muse",
     ("sglang", "muse"): "Muse Glimmer rules (recipient-less messages are content)",
