@@ -17,12 +17,12 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from reasoning_core import tools
-from toolstreams import DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, DS_CALLS_END, DS_SEP, stream
+from toolstreams import DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, DS_CALLS_END, DS_SEP, MAX_NAMES, stream
 
 K_BEGIN = "<|tool_calls_section_begin|>"
 K_END = "<|tool_calls_section_end|>"
 
-FORMATS = [n for n in tools.available() if n != "qwen3_5"]
+FORMATS = [n for n in tools.available() if n != "qwen3_5" and n not in MAX_NAMES]
 
 ALL_MARKERS = [
     "<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=", "</parameter>",

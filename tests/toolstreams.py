@@ -10,6 +10,11 @@ DS_CALL_BEGIN = "<｜tool▁call▁begin｜>"
 DS_CALL_END = "<｜tool▁call▁end｜>"
 DS_SEP = "<｜tool▁sep｜>"
 
+# registry names added for Modular MAX 26.7 (issue 18): the four aliases resolve to
+# classes tested here under our names; all of them are tested in test_tools_max.py
+MAX_NAMES = frozenset(["deepseekv3", "deepseekv3_1", "deepseekv4", "gemma4", "inkling", "kimik2_5",
+                       "laguna", "llama", "muse_glimmer"])
+
 
 def stream(parser, chunks, *, with_ids=True):
     """Feed chunks, then finish(); return (content, [(id, name, arguments)]).

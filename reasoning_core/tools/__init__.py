@@ -1,4 +1,5 @@
-"""Tool-call parsers (MAX ``ToolParser`` protocol) for nine output formats.
+"""Tool-call parsers (MAX ``ToolParser`` protocol) for fourteen output formats,
+under our names and under Modular MAX 26.7's registry names.
 
 ``create(name)`` returns a fresh per-request parser; ``available()`` lists every
 name that resolves, aliases included.
@@ -8,6 +9,13 @@ from __future__ import annotations
 
 from ._base import BaseToolParser
 from ._json_formats import HermesToolParser, Llama3JsonToolParser, MistralToolParser
+from ._max_formats import (
+    DeepSeekV4ToolParser,
+    Gemma4ToolParser,
+    InklingToolParser,
+    LagunaToolParser,
+    MuseGlimmerToolParser,
+)
 from ._marker_formats import DeepSeekV31ToolParser, DeepSeekV3ToolParser, KimiK2ToolParser
 from ._types import ParsedToolCall, ParsedToolCallDelta, ParsedToolResponse, ToolParser
 from ._xml_formats import Glm45ToolParser, MiniMaxM2ToolParser, Qwen3CoderToolParser
@@ -35,6 +43,17 @@ _REGISTRY: dict[str, type[BaseToolParser]] = {
     "glm45": Glm45ToolParser,
     "minimax_m2": MiniMaxM2ToolParser,
     "mistral": MistralToolParser,
+    "deepseekv4": DeepSeekV4ToolParser,
+    "gemma4": Gemma4ToolParser,
+    "inkling": InklingToolParser,
+    "laguna": LagunaToolParser,
+    "muse_glimmer": MuseGlimmerToolParser,
+    # Modular MAX 26.7's names for formats above (same grammar, checked against
+    # MAX's parsers; glm45, minimax_m2 and qwen3_5 are spelled as ours)
+    "deepseekv3": DeepSeekV3ToolParser,
+    "deepseekv3_1": DeepSeekV31ToolParser,
+    "kimik2_5": KimiK2ToolParser,
+    "llama": Llama3JsonToolParser,
 }
 
 

@@ -1,0 +1,525 @@
+"""Formats Modular MAX 26.7 parses that the first nine did not cover: deepseekv4 (DSML),
+gemma4, inkling, laguna and muse_glimmer.
+
+Each is a generator on the shared incremental machine (``_base``): streaming equals
+one-shot for any chunking, total work is linear in the output, content outside the
+tool markup is kept, and nothing raises on model output while streaming.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Optional
+
+from ..families import think_pair_of
+from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
+from ._json import _kind, dump_str, escape, normalize, typed_value
+from ._xml_formats import Glm45ToolParser
+
+_STRING_ONLY = frozenset(["string"])
+
+
+def _allowed(canon: str, types: frozenset) -> bool:
+    if not types:
+        return True
+    kind = _kind(canon)
+    return kind in types or (kind == "integer" and "number" in types)
+
+
+class _Values(BaseToolParser):
+    """Value readers shared by the formats below."""
+
+    def _verbatim_string(self, ends):
+        """A string value streamed as it arrives, byte for byte, up to a marker in
+        ``ends`` (returned)."""
+        self._emit_args('"')
+        m = yield from self._until(ends, lambda t: self._emit_args(escape(t)))
+        self._emit_args('"')
+        return m
+
+    def _verbatim_typed(self, fname: str, key: str, ends):
+        """A value kept as written: a ``string`` parameter streams verbatim; otherwise
+        JSON when the whole text parses (surrounding whitespace allowed) and the
+        schema admits its kind, else the text as a string."""
+        types = self._types_for(fname, key)
+        if types == _STRING_ONLY:
+            return (yield from self._verbatim_string(ends))
+        raw, m = yield from self._text_until(ends)
+        self._emit_args(typed_value(raw, types))
+        return m
+
+
+# ---------------------------------------------------------------------------- deepseekv4
+
+DSML = "｜DSML｜"
+DSML_CALLS = f"<{DSML}tool_calls>"
+DSML_CALLS_END = f"</{DSML}tool_calls>"
+DSML_INVOKE = f"<{DSML}invoke"
+DSML_INVOKE_END = f"</{DSML}invoke>"
+DSML_PARAM = f"<{DSML}parameter"
+DSML_PARAM_END = f"</{DSML}parameter>"
+_DSML_NAME = re.compile(r'\s*name\s*=\s*"([^"]*)"\s*')
+_DSML_PARAM_HEAD = re.compile(r'\s*name\s*=\s*"([^"]*)"(?:\s+string\s*=\s*"([^"]*)")?\s*')
+
+
+class DeepSeekV4ToolParser(_Values):
+    """DeepSeek V4's DSML block::
+
+        \\n\\n<｜DSML｜tool_calls>
+        <｜DSML｜invoke name="NAME">
+        <｜DSML｜parameter name="K" string="true">text</｜DSML｜parameter>
+        <｜DSML｜parameter name="N" string="false">3</｜DSML｜parameter>
+        </｜DSML｜invoke>
+        </｜DSML｜tool_calls>
+
+    The two newlines before the block belong to it (the template writes them); the
+    block without them is accepted too. ``string="true"`` values are strings byte for
+    byte; ``string="false"`` values are JSON (a value that does not parse stays a
+    string); a parameter without the attribute is JSON-or-string, a schema deciding.
+    Text between elements inside the block is dropped; text after the block is
+    content. An invoke whose end never came ends at the next invoke or the block end.
+    """
+
+    format_name = "deepseekv4"
+    openers = ("\n\n" + DSML_CALLS, DSML_CALLS)
+    _SECTION = markers(DSML_INVOKE, DSML_CALLS_END)
+    _HEAD_END = markers(">", DSML_INVOKE_END, DSML_INVOKE, DSML_CALLS_END)
+    _PARAM_SCAN = markers(DSML_PARAM, DSML_INVOKE_END, DSML_INVOKE, DSML_CALLS_END)
+    _PHEAD_END = markers(">", DSML_PARAM_END, DSML_PARAM, DSML_INVOKE_END, DSML_INVOKE, DSML_CALLS_END)
+    _VALUE_END = markers(DSML_PARAM_END, DSML_PARAM, DSML_INVOKE_END, DSML_INVOKE, DSML_CALLS_END)
+    _TO_INVOKE_END = markers(DSML_INVOKE_END, DSML_INVOKE, DSML_CALLS_END)
+
+    def _section(self, opener):
+        found = False
+        m = yield from self._until(self._SECTION, _drop)
+        while m == DSML_INVOKE:
+            found = True
+            m = yield from self._invoke()
+            if m == DSML_INVOKE_END:
+                m = yield from self._until(self._SECTION, _drop)
+        if not found:
+            self._fail()
+        return None
+
+    def _invoke(self):
+        head, m = yield from self._text_until(self._HEAD_END)
+        hm = _DSML_NAME.fullmatch(head) if m == ">" else None
+        name = hm.group(1).strip() if hm else ""
+        if not valid_name(name):
+            self._fail()
+            if m != ">":
+                return m
+            return (yield from self._until(self._TO_INVOKE_END, _drop))
+        self._open_call(name)
+        count = 0
+        m = yield from self._until(self._PARAM_SCAN, _drop)
+        while m == DSML_PARAM:
+            head, m = yield from self._text_until(self._PHEAD_END)
+            pm = _DSML_PARAM_HEAD.fullmatch(head) if m == ">" else None
+            if pm is None:
+                if m == ">" or m == DSML_PARAM_END:
+                    m = yield from self._until(self._PARAM_SCAN, _drop)
+                continue
+            key, flag = pm.group(1), pm.group(2)
+            self._param_prefix(count, key)
+            count += 1
+            if flag == "true":
+                m = yield from self._verbatim_string(self._VALUE_END)
+            elif flag == "false":
+                raw, m = yield from self._text_until(self._VALUE_END)
+                canon = normalize(raw)
+                self._emit_args(canon if canon is not None else dump_str(raw))
+            else:
+                m = yield from self._verbatim_typed(name, key, self._VALUE_END)
+            if m == DSML_PARAM_END:
+                m = yield from self._until(self._PARAM_SCAN, _drop)
+        self._emit_args("}" if count else "{}")
+        self._close_call(True)
+        return m
+
+
+# ---------------------------------------------------------------------------- gemma4
+
+G_CALL = "<|tool_call>"
+G_CALL_END = "<tool_call|>"
+G_STR = '<|"|>'
+_G_NAME_END = markers("{", G_CALL_END, G_CALL)
+_G_AFTER = markers(G_CALL_END, G_CALL)
+_G_KEY_END = markers(":", G_CALL_END)
+_G_STR_END = markers(G_STR, G_CALL_END)
+_G_BARE_END = markers(",", "}", "]", G_CALL_END)
+_G_SKIP = re.compile(r"[ \t\n\r,]*")
+_G_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _gemma_string(body: str) -> str:
+    """A ``<|"|>``-delimited body: JSON string escapes apply (a raw ``"`` is a quote);
+    a body that does not decode that way is kept as written."""
+    try:
+        value = json.loads('"' + body.replace('"', '\\"') + '"')
+    except ValueError:
+        return body
+    return value if isinstance(value, str) else body
+
+
+def _gemma_bare(raw: str, types: frozenset) -> str:
+    """A bare value: a JSON number, ``true``, ``false`` or ``null``, else a string."""
+    v = raw.strip()
+    if types != _STRING_ONLY and v:
+        canon = normalize(v)
+        if canon is not None and canon[0] not in '"[{' and _allowed(canon, types):
+            return canon
+    return dump_str(v)
+
+
+class Gemma4ToolParser(BaseToolParser):
+    """``<|tool_call>call:NAME{key:<|"|>text<|"|>,n:42,flag:true,obj:{k:…},list:[…]}<tool_call|>``,
+    flat (no section), repeated; text before, between and after calls is content.
+
+    Keys are bare; strings are delimited by ``<|"|>``; numbers, booleans and null are
+    bare. Arguments stream as JSON as each value completes. ``<|channel>`` …
+    ``<channel|>`` (Gemma 4's thinking) is never read for calls.
+    """
+
+    format_name = "gemma4"
+    openers = (G_CALL,)
+    think_pairs = (think_pair_of("deepseek_r1"), think_pair_of("gemma4"))
+
+    def _section(self, opener):
+        if (yield from self._expect("call:")):
+            name, m = yield from self._text_until(_G_NAME_END)
+            name = name.strip()
+            if m == "{" and valid_name(name):
+                self._open_call(name)
+                self._close_call((yield from self._args(name)))
+            else:
+                self._fail()
+                if m != "{":  # the call's end, the next call, or the end of input
+                    return m if m == G_CALL else None
+        else:
+            self._fail()
+        m = yield from self._until(_G_AFTER, _drop)
+        return m if m == G_CALL else None
+
+    def _skip(self, rx):
+        while True:
+            self._pos = rx.match(self._buf, self._pos).end()
+            if self._pos < len(self._buf) or self._eof:
+                return
+            yield
+
+    def _args(self, fname):
+        """The arguments after ``{``; True when the top-level ``}`` closed them. On a
+        failure at ``<tool_call|>`` the marker is left unread."""
+        stack = ["}"]
+        first = [True]
+        self._emit_args("{")
+        while stack:
+            yield from self._skip(_G_SKIP)
+            c = yield from self._peek()
+            if c is None:
+                return False
+            if c == stack[-1]:
+                self._pos += 1
+                stack.pop()
+                first.pop()
+                self._emit_args(c)
+                continue
+            sep = "" if first[-1] else ", "
+            first[-1] = False
+            types = frozenset()
+            if stack[-1] == "}":
+                key, m = yield from self._text_until(_G_KEY_END)
+                if m != ":":
+                    return self._unread(m)
+                key = key.strip()
+                self._emit_args(sep + dump_str(key) + ": ")
+                if len(stack) == 1:
+                    types = self._types_for(fname, key)
+                yield from self._skip(_G_WS)
+                c = yield from self._peek()
+                if c is None:
+                    return False
+            else:
+                self._emit_args(sep)
+            if c == "{" or c == "[":
+                self._pos += 1
+                stack.append("}" if c == "{" else "]")
+                first.append(True)
+                self._emit_args(c)
+                continue
+            if (yield from self._expect(G_STR)):
+                body, m = yield from self._text_until(_G_STR_END)
+                if m != G_STR:
+                    return self._unread(m)
+                self._emit_args(dump_str(_gemma_string(body)))
+                continue
+            raw, m = yield from self._text_until(_G_BARE_END)
+            if m is None or m == G_CALL_END:
+                return self._unread(m)
+            self._emit_args(_gemma_bare(raw, types))
+            if m != ",":
+                if m != stack[-1]:
+                    return False
+                stack.pop()
+                first.pop()
+                self._emit_args(m)
+        return True
+
+    def _unread(self, m) -> bool:
+        if m == G_CALL_END:
+            self._pos -= len(m)  # consumed in this same step: still in the buffer
+        return False
+
+
+# ---------------------------------------------------------------------------- inkling
+
+INKLING_MARKER = "<|content_invoke_tool_json|>"
+_NAME_TAIL = re.compile(r"[A-Za-z0-9_-]*\Z")
+
+
+class InklingToolParser(BaseToolParser):
+    """``NAME<|content_invoke_tool_json|>{"name": "NAME", "args": {...}}``, repeated;
+    there is no closing marker (the object's end ends the call).
+
+    The function name written before the marker is the call's header: a run of
+    name characters at the end of the content (at most 64) is held until it is known
+    whether the marker follows; then, if it ends with the call's name, that suffix is
+    dropped, and the rest is content. ``args`` (``arguments``/``parameters`` too)
+    may come before or after ``name``; a missing one is ``{}``. Text between and
+    after calls is content.
+    """
+
+    format_name = "inkling"
+    openers = (INKLING_MARKER,)
+    think_pairs = (think_pair_of("deepseek_r1"), think_pair_of("inkling"))
+    _ARG_KEYS = ("args", "arguments", "parameters")
+
+    def reset(self) -> None:
+        super().reset()
+        self._held = ""  # trailing name characters of the content so far
+        self._header = None  # the held run when the marker came, until the call opens
+
+    def _content(self, text: str) -> None:
+        if not text:
+            return
+        s = self._held + text
+        tail = s[-64:]
+        k = len(tail) - _NAME_TAIL.search(tail).start()
+        self._held = s[len(s) - k:] if k else ""
+        BaseToolParser._content(self, s[:len(s) - k])
+
+    def _run(self):
+        yield from BaseToolParser._run(self)
+        self._release_header()
+        held, self._held = self._held, ""
+        BaseToolParser._content(self, held)
+
+    def _release_header(self, name: Optional[str] = None) -> None:
+        header, self._header = self._header, None
+        if header is None:
+            return
+        if name and header.endswith(name):
+            header = header[:-len(name)]
+        BaseToolParser._content(self, header)
+
+    def _open_call(self, name, cid=None):
+        self._release_header(name)
+        return BaseToolParser._open_call(self, name, cid)
+
+    def _section(self, opener):
+        self._header, self._held = self._held, ""
+        yield from self._skip_ws()
+        if (yield from self._peek()) == "{":
+            self._pos += 1
+            yield from self._call_payload()
+        else:
+            self._fail()
+        self._release_header()
+        return None
+
+    def _call_payload(self):
+        """The payload object after ``{``; True (call), False (call, then broken) or
+        None (not a call). The call opens once its name is known and its arguments
+        start (arguments before the name are held until it comes)."""
+        name = None
+        args_seen = False
+        pending: Optional[list] = None
+        first = True
+        while True:
+            yield from self._skip_ws()
+            c = yield from self._peek()
+            if first and c == "}":
+                self._pos += 1
+                break
+            if c != '"':
+                return self._payload_failed()
+            key_parts: list[str] = []
+            if not (yield from self._json(key_parts.append)):
+                return self._payload_failed()
+            key = _json_string("".join(key_parts))
+            yield from self._skip_ws()
+            if not (yield from self._expect(":")):
+                return self._payload_failed()
+            yield from self._skip_ws()
+            if key == "name" and name is None:
+                parts: list[str] = []
+                if not (yield from self._json(parts.append)):
+                    return self._payload_failed()
+                value = _json_string("".join(parts))
+                if value is None or not valid_name(value.strip()):
+                    return self._payload_failed()
+                name = value.strip()
+                if args_seen:
+                    self._open_call(name)
+                    self._emit_args("".join(pending))
+            elif key in self._ARG_KEYS and not args_seen:
+                if (yield from self._peek()) != "{":
+                    return self._payload_failed()
+                args_seen = True
+                if name is not None:
+                    self._open_call(name)
+                    sink = self._emit_args
+                else:
+                    pending = []
+                    sink = pending.append
+                if not (yield from self._json(sink, True)):
+                    return self._payload_failed()
+            elif not (yield from self._json(_drop)):
+                return self._payload_failed()
+            yield from self._skip_ws()
+            c = yield from self._peek()
+            if c == ",":
+                self._pos += 1
+                first = False
+                continue
+            if c == "}":
+                self._pos += 1
+                break
+            return self._payload_failed()
+        if name is None:
+            return self._payload_failed()
+        if not args_seen:
+            self._open_call(name)
+            self._emit_args("{}")
+        self._close_call(True)
+        return True
+
+    def _payload_failed(self):
+        if self._cur is not None:
+            self._close_call(False)
+            return False
+        self._fail()
+        return None
+
+
+# ---------------------------------------------------------------------------- laguna
+
+_PY_LITERALS = {"True": "true", "False": "false", "None": "null"}
+
+
+def _laguna_value(raw: str, types: frozenset) -> str:
+    v = raw.strip()
+    if not v:
+        return '""'
+    canon = normalize(v)
+    if canon is None:
+        canon = _PY_LITERALS.get(v)
+        if canon is None or (types and canon == "null" and "null" not in types):
+            return dump_str(v)
+    return canon if _allowed(canon, types) else dump_str(v)
+
+
+class LagunaToolParser(Glm45ToolParser):
+    """Laguna (Poolside): GLM-4.5's ``<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value>…
+    </tool_call>``, with Laguna's value rule: the value is trimmed, then JSON, or
+    Python's ``True``/``False``/``None``, else the trimmed text as a string; a
+    ``string`` parameter (by schema) is kept byte for byte."""
+
+    format_name = "laguna"
+
+    def _xml_value(self, fname: str, key: str, ends):
+        types = self._types_for(fname, key)
+        if types == _STRING_ONLY:
+            self._emit_args('"')
+            m = yield from self._until(ends, lambda t: self._emit_args(escape(t)))
+            self._emit_args('"')
+            return m
+        raw, m = yield from self._text_until(ends)
+        self._emit_args(_laguna_value(raw, types))
+        return m
+
+
+# ---------------------------------------------------------------------------- muse_glimmer
+
+ATEM_CALLS = "<atem:function_calls>"
+ATEM_CALLS_END = "</atem:function_calls>"
+ATEM_INVOKE = "<atem:invoke name="
+ATEM_INVOKE_END = "</atem:invoke>"
+ATEM_PARAM = "<atem:parameter name="
+ATEM_PARAM_END = "</atem:parameter>"
+_ATEM_KEY = re.compile(r'\s*"([^"]*)"(?:\s[^>]*)?|\s*([^\s"]+)\s*')
+
+
+def _atem_name(s: str) -> str:
+    return s.strip().strip('"').strip()
+
+
+class MuseGlimmerToolParser(_Values):
+    """Muse Glimmer's ATEM block: ``<atem:function_calls><atem:invoke name="NAME">
+    <atem:parameter name="K">V</atem:parameter>…</atem:invoke>…</atem:function_calls>``.
+
+    Values are kept byte for byte (no trimming): JSON when the text parses, else
+    the text as a string; a schema decides when given. Extra attributes after a
+    parameter's name are ignored; text between elements inside the block is dropped.
+    """
+
+    format_name = "muse_glimmer"
+    openers = (ATEM_CALLS,)
+    _SECTION = markers(ATEM_INVOKE, ATEM_CALLS_END)
+    _NAME_END = markers(">", ATEM_INVOKE_END, ATEM_INVOKE, ATEM_CALLS_END)
+    _TO_INVOKE_END = markers(ATEM_INVOKE_END, ATEM_INVOKE, ATEM_CALLS_END)
+    _PARAM_SCAN = markers(ATEM_PARAM, ATEM_INVOKE_END, ATEM_INVOKE, ATEM_CALLS_END)
+    _KEY_END = markers(">", ATEM_PARAM_END, ATEM_PARAM, ATEM_INVOKE_END, ATEM_INVOKE, ATEM_CALLS_END)
+    _VALUE_END = markers(ATEM_PARAM_END, ATEM_PARAM, ATEM_INVOKE_END, ATEM_INVOKE, ATEM_CALLS_END)
+
+    def _section(self, opener):
+        found = False
+        m = yield from self._until(self._SECTION, _drop)
+        while m == ATEM_INVOKE:
+            found = True
+            m = yield from self._invoke()
+            if m == ATEM_INVOKE_END:
+                m = yield from self._until(self._SECTION, _drop)
+        if not found:
+            self._fail()
+        return None
+
+    def _invoke(self):
+        name, m = yield from self._text_until(self._NAME_END)
+        name = _atem_name(name)
+        if m != ">" or not valid_name(name):
+            self._fail()
+            if m != ">":
+                return m
+            return (yield from self._until(self._TO_INVOKE_END, _drop))
+        self._open_call(name)
+        count = 0
+        m = yield from self._until(self._PARAM_SCAN, _drop)
+        while m == ATEM_PARAM:
+            head, m = yield from self._text_until(self._KEY_END)
+            km = _ATEM_KEY.fullmatch(head) if m == ">" else None
+            if km is None:
+                if m == ">" or m == ATEM_PARAM_END:
+                    m = yield from self._until(self._PARAM_SCAN, _drop)
+                continue
+            key = km.group(1) if km.group(1) is not None else km.group(2)
+            self._param_prefix(count, key)
+            count += 1
+            m = yield from self._verbatim_typed(name, key, self._VALUE_END)
+            if m == ATEM_PARAM_END:
+                m = yield from self._until(self._PARAM_SCAN, _drop)
+        self._emit_args("}" if count else "{}")
+        self._close_call(True)
+        return m
