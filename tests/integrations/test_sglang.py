@@ -1,0 +1,292 @@
+"""reasoning-core under SGLang's names, against SGLang's own detectors (SGLang 0.5.23).
+
+Differential: for every name of SGLang's ``ReasoningParser.DetectorMap`` we
+serve, ``ReasoningParser("rc_<name>")`` and ``ReasoningParser("<name>")`` give
+the same reasoning and content on generated well-formed completions, one-shot
+(``parse_non_stream``) and streamed in random text chunks (``parse_stream_chunk``
+then ``parse_stream_end``), for ``stream_reasoning`` on and off and
+``force_reasoning`` None/True/False.  Plus vectors transcribed from SGLang's
+unit tests (``test/registered/unit/parser/``).  Skips cleanly without SGLang.
+"""
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from sglang_max_helpers import NO_START_CASES, completions, import_sglang_parsers, marker_pattern, text_chunks
+
+reasoning_parser, rcs = import_sglang_parsers()
+ReasoningParser = reasoning_parser.ReasoningParser
+StreamingParseResult = reasoning_parser.StreamingParseResult
+ORIGINAL = dict(ReasoningParser.DetectorMap)
+
+from reasoning_core.families import get_family  # noqa: E402
+
+SERVED = sorted(rcs.REASONING_DETECTORS)
+
+# Content framing some formats always write around the answer.
+FRAMES = {
+    "cohere_command4": "<|START_TEXT|>%s<|END_TEXT|>",
+    "gpt-oss": "<|start|>assistant<|channel|>final<|message|>%s<|return|>",
+}
+
+# Where SGLang's detector misplaces text on a well-formed output and ours
+# differs on purpose (README, "SGLang" section): (name, mode, case) -> why.
+KNOWN_DIFFERENCES = {
+    ("cohere_command4", "stream", c): "SGLang's streaming leaves an echoed <|START_THINKING|> in the reasoning "
+                                      "(its one-shot parse strips it; ours strips it in both)"
+    for c in ("full", "truncated", "empty_reasoning", "no_content", "newline_content")
+}
+
+
+def _cases(name: str) -> dict[str, str]:
+    sp = rcs.REASONING_DETECTORS[name].spec
+    return completions(sp.start, sp.end, label=sp.label, frame=FRAMES.get(name, "%s"))
+
+
+def _starts_inside(name: str, force) -> bool:
+    sp = rcs.REASONING_DETECTORS[name].spec
+    inside = sp.force if force is None else force
+    return inside if sp.force_fixed is None else sp.force_fixed
+
+
+def _pair(name: str, **kw):
+    try:
+        theirs = ReasoningParser(name, **kw)
+    except Exception as exc:  # noqa: BLE001
+        with pytest.raises(type(exc)):
+            ReasoningParser(f"rc_{name}", **kw)
+        pytest.skip(f"SGLang's {name} does not build with {kw}: {exc}")
+    return theirs, ReasoningParser(f"rc_{name}", **kw)
+
+
+def _stream(parser, pieces) -> tuple[str, str]:
+    r, c = [], []
+    for piece in pieces:
+        a, b = parser.parse_stream_chunk(piece)
+        r.append(a or "")
+        c.append(b or "")
+    a, b = parser.parse_stream_end()
+    return "".join(r) + (a or ""), "".join(c) + (b or "")
+
+
+CASES = [(n, c) for n in SERVED for c in _cases(n)]
+FORCE = [None, True, False]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _registered():
+    rcs.register()
+    yield
+
+
+def test_every_detector_map_name_is_served_or_explained():
+    names = {n for n in ORIGINAL if not n.startswith("rc_")}
+    assert len(names) == 36
+    assert names == set(rcs.REASONING_DETECTORS) | set(rcs.NOT_SERVED)
+    assert not set(rcs.REASONING_DETECTORS) & set(rcs.NOT_SERVED)
+
+
+def test_register_is_idempotent_and_replace_restores():
+    rcs.register()
+    rcs.register()
+    for n, cls in rcs.REASONING_DETECTORS.items():
+        assert ReasoningParser.DetectorMap[f"rc_{n}"] is cls
+        assert ReasoningParser.DetectorMap[n] is ORIGINAL[n]
+    try:
+        rcs.register(replace=True)
+        assert isinstance(ReasoningParser("qwen3").detector, rcs.REASONING_DETECTORS["qwen3"])
+    finally:
+        ReasoningParser.DetectorMap.update(ORIGINAL)
+
+
+def test_detectors_are_sglang_detectors():
+    for n in SERVED:
+        d = ReasoningParser(f"rc_{n}").detector
+        assert isinstance(d, reasoning_parser.BaseReasoningFormatDetector)
+        theirs = ReasoningParser(n).detector if n != "k2_horizon" else ReasoningParser(n, force_reasoning=True).detector
+        # the attributes SGLang's serving layer reads
+        for attr in ("think_start_token", "think_end_token", "reasoning_default", "thinks_internally",
+                     "think_start_self_label", "tool_start_token"):
+            assert getattr(d, attr) == getattr(theirs, attr), (n, attr)
+        assert isinstance(d.parse_streaming_increment("x"), StreamingParseResult)
+
+
+@pytest.mark.parametrize("name,case", CASES)
+@pytest.mark.parametrize("force", FORCE, ids=["force_default", "force_on", "force_off"])
+def test_one_shot_equals_sglang(name, case, force):
+    if case in NO_START_CASES and not _starts_inside(name, force):
+        pytest.skip("an end without a start is not well-formed when the output starts in content")
+    text = _cases(name)[case]
+    for sr in (True, False):
+        theirs, ours = _pair(name, stream_reasoning=sr, force_reasoning=force)
+        assert ours.parse_non_stream(text) == theirs.parse_non_stream(text)
+
+
+@pytest.mark.parametrize("name,case", CASES)
+@pytest.mark.parametrize("force", FORCE, ids=["force_default", "force_on", "force_off"])
+@pytest.mark.parametrize("stream_reasoning", [True, False], ids=["stream_reasoning", "batched_reasoning"])
+def test_streaming_equals_sglang(name, case, force, stream_reasoning):
+    if case in NO_START_CASES and not _starts_inside(name, force):
+        pytest.skip("an end without a start is not well-formed when the output starts in content")
+    why = KNOWN_DIFFERENCES.get((name, "stream", case))
+    if why:
+        pytest.skip(f"documented difference: {why}")
+    text = _cases(name)[case]
+    sp = rcs.REASONING_DETECTORS[name].spec
+    atomic = marker_pattern([sp.start, sp.end, sp.tool_start, *(FRAMES.get(name, "%s").split("%s"))])
+    rng = random.Random(f"{name}/{case}/{force}/{stream_reasoning}")
+    for _ in range(4):
+        pieces = text_chunks(text, rng, atomic)
+        theirs, ours = _pair(name, stream_reasoning=stream_reasoning, force_reasoning=force)
+        assert _stream(ours, pieces) == _stream(theirs, pieces), pieces
+
+
+@pytest.mark.parametrize("name", ["qwen3", "deepseek-r1", "glm45", "kimi_k2", "mistral", "minimax-m3", "gemma4"])
+def test_plain_streaming_returns_each_chunk_at_once(name):
+    """No hold-back beyond a possible marker prefix: text is emitted in the call that brings it."""
+    sp = rcs.REASONING_DETECTORS[name].spec
+    p = ReasoningParser(f"rc_{name}", force_reasoning=True)
+    assert p.parse_stream_chunk("abc") == ("abc", "")
+    assert p.parse_stream_chunk(" def" + sp.end + "xyz") == (" def", "xyz")
+    assert p.parse_stream_chunk(" tail") == ("", " tail")
+
+
+def test_gemma4_force_reasoning_starts_inside_the_thought_channel():
+    p = ReasoningParser("rc_gemma4", force_reasoning=True)
+    assert p.parse_non_stream("thinking<channel|>answer") == ("thinking", "answer")
+    assert p.parse_non_stream("<|channel>thought\nthinking<channel|>answer") == ("thinking", "answer")
+    p = ReasoningParser("rc_gemma4", force_reasoning=False)
+    assert p.parse_non_stream("<|channel>thought\nthinking<channel|>answer") == ("thinking", "answer")
+    assert p.parse_non_stream("answer") == ("", "answer")
+
+
+def test_minimax_append_think_puts_the_start_back():
+    p = ReasoningParser("rc_minimax-append-think")
+    assert p.parse_stream_chunk("abc") == ("", "<think>abc")
+    assert p.parse_stream_chunk("</think>x") == ("", "</think>x")
+    assert ReasoningParser("rc_minimax-append-think").parse_non_stream("r</think>c") == ("", "<think>r</think>c")
+
+
+def test_k2_horizon_effort_selects_its_pair():
+    for effort, (s, e) in {"high": ("<ifm|think>", "</ifm|think>"),
+                           "medium": ("<ifm|think_fast>", "</ifm|think_fast>"),
+                           "low": ("<ifm|think_faster>", "</ifm|think_faster>")}.items():
+        text = f"{s}r{e}c"
+        d = rcs.REASONING_DETECTORS["k2_horizon"](force_reasoning=True, reasoning_effort=effort)
+        t = reasoning_parser.ReasoningParser.DetectorMap["k2_horizon"](force_reasoning=True, reasoning_effort=effort)
+        got = d.detect_and_parse(text)
+        want = t.detect_and_parse(text)
+        assert (got.reasoning_text, got.normal_text) == (want.reasoning_text, want.normal_text) == ("r", "c")
+    with pytest.raises(ValueError):
+        ReasoningParser("rc_k2_horizon", force_reasoning=False)
+
+
+# Vectors transcribed (as facts) from SGLang's unit tests,
+# test/registered/unit/parser/test_reasoning_parser.py.
+VECTORS = [
+    ("glm45", {}, "<think>Let me think about this step by step</think>The answer is 42.",
+     ("Let me think about this step by step", "The answer is 42.")),
+    ("glm45", {}, "<think>I need to think<tool_call>tool call data", ("I need to think", "<tool_call>tool call data")),
+    ("glm45", {}, "<think>thinking<tool_call>first tool<tool_call>second tool<tool_call>final tool",
+     ("thinking", "<tool_call>first tool<tool_call>second tool<tool_call>final tool")),
+    ("glm45", {}, "<think>This is incomplete", ("This is incomplete", "")),
+    ("glm45", {}, "Just the answer without any reasoning.", ("", "Just the answer without any reasoning.")),
+    ("glm45", {"force_reasoning": True}, "This is reasoning", ("This is reasoning", "")),
+    ("glm45", {"force_reasoning": True}, "More reasoning<tool_call>tool call",
+     ("More reasoning", "<tool_call>tool call")),
+    ("hunyuan", {}, "<think>Let me think about this</think>The answer is 42.",
+     ("Let me think about this", "The answer is 42.")),
+    ("hunyuan", {}, "Direct answer without thinking.", ("", "Direct answer without thinking.")),
+    ("hunyuan", {}, "<think>thinking<tool_calls><tool_call>func<tool_sep></tool_call></tool_calls>",
+     ("thinking", "<tool_calls><tool_call>func<tool_sep></tool_call></tool_calls>")),
+    ("nemotron_3", {}, "<think>Let me think about this</think>The answer is 42.",
+     ("Let me think about this", "The answer is 42.")),
+    ("nemotron_3", {}, "<think>All reasoning, no answer</think>", ("All reasoning, no answer", "")),
+    ("gemma4", {}, "<|channel>thought\nLet me think about this<channel|>The answer is 42.",
+     ("Let me think about this", "The answer is 42.")),
+]
+
+STREAM_VECTORS = [
+    ("glm45", {}, ["<think>", "thinking...", "</think>answer"], ("thinking...", "answer")),
+    ("glm45", {}, ["<think>", "thinking", "<tool_call>", "tool args"], ("thinking", "<tool_call>tool args")),
+    ("glm45", {}, ["<think>", "<tool_call>tool call"], ("", "<tool_call>tool call")),
+    ("hunyuan", {}, ["<think>", "reasoning", "<tool_calls>", "<tool_call>func"], ("reasoning", "<tool_calls><tool_call>func")),
+    ("kimi_k2", {}, ["<think>", "reasoning<|tool_calls_section_begin|>", "<|tool_call_begin|>"],
+     ("reasoning", "<|tool_calls_section_begin|><|tool_call_begin|>")),
+]
+
+
+@pytest.mark.parametrize("name,kw,text,want", VECTORS)
+def test_sglang_unit_test_vectors_one_shot(name, kw, text, want):
+    assert ReasoningParser(f"rc_{name}", **kw).parse_non_stream(text) == want
+    assert ReasoningParser(name, **kw).parse_non_stream(text) == want
+
+
+@pytest.mark.parametrize("name,kw,pieces,want", STREAM_VECTORS)
+def test_sglang_unit_test_vectors_streaming(name, kw, pieces, want):
+    assert _stream(ReasoningParser(f"rc_{name}", **kw), pieces) == want
+    assert _stream(ReasoningParser(name, **kw), pieces) == want
+
+
+def test_nemotron_force_nonempty_content_vectors():
+    d = rcs.REASONING_DETECTORS["nemotron_3"](force_nonempty_content=True)
+    r = d.detect_and_parse("<think>All reasoning, no answer</think>")
+    assert (r.reasoning_text, r.normal_text) == ("", "All reasoning, no answer")
+    r = d.detect_and_parse("<think>Reasoning here</think>The answer is 42.")
+    assert (r.reasoning_text, r.normal_text) == ("Reasoning here", "The answer is 42.")
+    r = d.detect_and_parse("<think>Truncated reasoning without end token")
+    assert (r.reasoning_text, r.normal_text) == ("", "Truncated reasoning without end token")
+
+
+_NORMAL_IMPORT = textwrap.dedent('''
+    import importlib.abc, importlib.machinery, sys, types
+    # SGLang's runtime imports triton at package import; a CPU-only venv has
+    # none.  An empty stand-in lets "import sglang" run its __init__ normally.
+    class _Stub(types.ModuleType):
+        def __getattr__(self, n):
+            if n.startswith("__"):
+                raise AttributeError(n)
+            return _Stub(self.__name__ + "." + n)
+        def __call__(self, *a, **k):
+            return _Stub("stub")
+    class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, name, path, target=None):
+            if name == "triton" or name.startswith("triton."):
+                return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        def create_module(self, spec):
+            m = _Stub(spec.name); m.__path__ = []; return m
+        def exec_module(self, m):
+            pass
+    sys.meta_path.insert(0, _Finder())
+    import warnings; warnings.simplefilter("ignore")
+    import sglang
+    assert hasattr(sglang, "__file__") and sglang.__file__.endswith("__init__.py")
+    from reasoning_core.integrations import sglang as rcs
+    rcs.register()
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+    p = ReasoningParser("rc_qwen3", stream_reasoning=True, force_reasoning=True)
+    assert p.parse_stream_chunk("abc</think>x") == ("abc", "x"), "stream"
+    print("ok")
+''')
+
+
+def test_works_with_sglang_imported_normally():
+    out = subprocess.run([sys.executable, "-c", _NORMAL_IMPORT], capture_output=True, text=True, timeout=300)
+    if out.returncode != 0 and "import sglang" in out.stderr and "reasoning_core" not in out.stderr:
+        pytest.skip(f"SGLang's package does not import here: {out.stderr.strip().splitlines()[-1]}")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().endswith("ok")
+
+
+def test_family_map_is_the_source_of_truth():
+    from reasoning_core.families import ENGINE_PARSER_NAMES
+
+    for n in SERVED:
+        fam = rcs.REASONING_DETECTORS[n]().family if n != "k2_horizon" else None
+        if fam is not None and n not in ("hunyuan",):
+            assert fam.name == get_family(ENGINE_PARSER_NAMES["sglang"][n]).name
