@@ -51,8 +51,21 @@ def resolve_backend(backend: str | None) -> tuple[str, Any]:
     The only place that knows which module is which backend: callers store
     the name instead of inspecting the module.
     """
-    if backend is None:
-        backend = BACKEND
+    if backend is None or type(backend) is str:
+        found = _RESOLVED.get(backend)
+        if found is not None:
+            return found
+    name = BACKEND if backend is None else backend
+    found = _resolve(name)
+    if backend is None or type(backend) is str:
+        _RESOLVED[backend] = found
+    return found
+
+
+_RESOLVED: dict = {}
+
+
+def _resolve(backend: Any) -> tuple[str, Any]:
     if backend == "python":
         from reasoning_core_py import _engine as mod
 

@@ -329,7 +329,9 @@ cdef class Engine:
     cdef bint _busy
 
     def __cinit__(self, tables):
-        self.t = _Tables(tables)
+        # A _Tables (only reachable from this module: copy()) was checked when
+        # its first engine was made; anything else is checked now.
+        self.t = <_Tables>tables if type(tables) is _Tables else _Tables(tables)
         self.buf = _IdBuffer()
         self._state = self.t.default_state
         self._node = self.t.root[self._state]
@@ -351,6 +353,16 @@ cdef class Engine:
     cdef inline void _exit(self) noexcept:
         self.buf.release()
         self._busy = False
+
+    def copy(self):
+        """A fresh engine on the same checked tables, in their default state,
+        sharing this one's ``stream()`` set-up and result cache: how a
+        per-tokenizer template makes a per-request parser in O(1)."""
+        cdef Engine e = Engine(self.t)
+        e._make = self._make
+        e._on_open = self._on_open
+        e._deltas = self._deltas
+        return e
 
     def configure_stream(self, make, on_open=None):
         """``stream()`` results: ``make(d0, r0, r1, d1, still)`` builds one (frozen,
@@ -621,6 +633,37 @@ cdef class Engine:
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    cdef int _scan_back(self, object seq) except -2:
+        """Kind of the last complete marker of a list/tuple of ids, or -1.
+
+        Items are converted one by one from the end; those before the
+        deciding marker are never read.
+        """
+        cdef _Tables t = self.t
+        cdef int root = t.root[MODE_PROMPT_REV], node = root, k, overflow = 0
+        cdef Py_ssize_t i = len(seq) - 1
+        cdef long long v
+        cdef object item
+        cdef bint is_list = type(seq) is list
+        while i >= 0:
+            if is_list:
+                if i >= len(<list>seq):
+                    raise RuntimeError("token id list changed size while being read")
+                item = (<list>seq)[i]
+            else:
+                item = (<tuple>seq)[i]
+            if not PyLong_CheckExact(item):
+                item = index_of(i, item)
+            v = PyLong_AsLongLongAndOverflow(item, &overflow)
+            k = -1 if overflow else t.index(v)
+            node = root if k < 0 else t.trans[node * t.ns + k]
+            if t.fire_kind[node] >= 0:
+                return t.fire_kind[node]
+            i -= 1
+        return -1
+
     def prompt_state(self, prompt_token_ids):
         """The state generation starts in after this prompt (no side effects)."""
         cdef Py_ssize_t n, i, a = 0, b = 0
@@ -630,6 +673,17 @@ cdef class Engine:
         node = root
         self._enter()
         try:
+            if type(prompt_token_ids) is list or type(prompt_token_ids) is tuple:
+                # From the end, reading the caller's ids where they are: the
+                # work is the distance to the deciding marker, not the prompt.
+                found = self._scan_back(prompt_token_ids)
+                if found == K_START:
+                    return SEEDED
+                if not t.has_enable:
+                    if found == K_END or found == K_TERM or found == K_HEADER:
+                        return CONTENT
+                    return t.default_state
+                found = -1  # a thinking-enable marker may be anywhere: the full scan decides
             ids = self.buf.load(prompt_token_ids, &n)
             for i in range(n - 1, -1, -1):
                 k = t.index(ids[i])

@@ -108,6 +108,8 @@ class Tables:
     # one whole token in the tokenizer these tables were resolved with: the
     # parser then matches markers over token bytes (see _bytes.ByteEngine).
     byte_plan: Any = field(default=None, repr=False, compare=False)
+    # backend name -> the engine every parser of these tables copies (parser.py).
+    _engines: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name, dtype in _ARRAY_FIELDS:

@@ -473,6 +473,10 @@ def _tables_steps(family: Family, tok: Any):
 
 
 def tables_for(family: Family, tok: Any) -> Tables:
+    try:  # the per-request case: a tokenizer already seen
+        return _weak_cache[tok][family.name]
+    except (KeyError, TypeError):
+        pass
     if tok is None:
         if family.start or family.end:
             raise ValueError(f"the {family.name} parser needs a tokenizer to resolve its delimiters")

@@ -97,6 +97,11 @@ class ReasoningParser(ABC):
         return None
 
 
+def _plain_delta(d0: int, r0: int, r1: int, d1: int, still: bool) -> ParsedReasoningDelta:
+    """A stream() result without a formatter (cached and shared by the engines)."""
+    return ParsedReasoningDelta(ReasoningSpan((d0, d1), (r0, r1)), still, None)
+
+
 class FamilyParser(ReasoningParser):
     """One parser class for every family; subclasses only bind ``family``."""
 
@@ -109,21 +114,33 @@ class FamilyParser(ReasoningParser):
             raise TypeError(f"expected Tables, not {type(tables).__name__}")
         self.backend, mod = _dispatch.resolve_backend(backend)
         self.tables = tables
+        label = self.family.label
         if tables.byte_plan is None:
-            self._engine = mod.Engine(tables)
+            # One checked engine per tables and backend is the template every
+            # parser copies: no table checks, and stream() results shared.
+            template = tables._engines.get(self.backend)
+            if template is None:
+                template = mod.Engine(tables)
+                template.configure_stream(_plain_delta)
+                template = tables._engines.setdefault(self.backend, template)
+            self._engine = template.copy()
         else:
             # Some marker is not one whole token in this vocabulary: match
             # markers over the tokens' bytes (reasoning_core._bytes).
             byte_tables, vocab = tables.byte_plan
             self._engine = ByteEngine(byte_tables, vocab, mod.Engine)
+            self._engine.configure_stream(_plain_delta)
             self.split = self._split_bytes
             self.finish = self._finish_bytes
-        self._formatter = LabelStripper(self.family.label) if self.family.label else None
-        formatter = self._formatter
-        self._engine.configure_stream(
-            lambda d0, r0, r1, d1, still: ParsedReasoningDelta(ReasoningSpan((d0, d1), (r0, r1)), still, formatter),
-            None if formatter is None else formatter.begin_block,
-        )
+        if label:
+            formatter = self._formatter = LabelStripper(label)
+            self._engine.configure_stream(
+                lambda d0, r0, r1, d1, still: ParsedReasoningDelta(ReasoningSpan((d0, d1), (r0, r1)), still,
+                                                                   formatter),
+                formatter.begin_block,
+            )
+        else:
+            self._formatter = None
         # The engine's stream() is the whole MAX stream(): one compiled call.
         self.stream = self._engine.stream
 
@@ -291,12 +308,20 @@ _CLASSES: dict[Family, type[FamilyParser]] = {
 def parser_class(family: Family) -> type[FamilyParser]:
     """The ``FamilyParser`` subclass bound to ``family`` (made once per family, also
     for a family built at run time rather than taken from the table)."""
+    entry = _BY_ID.get(id(family))
+    if entry is not None and entry[0] is family:
+        return entry[1]  # the per-request case: no hashing of the whole row
     if not isinstance(family, Family):
         raise TypeError(f"expected a reasoning_core Family, not {type(family).__name__}")
     cls = _CLASSES.get(family)
     if cls is None:
         cls = _CLASSES.setdefault(family, type(_class_name(family.name), (FamilyParser,), {"family": family}))
+    if family is cls.family:
+        _BY_ID[id(family)] = (family, cls)  # the entry keeps the family alive: its id stays its own
     return cls
+
+
+_BY_ID: dict[int, tuple[Family, type[FamilyParser]]] = {}
 
 
 def get_parser_cls(name: str) -> type[FamilyParser]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reasoning_core._input import check_capacity, result_arrays, to_int32_array, to_int_list
+from reasoning_core._input import check_capacity, index_of, result_arrays, to_int32_array, to_int_list
 from reasoning_core._tables import (
     AWAITING,
     CONTENT,
@@ -129,6 +129,20 @@ class Engine:
             return to_int_list(token_ids)
         finally:
             self._busy = False
+
+    def copy(self) -> "Engine":
+        """A fresh engine on the same checked tables, in their default state,
+        sharing this one's ``stream()`` set-up and result cache."""
+        e = Engine.__new__(Engine)
+        e._busy = False
+        e._w = self._w
+        e._state = self._w.tables.default_state
+        e._node = self._w.root[e._state]
+        e._opened = False
+        e._make = self._make
+        e._on_open = self._on_open
+        e._deltas = self._deltas
+        return e
 
     def configure_stream(self, make, on_open=None) -> None:
         """``stream()`` results: ``make(d0, r0, r1, d1, still)`` builds one (frozen,
@@ -309,6 +323,26 @@ class Engine:
 
     def prompt_state(self, prompt_token_ids) -> int:
         """The state generation starts in after this prompt (no side effects)."""
+        kind = type(prompt_token_ids)
+        if (kind is list or kind is tuple) and not self._w.tables.has_enable:
+            # From the end, converting only the ids read (as compiled).
+            self._enter()
+            try:
+                found = _scan_back(self._w, prompt_token_ids)
+            finally:
+                self._busy = False
+            if found == START:
+                return SEEDED
+            if found in (END, TERM, HEADER):
+                return CONTENT
+            return self._w.tables.default_state
+        if kind is list or kind is tuple:
+            self._enter()
+            try:
+                if _scan_back(self._w, prompt_token_ids) == START:
+                    return SEEDED
+            finally:
+                self._busy = False
         ids = self._load(prompt_token_ids)
         return _prompt_state(self._w, ids)
 
@@ -338,6 +372,27 @@ def _scan_stream(w: _Tables, ids, reasoning: bool):
     if kind == TERM:
         return d0, r0, a, a, False
     return d0, r0, a, b, False
+
+
+def _scan_back(w: _Tables, seq) -> int:
+    """Kind of the last complete marker of a list/tuple of ids, or -1 (items
+    before the deciding marker are never read)."""
+    sigma, ns, trans, fire_kind = w.sigma, w.ns, w.trans, w.fire_kind
+    root = w.root[MODE_PROMPT_REV]
+    node = root
+    i = len(seq) - 1
+    while i >= 0:
+        if i >= len(seq):
+            raise RuntimeError("token id list changed size while being read")
+        item = seq[i]
+        if type(item) is not int:
+            item = index_of(i, item)
+        k = sigma.get(item)
+        node = root if k is None else trans[node * ns + k]
+        if fire_kind[node] >= 0:
+            return fire_kind[node]
+        i -= 1
+    return -1
 
 
 def _prompt_state(w: _Tables, ids) -> int:

@@ -46,7 +46,11 @@ def test_i11_01_reentrant_index_raises_runtime_error(deepseek_tokenizer, backend
     p = _r1(deepseek_tokenizer, backend)
     ids = [5, THINK, 6] * 50 + [_ReentrantIndex(p, 7)] + [8, UNTHINK, 9] * 50
     ids = ids if container == "list" else tuple(ids)
-    for call in (lambda: p.stream(ids, True), lambda: p.split(ids), lambda: p.will_reason_after_prompt(ids)):
+    # The prompt check reads ids from the end and stops at the deciding
+    # marker: the re-entrant id must come after the last one to be read.
+    tail = list(ids) + [_ReentrantIndex(p, 7)]
+    tail = tail if container == "list" else tuple(tail)
+    for call in (lambda: p.stream(ids, True), lambda: p.split(ids), lambda: p.will_reason_after_prompt(tail)):
         with pytest.raises(RuntimeError, match="already running a call"):
             call()
     # The parser is usable afterwards and gives the usual answer.

@@ -1,0 +1,95 @@
+"""The per-request paths: what a server does for every request, on both backends.
+
+A parser made per request copies a per-tables template (no table checks, no
+resolution), and the prompt check reads ids from the end and stops at the
+deciding marker, so its work is the distance to that marker, not the prompt.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import reasoning_core as rc
+from tests.conftest import COMPILED
+
+BACKEND_NAMES = ("cython", "python") if COMPILED else ("python",)
+
+THINK, UNTHINK = 128821, 128822
+
+
+class CountingId:
+    """An int-like id that counts how often it is read."""
+
+    reads = 0
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        CountingId.reads += 1
+        return self.value
+
+
+@pytest.mark.parametrize("container", [list, tuple])
+def test_prompt_check_reads_only_back_to_the_deciding_marker(deepseek_tokenizer, backend, container):
+    p = rc.get_parser("deepseek_r1", deepseek_tokenizer, backend=backend)
+    CountingId.reads = 0
+    before = [CountingId(5) for _ in range(1000)]
+    assert p.will_reason_after_prompt(container(before + [THINK, 7, 8]))
+    assert not p.will_reason_after_prompt(container(before + [UNTHINK]))
+    assert CountingId.reads == 0
+    # With no marker at all, every id is read once, and the family default decides.
+    assert p.will_reason_after_prompt(container(before)) is True
+    assert CountingId.reads == 1000
+
+
+def test_prompt_check_errors_are_those_of_the_ids_it_reads(deepseek_tokenizer, backend):
+    p = rc.get_parser("deepseek_r1", deepseek_tokenizer, backend=backend)
+    assert p.will_reason_after_prompt([1.5, "x", THINK])  # before the marker: never read
+    with pytest.raises(TypeError):
+        p.will_reason_after_prompt([THINK, 1.5])
+    with pytest.raises(TypeError):
+        p.will_reason_after_prompt([None])
+    # Arrays are checked whole, as before.
+    assert p.will_reason_after_prompt(np.array([5, THINK], dtype=np.int32))
+
+
+def test_prompt_check_agrees_across_containers_and_backends(deepseek_tokenizer):
+    rng = np.random.default_rng(7)
+    markers = [THINK, UNTHINK, 128806, 128803, 128804, 5, 6]
+    for name in ("deepseek_r1", "deepseek_v3"):
+        parsers = [rc.get_parser(name, deepseek_tokenizer, backend=b) for b in BACKEND_NAMES]
+        for _ in range(200):
+            ids = rng.choice(markers, size=int(rng.integers(0, 12))).tolist()
+            answers = {p.will_reason_after_prompt(c) for p in parsers
+                       for c in (ids, tuple(ids), np.asarray(ids, dtype=np.int64))}
+            assert len(answers) == 1, (name, ids)
+
+
+def test_gemma_enable_marker_anywhere_still_decides(backend):
+    from tests.vocab import family_tokenizer
+
+    tok = family_tokenizer("gemma4")
+    p = rc.get_parser("gemma4", tok, backend=backend)
+    think = tok.token_to_id("<|think|>")
+    turn = tok.token_to_id("<|turn>")
+    assert p.will_reason_after_prompt([think] + [5] * 50 + [turn])
+    assert not p.will_reason_after_prompt([5] * 50 + [turn])
+
+
+def test_parsers_of_one_tokenizer_are_independent_copies(deepseek_tokenizer, backend):
+    a = rc.get_parser("deepseek_r1", deepseek_tokenizer, backend=backend)
+    b = rc.get_parser("deepseek_r1", deepseek_tokenizer, backend=backend)
+    assert a.tables is b.tables and a.engine is not b.engine
+    a.begin([UNTHINK])
+    assert a.split([5, THINK, 6]).reasoning_ids == [6]
+    assert a.state == "reasoning" and b.state == "seeded"
+    assert b.split([7, UNTHINK, 8]).content_ids == [8]
+    # stream() results are shared between copies: equal spans, same objects.
+    assert a.stream([5, THINK, 6], False) is b.stream([5, THINK, 6], False)
+    # A label family's formatter stays per parser.
+    from tests.vocab import family_tokenizer
+
+    tok = family_tokenizer("gemma4")
+    g1, g2 = (rc.get_parser("gemma4", tok, backend=backend) for _ in range(2))
+    assert g1.formatter is not g2.formatter
