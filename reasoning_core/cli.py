@@ -267,16 +267,21 @@ def _family_rows() -> list[dict[str, Any]]:
     rows = []
     for fam in FAMILIES.values():
         starts = "reasoning" if fam.starts_in_reasoning else "content"
-        if getattr(fam, "awaiting_start", False) and getattr(fam, "enable", ()):
+        if fam.awaiting_start and fam.enable:
             starts += f" ({', '.join(fam.enable)} in prompt: awaiting start)"
+        elif fam.awaiting_start:
+            starts += " (reasoning only after an explicit start)"
         rows.append({
             "name": fam.name,
             "aliases": list(fam.aliases),
             "start": list(fam.start),
             "end": list(fam.end),
-            "terminators": list(fam.terminators),
-            "headers": list(getattr(fam, "headers", ())),
-            "frames": list(getattr(fam, "frames", ())),
+            # Implicit ends: single markers and multi-token tool-call headers alike.
+            "terminators": list(fam.terminators) + list(fam.header_terminators),
+            "headers": list(fam.headers),
+            "frames": list(fam.frames),
+            "boundaries": list(fam.boundaries),
+            "enable": list(fam.enable),
             "starts_in": starts,
             "starts_in_reasoning": fam.starts_in_reasoning,
             "label": getattr(fam, "label", None),
