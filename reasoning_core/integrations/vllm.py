@@ -97,6 +97,19 @@ class _Spec:
     # extract_content_ids when no end is found: "all" ids (vLLM's engine
     # default) or "none" (kimi_k2, minimax_m2: [] unless a tool section opened).
     content_ids_missing: str = "all"
+    # Leading whitespace of the content is dropped (granite_thinking_parser).
+    lstrip_content: bool = False
+    # One-shot without an end: "reasoning" (the default) or "content" (k2_horizon:
+    # ("", output without its start)).
+    one_shot_no_end: str = "reasoning"
+    # Thinking follows chat_template_kwargs/kwargs "reasoning_effort" (not
+    # "no_think") instead of the thinking keys (hy_v3).
+    thinking_from_effort: bool = False
+    # One-shot: a block that opened gives "" reasoning, not None (minimax_m3).
+    empty_reasoning_when_opened: bool = False
+    # Use ``family`` here rather than ENGINE_PARSER_NAMES (which maps this name
+    # to a family for its reasoning split; this class needs the markers).
+    own_family: bool = False
     prompt_closes: bool = True            # set_prompt_token_ids: a closed block in this turn -> content
     terminators_end: bool = True          # terminators count for is_reasoning_end
     notes: str = ""
@@ -115,15 +128,16 @@ _SPECS: dict[str, _Spec] = {
     "holo2": _Spec("holo2", style="r1", thinking_keys=_TT, off_passthrough=True),
     "poolside_v1": _Spec("poolside_v1", style="r1", thinking=False, thinking_keys=_TT, off_passthrough=True),
     "ernie45": _Spec("ernie45", style="r1"),
-    "hy_v3": _Spec("hy_v3", style="r1"),
-    "k2_horizon": _Spec("k2_horizon", style="r1"),
-    "minimax_m3": _Spec("minimax_m3", style="r1"),
+    "hy_v3": _Spec("hy_v3", style="r1", thinking_from_effort=True, off_passthrough=True),
+    "k2_horizon": _Spec("k2_horizon", style="r1", one_shot_no_end="content"),
+    "minimax_m3": _Spec("minimax_m3", start=False, wait=True, rstrip_reasoning=False, absorb_stray_end=False,
+                         empty_reasoning_when_opened=True),
     "step3": _Spec("step3", style="r1"),
     # vLLM's ParserEngine grammars
     "qwen3": _Spec("qwen3", rstrip_reasoning=False),
     "mimo": _Spec("mimo", rstrip_reasoning=False),
     "minicpmv": _Spec("qwen3_5", rstrip_reasoning=False),
-    "granite_thinking_parser": _Spec("granite_thinking", rstrip_reasoning=False),
+    "granite_thinking_parser": _Spec("granite_thinking", lstrip_content=True),
     "glm45": _Spec("glm47", thinking_keys=_TT),
     "glm47": _Spec("glm47", thinking_keys=_TT),
     "ling3": _Spec("glm47", thinking_keys=_TT),
@@ -146,7 +160,8 @@ _SPECS: dict[str, _Spec] = {
     "hunyuan_a13b": _Spec("hunyuan_a13b", style="legacy", thinking=False),
     "hy_v4": _Spec("hy_v4", style="legacy"),
     "kimi_k3": _Spec("kimi_k3", style="legacy"),
-    "minimax_m2_append_think": _Spec("minimax_m2", style="legacy"),
+    "minimax_m2_append_think": _Spec("minimax_m2", style="append_think", terminators_end=False, wait=True,
+                                      own_family=True),
     "muse": _Spec("muse", style="legacy", thinking=False),
     "musespark1x": _Spec("muse", style="legacy", thinking=False),
     "muse_glimmer": _Spec("muse_glimmer", style="legacy", thinking=False),
@@ -213,7 +228,7 @@ class VllmReasoningParser(_VllmReasoningParser):
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, *args, **kwargs)
         spec = self.spec
-        fam = _family_for(self.vllm_name, tokenizer)
+        fam = get_family(spec.family) if spec.own_family else _family_for(self.vllm_name, tokenizer)
         if spec.extra_terminators:
             fam = _with_terminators(fam, spec.extra_terminators)
         self._family: Family = fam
@@ -222,6 +237,9 @@ class VllmReasoningParser(_VllmReasoningParser):
         said = [chat[k] for k in spec.thinking_keys if chat.get(k) is not None]
         if said:
             thinking = any(bool(v) for v in said)
+        if spec.thinking_from_effort:
+            effort = chat.get("reasoning_effort") or kwargs.get("reasoning_effort") or "no_think"
+            thinking = effort != "no_think"
         self.thinking = thinking
         self._wait = thinking if spec.wait is None else spec.wait
         self._absorb = (spec.style == "engine") if spec.absorb_stray_end is None else spec.absorb_stray_end
@@ -233,7 +251,13 @@ class VllmReasoningParser(_VllmReasoningParser):
         self._end_ids = _single_ids(ids_of_kind(tables, END))
         self._term_ids = (_single_ids(ids_of_kind(tables, TERM))
                           if spec.terminators_end and spec.style != "r1" else frozenset())
-        self._boundary_ids = _single_ids(ids_of_kind(tables, BOUNDARY)) if spec.style == "engine" else frozenset()
+        self._boundary_ids = (_single_ids(ids_of_kind(tables, BOUNDARY)) if spec.style in ("engine", "legacy")
+                              else frozenset())
+        # "append_think" (minimax_m2_append_think): no split at all; the whole
+        # output is content with the start delimiter put back in front.
+        self._append_think = spec.style == "append_think"
+        if self._append_think:
+            self._passthrough = True
         self._end_like = self._end_ids | self._term_ids
         self._decisive = {i: _DECIDE_END for i in self._end_like}
         self._decisive.update({i: _DECIDE_START for i in self._start_ids})
@@ -247,6 +271,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         self._gate_len = -1            # is_reasoning_end_streaming cache: length and answer
         self._gate_answer = False
         self._decode_cache: dict[tuple[int, ...], str] = {}
+        self._content_started = False
         self._label = LabelStripper(fam.label) if fam.label else None
 
     # -- names vLLM's serving layer and tests read ---------------------------
@@ -326,17 +351,18 @@ class VllmReasoningParser(_VllmReasoningParser):
         self._ended = False
         self._pending_text = ""
         self._deferred_ws = ""
+        self._content_started = False
 
     # -- structured-output gate --------------------------------------------------
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
-        if self._passthrough:
+        if self._passthrough and not self._append_think:
             return True
         return self._answer(self._scan(input_ids))
 
     def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids: Iterable[int]) -> bool:
         """O(delta): the last decisive token of the delta, else the answer
         for the ids before it (remembered from the previous step)."""
-        if self._passthrough:
+        if self._passthrough and not self._append_think:
             return True
         delta = delta_ids if isinstance(delta_ids, (list, tuple)) else list(delta_ids)
         if self.spec.style == "r1":
@@ -359,7 +385,9 @@ class VllmReasoningParser(_VllmReasoningParser):
         return answer
 
     def has_engine_confirmed_reasoning_end(self) -> bool:
-        return self._ended
+        # granite_thinking_parser: vLLM keeps routing deltas here until the
+        # content has started (its leading whitespace is dropped).
+        return self._ended and (self._content_started or not self.spec.lstrip_content)
 
     # -- token ids -------------------------------------------------------------
     def _as_ids(self, input_ids: Sequence[Any]) -> list[int]:
@@ -412,7 +440,7 @@ class VllmReasoningParser(_VllmReasoningParser):
     # -- one-shot -----------------------------------------------------------------
     def extract_reasoning(self, model_output: str, request: Any = None) -> tuple[Optional[str], Optional[str]]:
         if self._passthrough:
-            return None, model_output
+            return None, (self.reasoning_start_str or "") + model_output if self._append_think else model_output
         spec = self.spec
         if spec.style == "engine" and not self.thinking and spec.off_is_identity:
             return None, model_output
@@ -427,8 +455,14 @@ class VllmReasoningParser(_VllmReasoningParser):
             content = self._drop_ends(content)
         if self._rstrip:
             reasoning = reasoning.rstrip()
+        if spec.lstrip_content:
+            content = content.lstrip()
+        if not ended and spec.one_shot_no_end == "content":
+            return "", reasoning + content
         if spec.style == "r1":
             return reasoning, (content or None) if ended else None
+        if spec.empty_reasoning_when_opened and not reasoning and any(m in model_output for m in self._family.start):
+            return "", content or None
         return reasoning or None, content or None
 
     # -- streaming ------------------------------------------------------------------
@@ -451,6 +485,9 @@ class VllmReasoningParser(_VllmReasoningParser):
         delta_token_ids: Sequence[int],
     ) -> Optional[DeltaMessage]:
         if self._passthrough:
+            if self._append_think and not self._begun:
+                self._begun = True
+                delta_text = (self.reasoning_start_str or "") + delta_text
             return DeltaMessage(content=delta_text) if delta_text else None
         if not self._begun:
             self._begin()
@@ -551,12 +588,20 @@ class VllmReasoningParser(_VllmReasoningParser):
                 self._deferred_ws = ""
         if not reasoning and not content:
             return None
+        if content and self.spec.lstrip_content and not self._content_started:
+            content = content.lstrip()
+            self._content_started = bool(content)
         if content:
             return DeltaMessage(reasoning=reasoning, content=content) if reasoning else DeltaMessage(content=content)
-        return DeltaMessage(reasoning=reasoning)
+        return DeltaMessage(reasoning=reasoning) if reasoning else None
 
-    def _content_delta(self, reasoning: Optional[str], content: str) -> DeltaMessage:
+    def _content_delta(self, reasoning: Optional[str], content: str) -> Optional[DeltaMessage]:
         self._deferred_ws = ""
+        if self.spec.lstrip_content and not self._content_started:
+            content = content.lstrip()
+            if not content:
+                return None
+            self._content_started = True
         return DeltaMessage(content=content)
 
     def finish_streaming(self) -> Optional[DeltaMessage]:
