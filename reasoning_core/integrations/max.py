@@ -1,0 +1,382 @@
+"""reasoning-core inside Modular MAX: reasoning and tool parsers under MAX's names.
+
+``REASONING_PARSERS`` maps each name of MAX's reasoning registry to a subclass
+of MAX's own ``max.pipelines.modeling.types.ReasoningParser``; ``TOOL_PARSERS``
+maps tool-parser names to classes implementing MAX's ``ToolParser`` protocol
+over ``reasoning_core.tools``.  ``register()`` adds them to MAX's registries as
+``rc_<name>`` (``replace=True``: under MAX's own names), so
+``await max.pipelines.lib.reasoning.create("rc_qwen3_5", tokenizer)`` works.
+
+MAX's serving loop calls ``stream(delta, is_currently_reasoning)`` per chunk
+and then ``span.extract_content`` / ``span.extract_reasoning`` on the chunk
+(and on its log-probabilities).  Here ``stream`` is one compiled engine call,
+and the result is a cached, immutable ``ParsedReasoningDelta`` (MAX's own
+class) holding a span subclass of MAX's ``ReasoningSpan`` whose extraction is
+a slice: for a one-token delta the whole sequence allocates nothing but the
+lists MAX asks for.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Optional, Sequence
+
+try:
+    from max.pipelines.modeling.types import ParsedReasoningDelta as _MaxDelta
+    from max.pipelines.modeling.types import ReasoningParser as _MaxReasoningParser
+    from max.pipelines.modeling.types import ReasoningSpan as _MaxSpan
+except ImportError as exc:  # pragma: no cover - exercised without MAX
+    raise ImportError(
+        "reasoning_core.integrations.max needs Modular MAX (pip install modular); "
+        "the rest of reasoning_core works without it"
+    ) from exc
+
+from .._tables import END, SEG_CONTENT, SEG_HELD, SEG_REASONING, START, TERM, ids_of_kind
+from .._tokenizer import tables_for, tables_for_async
+from ..families import ENGINE_PARSER_NAMES, Family, get_family
+from ..parser import FamilyParser, parser_class
+
+__all__ = [
+    "REASONING_PARSERS",
+    "TOOL_PARSERS",
+    "RcMaxReasoningParser",
+    "register",
+    "family_of",
+]
+
+_ENGINE_NAMES: dict[str, str] = dict(ENGINE_PARSER_NAMES.get("max", {}))
+
+
+def family_of(max_name: str) -> str:
+    """Our family for a MAX reasoning-parser name (KeyError if not served)."""
+    return _ENGINE_NAMES[max_name]
+
+
+# ---------------------------------------------------------------------------
+# Spans: MAX's classes, built once per (span, state) and shared
+# ---------------------------------------------------------------------------
+
+class _Span(_MaxSpan):
+    """MAX's ``ReasoningSpan`` with extraction as plain slices.
+
+    Immutable, so one instance serves every delta with the same indices.
+    Extraction returns lists, as MAX's does.
+    """
+
+    __slots__ = ("_d0", "_d1", "_r0", "_r1")
+
+    def __init__(self, d0: int, r0: int, r1: int, d1: int) -> None:  # noqa: D401 - MAX's checks, once
+        super().__init__((d0, d1), (r0, r1))
+        self._d0, self._d1, self._r0, self._r1 = d0, d1, r0, r1
+
+    def extract_content(self, seq):
+        d0 = self._d0
+        d1 = self._d1
+        if d0 == d1:
+            return list(seq)
+        if d0 == 0:
+            return list(seq[d1:])
+        return list(seq[:d0]) + list(seq[d1:])
+
+    def extract_reasoning(self, seq):
+        r0 = self._r0
+        r1 = self._r1
+        if r0 == r1:
+            return []
+        return list(seq[r0:r1])
+
+    def __repr__(self) -> str:
+        return f"ReasoningSpan(reasoning_with_delimiters={(self._d0, self._d1)}, reasoning={(self._r0, self._r1)})"
+
+
+class _Content(_Span):
+    """The empty span (the whole delta is content)."""
+
+    __slots__ = ()
+
+    def extract_content(self, seq):
+        return list(seq)
+
+    def extract_reasoning(self, seq):
+        return []
+
+
+class _Reasoning(_Span):
+    """A span covering the whole delta (no delimiter in it): all reasoning."""
+
+    __slots__ = ()
+
+    def extract_content(self, seq):
+        return []
+
+    def extract_reasoning(self, seq):
+        return list(seq)
+
+
+_CACHE_LIMIT = 4096
+
+
+def _delta_factory(formatter: Optional[Callable[[str], Optional[str]]]):
+    """The engine's span callback: MAX ``ParsedReasoningDelta`` objects,
+    made once per distinct (indices, state) and then looked up."""
+    cache: dict[tuple, Any] = {}
+    get = cache.get
+
+    def make(d0: int, r0: int, r1: int, d1: int, still: bool):
+        key = (d0, r0, r1, d1, still)
+        hit = get(key)
+        if hit is not None:
+            return hit
+        if d0 == d1:
+            span = _Content(0, 0, 0, 0)
+        elif d0 == r0 == 0 and r1 == d1:
+            span = _Reasoning(d0, r0, r1, d1)
+        else:
+            span = _Span(d0, r0, r1, d1)
+        out = _MaxDelta(span=span, is_still_reasoning=still, reasoning_text_formatter=formatter)
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[key] = out
+        return out
+
+    return make
+
+
+# ---------------------------------------------------------------------------
+# Per-name behaviour
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Spec:
+    """How MAX's parser of one name decides ``will_reason_after_prompt`` where
+    it differs from our family's prompt scan, and its text delimiters."""
+
+    start: Optional[str] = "<think>"
+    end: Optional[str] = "</think>"
+    # "scan": ours (right to left, the last decisive marker; turn boundaries stop it)
+    # "end_absent": True unless the end marker appears anywhere in the prompt (MAX's
+    #   minimax_m2 and laguna: a tool opener in the prompt must not disable reasoning)
+    prompt_rule: str = "scan"
+    # The answer when the scan finds no decisive marker (None: the family default)
+    prompt_default: Optional[bool] = None
+    # MAX's scan ignores the terminators (only start and end decide)
+    prompt_terminators: bool = True
+    # MAX's scan runs over the whole prompt (no turn boundary stops it)
+    prompt_boundaries: bool = True
+    # Routed through split() with a carrying span (channel formats whose
+    # markers are several tokens: Muse Glimmer)
+    segmented: bool = False
+    # A pre-seeded state is reasoning without a start (MAX's inkling: the
+    # prompt prefilled <|content_thinking|>); our row waits for the start.
+    seeded_is_inside: bool = False
+    # A prompt ending inside an open block makes a pre-seeded state reasoning
+    # (MAX's gemma4: the template prefilled <|channel>thought).
+    prompt_opens: bool = False
+
+
+_SPECS: dict[str, _Spec] = {
+    "deepseekv4": _Spec(prompt_default=False, prompt_terminators=False, prompt_boundaries=False),
+    "gemma4": _Spec("<|channel>", "<channel|>", prompt_opens=True),
+    "glm45": _Spec(prompt_default=True, prompt_boundaries=False),
+    "inkling": _Spec("<|content_thinking|>", "<|end_message|>", prompt_default=False, prompt_boundaries=False,
+                     seeded_is_inside=True),
+    "kimik2_5": _Spec(prompt_default=False, prompt_boundaries=False),
+    "laguna": _Spec(prompt_rule="end_absent"),
+    "minimax_m2": _Spec(prompt_rule="end_absent"),
+    "muse_glimmer": _Spec("to=self<|message|>", "<|eom|>", segmented=True),
+    "qwen3_5": _Spec(prompt_default=True, prompt_boundaries=False),
+}
+
+
+# ---------------------------------------------------------------------------
+# The reasoning parser
+# ---------------------------------------------------------------------------
+
+class RcMaxReasoningParser(_MaxReasoningParser):
+    """A MAX ``ReasoningParser`` over one reasoning-core family.
+
+    Subclasses bind ``max_name`` and ``spec``.  ``stream`` is the compiled
+    engine's bound method (set per instance); the deltas it returns are MAX's
+    ``ParsedReasoningDelta`` holding MAX ``ReasoningSpan`` subclasses.
+    """
+
+    max_name: ClassVar[str] = ""
+    spec: ClassVar[_Spec] = _Spec()
+    family: ClassVar[Family] = get_family("passthrough")
+
+    def __init__(self, parser: FamilyParser) -> None:
+        if not isinstance(parser, FamilyParser):
+            raise TypeError(f"expected a reasoning_core FamilyParser, not {type(parser).__name__}")
+        self._parser = parser
+        tables = parser.tables
+        formatter = parser.formatter
+        self._formatter = formatter
+        if self.spec.segmented:
+            self._carried: dict[type, list] = {}
+            self._begun = False
+            self.stream = self._stream_segments
+        else:
+            # The engine's stream() with MAX's result types: one compiled call
+            # and a dict look-up per delta.
+            parser.engine.configure_stream(_delta_factory(formatter),
+                                           None if formatter is None else formatter.begin_block)
+            self.stream = parser.engine.stream
+        starts = [s[0] for s in ids_of_kind(tables, START) if len(s) == 1]
+        ends = [s[0] for s in ids_of_kind(tables, END) if len(s) == 1]
+        terms = [s[0] for s in ids_of_kind(tables, TERM) if len(s) == 1] if self.spec.prompt_terminators else []
+        self._start_ids = frozenset(starts)
+        self._end_ids = frozenset(ends)
+        self._decisive = {i: False for i in ends + terms}
+        self._decisive.update({i: True for i in starts})
+        self._prime = [starts[0]] if starts and (self.spec.seeded_is_inside or self.spec.prompt_opens) else None
+        if self.spec.seeded_is_inside:
+            self._open_block()
+
+    def _open_block(self) -> None:
+        """Mark this request's block as opened (the engine then reads a
+        pre-seeded state as reasoning, not as awaiting the start)."""
+        if self._prime is not None and not self.spec.segmented:
+            self._parser.engine.stream(self._prime, False)
+
+    # -- MAX API -----------------------------------------------------------------
+    def stream(self, delta_token_ids: Sequence[int], is_currently_reasoning: bool = True):  # pragma: no cover
+        """MAX ``stream()`` (instances use the engine's bound method directly)."""
+        return self.stream(delta_token_ids, is_currently_reasoning)
+
+    def will_reason_after_prompt(self, prompt_token_ids: Sequence[int]) -> bool:
+        spec = self.spec
+        if spec.prompt_opens:
+            get = self._decisive.get
+            for i in range(len(prompt_token_ids) - 1, -1, -1):
+                d = get(prompt_token_ids[i])
+                if d is not None:
+                    if d:
+                        self._open_block()
+                        return True
+                    break
+        if spec.prompt_rule == "end_absent":
+            ends = self._end_ids
+            for t in prompt_token_ids:
+                if t in ends:
+                    return False
+            return True
+        if spec.prompt_boundaries and spec.prompt_default is None:
+            return self._parser.will_reason_after_prompt(prompt_token_ids)
+        get = self._decisive.get
+        for i in range(len(prompt_token_ids) - 1, -1, -1):
+            d = get(prompt_token_ids[i])
+            if d is not None:
+                return d
+        if spec.prompt_default is not None:
+            return spec.prompt_default
+        return self._parser.will_reason_after_prompt(prompt_token_ids)
+
+    def reset(self) -> None:
+        self._parser.reset()
+        if self.spec.segmented:
+            self._carried = {}
+            self._begun = False
+        if self.spec.seeded_is_inside:
+            self._open_block()
+
+    @classmethod
+    async def from_tokenizer(cls, tokenizer: Any) -> "RcMaxReasoningParser":
+        return cls(parser_class(cls.family)(await tables_for_async(cls.family, tokenizer)))
+
+    @classmethod
+    def from_tokenizer_sync(cls, tokenizer: Any) -> "RcMaxReasoningParser":
+        return cls(parser_class(cls.family)(tables_for(cls.family, tokenizer)))
+
+    @classmethod
+    async def reasoning_end_token_id(cls, tokenizer: Any) -> int | None:
+        return await parser_class(cls.family).reasoning_end_token_id(tokenizer)
+
+    # -- channel formats: split() with held tokens carried ------------------------
+    def _stream_segments(self, delta_token_ids: Sequence[int], is_currently_reasoning: bool = True):
+        p = self._parser
+        if not self._begun:
+            self._begun = True
+            p.begin(starts_in_reasoning=False)
+        if not len(delta_token_ids):
+            return _MaxDelta(span=_Content(0, 0, 0, 0), is_still_reasoning=p.is_reasoning)
+        sp = p.split(delta_token_ids)
+        routes = []
+        for kind, a, b in sp._segs:
+            routes.extend([kind] * (b - a))
+        carried, self._carried = self._carried, {}
+        span = _SegmentSpan(routes, carried, self._carried)
+        return _MaxDelta(span=span, is_still_reasoning=sp.is_reasoning or sp.awaiting_start,
+                         reasoning_text_formatter=self._formatter)
+
+    @property
+    def parser(self) -> FamilyParser:
+        """The per-request reasoning-core parser."""
+        return self._parser
+
+
+class _SegmentSpan(_MaxSpan):
+    """Routes the items carried over from the previous delta plus this delta's
+    (token ids and log-probabilities alike, keyed by item type)."""
+
+    def __init__(self, routes: list[int], carried: dict, held: dict) -> None:
+        super().__init__((0, 0), (0, 0))
+        self._routes = routes
+        self._carried = carried
+        self._held = held
+
+    def _select(self, seq, want: int) -> list:
+        if not len(seq):
+            return []
+        key = type(seq[0])
+        items = self._carried.get(key, []) + list(seq)
+        routes = self._routes
+        self._held[key] = [x for x, r in zip(items, routes) if r == SEG_HELD]
+        return [x for x, r in zip(items, routes) if r == want]
+
+    def extract_content(self, seq):
+        return self._select(seq, SEG_CONTENT)
+
+    def extract_reasoning(self, seq):
+        return self._select(seq, SEG_REASONING)
+
+
+def _make_class(name: str, spec: _Spec) -> type[RcMaxReasoningParser]:
+    fam = get_family(_ENGINE_NAMES[name])
+    cls_name = "".join(p.capitalize() for p in re.split(r"[_\-]", name)) + "RcReasoningParser"
+    return type(cls_name, (RcMaxReasoningParser,), {
+        "max_name": name, "spec": spec, "family": fam, "__module__": __name__,
+        "REASONING_START": spec.start, "REASONING_END": spec.end,
+    })
+
+
+REASONING_PARSERS: dict[str, type[RcMaxReasoningParser]] = {
+    name: _make_class(name, spec) for name, spec in _SPECS.items() if name in _ENGINE_NAMES
+}
+
+TOOL_PARSERS: dict[str, type] = {}
+
+
+# ---------------------------------------------------------------------------
+# Registration
+# ---------------------------------------------------------------------------
+
+def _reasoning_registry() -> dict:
+    from max.pipelines.lib import reasoning as lib
+
+    return lib._REASONING_PARSERS
+
+
+def register(replace: bool = False) -> None:
+    """Add every class to MAX's registries: ``rc_<name>``, or MAX's own names
+    with ``replace=True`` (replacing MAX's parsers).  Idempotent."""
+    reg = _reasoning_registry()
+    for name, cls in REASONING_PARSERS.items():
+        key = name if replace else f"rc_{name}"
+        if reg.get(key) is not cls:
+            reg[key] = cls
+    if TOOL_PARSERS:
+        _register_tools(replace)
+
+
+def _register_tools(replace: bool) -> None:  # filled in with the tool parsers
+    return None
