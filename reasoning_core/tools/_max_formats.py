@@ -59,8 +59,8 @@ DSML_INVOKE = f"<{DSML}invoke"
 DSML_INVOKE_END = f"</{DSML}invoke>"
 DSML_PARAM = f"<{DSML}parameter"
 DSML_PARAM_END = f"</{DSML}parameter>"
-_DSML_NAME = re.compile(r'\s*name\s*=\s*"([^"]*)"\s*')
-_DSML_PARAM_HEAD = re.compile(r'\s*name\s*=\s*"([^"]*)"(?:\s+string\s*=\s*"([^"]*)")?\s*')
+_DSML_NAME = re.compile(r'\s*name\s*=\s*"(.*?)"\s*', re.DOTALL)
+_DSML_PARAM_HEAD = re.compile(r'\s*name\s*=\s*"(.*?)"(?:\s+string\s*=\s*"([^"]*)")?\s*', re.DOTALL)
 
 
 class DeepSeekV4ToolParser(_Values):
