@@ -10,7 +10,7 @@ length, which is why bounds checking can be off there.
 """
 cimport cython
 cimport numpy as cnp
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
 
@@ -31,6 +31,8 @@ cnp.import_array()
 cdef extern from "Python.h":
     long long PyLong_AsLongLongAndOverflow(object obj, int* overflow) except? -1
     bint PyLong_CheckExact(object obj)
+    int PyUnicode_KIND(object text)
+    const void* PyUnicode_DATA(object text)
 
 # Keep in step with reasoning_core._tables.
 cdef enum:
@@ -95,6 +97,7 @@ cdef inline int _index(const int64_t* sigma, int ns, int64_t lo, int64_t hi, int
 
 cdef struct _Walk:
     # Raw table pointers (owned by a _Tables), copied into C locals by value.
+    const uint8_t* stay  # [4 * 256]: id < 256 leaves the state's root where it is (text's fast path)
     const int64_t* sigma
     const int32_t* trans
     const int32_t* depth
@@ -104,6 +107,16 @@ cdef struct _Walk:
     int ns
     int64_t lo
     int64_t hi
+
+
+cdef inline bint _stays(const _Walk* w, int state, int64_t t) noexcept nogil:
+    """Whether id ``t`` leaves ``state``'s root node where it is (decided at once)."""
+    if t < w.lo or t > w.hi:
+        return True
+    if t < 256:  # t >= lo >= 0 here
+        return w.stay[state * 256 + t]
+    cdef int k = _index(w.sigma, w.ns, w.lo, w.hi, t)
+    return k < 0 or w.trans[w.root[state] * w.ns + k] == w.root[state]
 
 
 cdef struct _Move:
@@ -145,6 +158,7 @@ cdef class _Tables:
     cdef const uint8_t* fire_consume
     cdef const int8_t* fire_kind
     cdef int32_t root[6]
+    cdef uint8_t stay[4 * 256]
     cdef _Walk w
     cdef int default_state
     cdef bint awaiting_family, has_enable
@@ -153,6 +167,7 @@ cdef class _Tables:
         # Tables are immutable and checked when made; engine_arrays() confirms
         # these are those read-only arrays, which this object keeps alive.
         cdef cnp.ndarray sigma, trans, depth, fs, fc, fk, roots
+        cdef int st, c, k, r
         sigma, trans, depth, fs, fc, fk, roots = engine_arrays(tables)
         self.tables = tables
         self._keep = (sigma, trans, depth, fs, fc, fk, roots)
@@ -170,6 +185,15 @@ cdef class _Tables:
         self.fire_kind = <const int8_t*>cnp.PyArray_DATA(fk)
         for i in range(6):
             self.root[i] = (<const int32_t*>cnp.PyArray_DATA(roots))[i]
+        # For ids below 256 (a text's ASCII and Latin-1 characters), whether
+        # the id keeps each state's root node where it is: such ids are
+        # decided at once, like ids outside the alphabet's range.
+        for st in range(4):
+            r = self.root[st]
+            for c in range(256):
+                k = _index(self.sigma, self.ns, self.lo, self.hi, c)
+                self.stay[st * 256 + c] = k < 0 or self.trans[r * self.ns + k] == r
+        self.w.stay = self.stay
         self.w.sigma = self.sigma
         self.w.trans = self.trans
         self.w.depth = self.depth
@@ -296,7 +320,6 @@ cdef class _IdBuffer:
 
     cdef const int64_t* load_text(self, str text, Py_ssize_t* n) except NULL:
         cdef Py_ssize_t i = 0, size = len(text)
-        cdef Py_UCS4 ch
         cdef int64_t* grown
         self.keep = None
         if size + 1 > self.cap:
@@ -305,9 +328,19 @@ cdef class _IdBuffer:
                 raise MemoryError()
             self.data = grown
             self.cap = size + 16
-        for ch in text:
-            self.data[i] = ch
-            i += 1
+        # Straight from the string's storage, one tight loop per width.
+        cdef int kind = PyUnicode_KIND(text)
+        cdef const void* src = PyUnicode_DATA(text)
+        cdef int64_t* dst = self.data
+        if kind == 1:
+            for i in range(size):
+                dst[i] = (<const uint8_t*>src)[i]
+        elif kind == 2:
+            for i in range(size):
+                dst[i] = (<const uint16_t*>src)[i]
+        else:
+            for i in range(size):
+                dst[i] = (<const uint32_t*>src)[i]
         n[0] = size
         return self.data
 
@@ -499,8 +532,12 @@ cdef class Engine:
                 # Nothing held: ids outside the delimiter alphabet's range are
                 # decided at once, so plain text is a tight scan.
                 j = i
-                while j < n and (ids[j] < w.lo or ids[j] > w.hi):
-                    j += 1
+                if state == AWAITING:
+                    while j < n and (ids[j] < w.lo or ids[j] > w.hi):
+                        j += 1
+                else:
+                    while j < n and _stays(&w, state, ids[j]):
+                        j += 1
                 if j > i:
                     if state == REASONING or state == SEEDED:
                         _emit(segs, &seg, SEG_REASONING, j - i)
