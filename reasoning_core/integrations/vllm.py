@@ -32,6 +32,7 @@ except ImportError as exc:  # pragma: no cover - exercised without vLLM
     ) from exc
 
 from .._tables import (
+    CONTENT,
     SEG_START,
     BOUNDARY,
     END,
@@ -345,6 +346,8 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     def _begin(self) -> None:
         self._parser.begin(starts_in_reasoning=self._start_state)
+        self._eng = self._parser.engine
+        self._held_ids: list[int] = []
         if self._label is not None:
             self._label.begin_block()
         self._begun = True
@@ -497,26 +500,37 @@ class VllmReasoningParser(_VllmReasoningParser):
                     self._parser.split([sid])
                     if self._label is not None:
                         self._label.begin_block()
-        if self._absorb and len(delta_token_ids) == 1 and delta_token_ids[0] in self._end_ids \
-                and not self._parser.is_reasoning:
-            return None  # a stray end outside reasoning: vLLM's grammars drop it
-        sp = self._parser.split(delta_token_ids)
-        segs = sp._segs
-        if not self._ended and not sp.is_reasoning and not sp.awaiting_start:
-            self._ended = self._start_state or self._saw_reasoning(segs)
-        if len(segs) == 1 and not sp._prefix and self._label is None:
+        # The engine's own feed: segments of (held tokens + this delta), no
+        # per-call result object; held tokens are tracked here.
+        segs, n_prefix = self._eng.feed(delta_token_ids)
+        if not self._ended:
+            state = self._eng.state
+            if state == CONTENT:
+                self._ended = self._start_state or self._saw_reasoning(segs)
+        if len(segs) == 1 and not n_prefix and self._label is None:
             kind = segs[0][0]
             if kind == SEG_REASONING:
-                return self._reasoning_delta(delta_text, None)
+                if not delta_text:
+                    return None
+                if self._rstrip:
+                    return self._reasoning_delta(delta_text, None)
+                return DeltaMessage(reasoning=delta_text)
             if kind == SEG_CONTENT:
-                return self._content_delta(None, delta_text) if delta_text else None
+                if not delta_text:
+                    return None
+                if self._absorb and len(delta_token_ids) == 1 and delta_token_ids[0] in self._end_ids:
+                    return None  # a stray end outside reasoning: vLLM's grammars drop it
+                return self._content_delta(None, delta_text)
             if kind == SEG_HELD:
+                self._held_ids = list(delta_token_ids)
                 self._pending_text += delta_text
                 return None
             return None  # a whole delimiter
         if not segs:
             return None
-        return self._mixed(sp, segs, delta_text)
+        tokens = self._held_ids + list(delta_token_ids) if n_prefix else list(delta_token_ids)
+        self._held_ids = []
+        return self._mixed(tokens, segs, delta_text)
 
     def _injects(self, text: str, starts_in_reasoning: bool) -> bool:
         """Gemma 4 (vLLM's rule): output that begins like a reasoning block
@@ -544,24 +558,24 @@ class VllmReasoningParser(_VllmReasoningParser):
                 return True
         return False
 
-    def _mixed(self, sp, segs, delta_text: str) -> Optional[DeltaMessage]:
+    def _mixed(self, toks: list[int], segs, delta_text: str) -> Optional[DeltaMessage]:
         """A delta with more than one kind of segment: its text split by segment."""
         text = self._pending_text + delta_text
         self._pending_text = ""
-        toks = sp.tokens
         pieces = [self._decode(toks[a:b]) for _, a, b in segs]
         if "".join(pieces) != text:
             pieces = _align(pieces, [k for k, _, _ in segs], text)
         reasoning: list[str] = []
         content: list[str] = []
         label = self._label
-        for (k, _, _), piece in zip(segs, pieces):
+        for (k, a, b), piece in zip(segs, pieces):
             if k == SEG_REASONING:
                 if label is not None:
                     piece = label(piece) or ""
                 reasoning.append(piece)
             elif k == SEG_HELD:
                 self._pending_text = piece
+                self._held_ids = toks[a:b]
             else:
                 if label is not None:
                     # A label prefix still pending when the block ends was reasoning.
@@ -612,6 +626,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         if not held:
             return None
         sp = self._parser.finish()
+        self._held_ids = []
         text, self._pending_text = self._pending_text, ""
         if not text:
             return None
