@@ -172,6 +172,10 @@ class _Spec:
     # A prompt ending inside an open block makes a pre-seeded state reasoning
     # (MAX's gemma4: the template prefilled <|channel>thought).
     prompt_opens: bool = False
+    # will_reason_after_prompt: True exactly when the prompt ends with this
+    # text's ids (MAX's muse_glimmer: the generation prompt "<|start|>assistant",
+    # after which the model writes its recipient)
+    prompt_suffix: Optional[str] = None
 
 
 _SPECS: dict[str, _Spec] = {
@@ -183,7 +187,7 @@ _SPECS: dict[str, _Spec] = {
     "kimik2_5": _Spec(prompt_default=False, prompt_boundaries=False),
     "laguna": _Spec(prompt_rule="end_absent"),
     "minimax_m2": _Spec(prompt_rule="end_absent"),
-    "muse_glimmer": _Spec("to=self<|message|>", "<|eom|>", segmented=True),
+    "muse_glimmer": _Spec("to=self<|message|>", "<|eom|>", segmented=True, prompt_suffix="<|start|>assistant"),
     "qwen3_5": _Spec(prompt_default=True, prompt_boundaries=False),
 }
 
@@ -204,10 +208,11 @@ class RcMaxReasoningParser(_MaxReasoningParser):
     spec: ClassVar[_Spec] = _Spec()
     family: ClassVar[Family] = get_family("passthrough")
 
-    def __init__(self, parser: FamilyParser) -> None:
+    def __init__(self, parser: FamilyParser, *, prompt_suffix_ids: Optional[Sequence[int]] = None) -> None:
         if not isinstance(parser, FamilyParser):
             raise TypeError(f"expected a reasoning_core FamilyParser, not {type(parser).__name__}")
         self._parser = parser
+        self._suffix = list(prompt_suffix_ids) if prompt_suffix_ids else None
         tables = parser.tables
         formatter = parser.formatter
         self._formatter = formatter
@@ -245,6 +250,9 @@ class RcMaxReasoningParser(_MaxReasoningParser):
 
     def will_reason_after_prompt(self, prompt_token_ids: Sequence[int]) -> bool:
         spec = self.spec
+        if self._suffix is not None:
+            n = len(self._suffix)
+            return len(prompt_token_ids) >= n and list(prompt_token_ids[-n:]) == self._suffix
         if spec.prompt_opens:
             get = self._decisive.get
             for i in range(len(prompt_token_ids) - 1, -1, -1):
@@ -281,11 +289,21 @@ class RcMaxReasoningParser(_MaxReasoningParser):
 
     @classmethod
     async def from_tokenizer(cls, tokenizer: Any) -> "RcMaxReasoningParser":
-        return cls(parser_class(cls.family)(await tables_for_async(cls.family, tokenizer)))
+        suffix = None
+        if cls.spec.prompt_suffix is not None:
+            suffix = _encode(tokenizer, cls.spec.prompt_suffix)
+            if hasattr(suffix, "__await__"):
+                suffix = await suffix
+        return cls(parser_class(cls.family)(await tables_for_async(cls.family, tokenizer)), prompt_suffix_ids=suffix)
 
     @classmethod
     def from_tokenizer_sync(cls, tokenizer: Any) -> "RcMaxReasoningParser":
-        return cls(parser_class(cls.family)(tables_for(cls.family, tokenizer)))
+        suffix = None
+        if cls.spec.prompt_suffix is not None:
+            suffix = _encode(tokenizer, cls.spec.prompt_suffix)
+            if hasattr(suffix, "__await__"):
+                raise TypeError("this tokenizer encodes asynchronously: use `await from_tokenizer(...)`")
+        return cls(parser_class(cls.family)(tables_for(cls.family, tokenizer)), prompt_suffix_ids=suffix)
 
     @classmethod
     async def reasoning_end_token_id(cls, tokenizer: Any) -> int | None:
@@ -338,6 +356,20 @@ class _SegmentSpan(_MaxSpan):
 
     def extract_reasoning(self, seq):
         return self._select(seq, SEG_REASONING)
+
+
+def _encode(tokenizer: Any, text: str):
+    """Ids of ``text`` (no special tokens added), or an awaitable of them."""
+    enc = getattr(tokenizer, "encode", None)
+    if enc is None:
+        raise TypeError(f"{type(tokenizer).__name__} cannot encode text")
+    out = enc(text, add_special_tokens=False)
+    if hasattr(out, "__await__"):
+        async def ids():
+            r = await out
+            return [int(i) for i in (r.ids if hasattr(r, "ids") else r)]
+        return ids()
+    return [int(i) for i in (out.ids if hasattr(out, "ids") else out)]
 
 
 def _make_class(name: str, spec: _Spec) -> type[RcMaxReasoningParser]:
