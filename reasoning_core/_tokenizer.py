@@ -53,7 +53,7 @@ from ._tables import (
 )
 from . import _bytes
 from .errors import ReasoningCoreWarning
-from .families import ROLES, Family
+from .families import FAMILIES, ROLES, Family
 
 __all__ = ["resolve_delimiter", "family_patterns", "tables_for", "describe_tokenizer"]
 
@@ -456,17 +456,24 @@ def _cache_for(tok: Any) -> dict[str, Tables] | None:
             return entry[1]
 
 
+def _cache_key(family: Family) -> Any:
+    """A table row is cached under its name (cheap); a family built at run time,
+    which may share a row's name with other markers, under itself."""
+    return family.name if FAMILIES.get(family.name) is family else family
+
+
 def _tables_steps(family: Family, tok: Any):
     """Cached tables, or resolve, build, cache and warn: shared by both drivers."""
     cache = _cache_for(tok)
-    if cache is not None and family.name in cache:
-        return cache[family.name]
+    key = _cache_key(family)
+    if cache is not None and key in cache:
+        return cache[key]
     patterns, missing, whole = yield from _family_steps(family, tok)
     tables = make_tables(family, patterns, None if whole else _byte_plan(family, tok))
     if cache is not None:
         # Warn only when these tables are the ones cached: once per (tokenizer, family).
-        if cache.setdefault(family.name, tables) is not tables:
-            return cache[family.name]
+        if cache.setdefault(key, tables) is not tables:
+            return cache[key]
     if tables.byte_plan is None:  # over bytes every marker is matched as text
         _warn_missing(family, tok, missing)
     return tables
@@ -474,7 +481,7 @@ def _tables_steps(family: Family, tok: Any):
 
 def tables_for(family: Family, tok: Any) -> Tables:
     try:  # the per-request case: a tokenizer already seen
-        return _weak_cache[tok][family.name]
+        return _weak_cache[tok][_cache_key(family)]
     except (KeyError, TypeError):
         pass
     if tok is None:

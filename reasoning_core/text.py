@@ -86,8 +86,12 @@ def _render(text: str, segs, fmt: Optional[LabelStripper]) -> tuple[str, str, st
 
 def _longest_delimiter(tables: Tables) -> int:
     """The longest delimiter of ``tables`` in code points (0 for none)."""
-    kinds = (START, END, TERM, HEADER, FRAME)  # boundaries/enable only matter in prompts
-    return max((len(p.ids) for p in tables.patterns if p.kind in kinds), default=0)
+    found = tables._engines.get("longest")
+    if found is None:
+        kinds = (START, END, TERM, HEADER, FRAME)  # boundaries/enable only matter in prompts
+        found = tables._engines["longest"] = max((len(p.ids) for p in tables.patterns if p.kind in kinds),
+                                                 default=0)
+    return found
 
 
 class TextReasoningParser:
@@ -134,6 +138,7 @@ class TextReasoningParser:
         # Below the longest delimiter, a delimiter split across chunks would be
         # released as text before it completes (and the answer stay reasoning).
         minimum = max(_longest_delimiter(tables), 1)
+        self.backend, self._mod = _dispatch.resolve_backend(backend)
         if max_buffer < minimum:
             raise ValueError(
                 f"max_buffer must be at least {minimum} for {fam.name} (its longest delimiter, in characters), "
@@ -142,8 +147,11 @@ class TextReasoningParser:
         self.max_buffer = max_buffer
         self._initial = _initial_state(fam, starts_in_reasoning)
         self._tables = tables
-        self.backend, self._mod = _dispatch.resolve_backend(backend)
-        self._engine = self._mod.Engine(self._tables)
+        # A copy of the per-tables template engine: no table checks per parser.
+        template = tables._engines.get(self.backend)
+        if template is None:
+            template = tables._engines.setdefault(self.backend, self._mod.Engine(tables))
+        self._engine = template.copy()
         self._feed_text = self._engine.feed_text
         self._fmt = LabelStripper(fam.label) if fam.label else None
         self._oneshot = None

@@ -93,3 +93,28 @@ def test_parsers_of_one_tokenizer_are_independent_copies(deepseek_tokenizer, bac
     tok = family_tokenizer("gemma4")
     g1, g2 = (rc.get_parser("gemma4", tok, backend=backend) for _ in range(2))
     assert g1.formatter is not g2.formatter
+
+
+def test_families_built_at_run_time_do_not_share_a_rows_cached_tables(deepseek_tokenizer, backend):
+    from reasoning_core.families import make_family
+    from reasoning_core.parser import parser_class
+    from reasoning_core.text import TextReasoningParser
+
+    own = make_family("deepseek_r1", ["<a>"], ["</a>"])  # a row's name, other markers
+    assert TextReasoningParser(own, backend=backend).parse("x<a>r</a>c") == ("r", "xc")
+    assert rc.text_parser("deepseek_r1", backend=backend).parse("x<a>r</a>c") == ("x<a>r</a>c", "")
+    p = parser_class(own).from_tokenizer_sync(deepseek_tokenizer, backend=backend)
+    assert p.tables is not rc.get_parser("deepseek_r1", deepseek_tokenizer, backend=backend).tables
+    ids = deepseek_tokenizer.encode("x<a>r</a>c", add_special_tokens=False).ids
+    assert [k for k, _, _ in p.begin().split(ids).segments][:2] == ["content", "start"]
+    # Equal families share one cache entry (and one template).
+    again = make_family("deepseek_r1", ["<a>"], ["</a>"])
+    assert parser_class(again).from_tokenizer_sync(deepseek_tokenizer, backend=backend).tables is p.tables
+
+
+def test_text_parser_per_request_is_a_template_copy(backend):
+    a = rc.text_parser("deepseek_r1", backend=backend)
+    b = rc.text_parser("deepseek_r1", backend=backend)
+    assert a.feed("x</thi") == ("x", "")
+    assert b.feed("y</think>z") == ("y", "z")
+    assert a.feed("nk>w") == ("", "w")
