@@ -695,7 +695,182 @@ def _make_class(name: str, spec: _Spec) -> type[VllmReasoningParser]:
 
 REASONING_PARSERS: dict[str, type[VllmReasoningParser]] = {name: _make_class(name, s) for name, s in _SPECS.items()}
 
-TOOL_PARSERS: dict[str, type] = {}
+# ---------------------------------------------------------------------------
+# Tool parsers
+# ---------------------------------------------------------------------------
+
+try:
+    from vllm.entrypoints.generate.base.protocol import (
+        DeltaFunctionCall,
+        DeltaToolCall,
+        ExtractedToolCallInformation,
+        FunctionCall,
+        ToolCall,
+    )
+    from vllm.tool_parsers import ToolParser as _VllmToolParser
+except ImportError as exc:  # pragma: no cover
+    raise ImportError("reasoning_core.integrations.vllm needs vLLM's tool_parsers package") from exc
+
+from .. import tools as _tools
+
+# vLLM tool-parser name -> our tool format (reasoning_core.tools).
+_TOOL_FORMATS: dict[str, str] = {
+    "hermes": "hermes",
+    "qwen3_coder": "qwen3_coder",
+    "llama3_json": "llama3_json",
+    "deepseek_v3": "deepseek_v3",
+    "deepseek_v31": "deepseek_v31",
+    "deepseek_v4": "deepseekv4",
+    "kimi_k2": "kimi_k2",
+    "glm45": "glm45",
+    "glm47": "glm45",
+    "minimax_m2": "minimax_m2",
+    "mistral": "mistral",
+    "gemma4": "gemma4",
+    "inkling": "inkling",
+    "muse_glimmer": "muse_glimmer",
+}
+
+
+def _tool_schemas(tools) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for t in tools or ():
+        fn = getattr(t, "function", None)
+        name = getattr(fn, "name", None) if fn is not None else getattr(t, "name", None)
+        params = getattr(fn, "parameters", None) if fn is not None else getattr(t, "parameters", None)
+        if isinstance(name, str) and isinstance(params, dict):
+            out[name] = params
+    return out
+
+
+def _named_choice(request) -> Optional[str]:
+    choice = getattr(request, "tool_choice", None)
+    fn = getattr(choice, "function", None)
+    name = getattr(fn, "name", None) if fn is not None else getattr(choice, "name", None)
+    return name if isinstance(name, str) else None
+
+
+class VllmToolParser(_VllmToolParser):
+    """A vLLM ``ToolParser`` over one ``reasoning_core.tools`` format.
+
+    Rules: the request's tools give each parameter's JSON schema (a ``string``
+    parameter stays a string); ``tool_choice="none"`` reports no calls (vLLM's
+    serving layer passes the text through); a named ``tool_choice`` or
+    ``"required"`` is parsed from the model's own format, like ``"auto"``
+    (``supports_required_and_named = False``: vLLM does not force its JSON
+    list format on us); a call naming a tool that is not in the request is
+    still reported (vLLM's parsers do the same by default), never dropped
+    silently.
+    """
+
+    rc_format: str = "hermes"
+    vllm_name: str = ""
+    supports_required_and_named = False
+    # vLLM then calls finish_streaming() at the end of the stream: a held
+    # partial marker is released and a last call without its end marker is
+    # completed when its body parses.
+    engine_based_streaming = True
+
+    def __init__(self, tokenizer: Any, tools: Any = None, **kwargs: Any) -> None:
+        super().__init__(tokenizer, tools)
+        self._tp = _tools.create(self.rc_format)
+        self._schemas_from: Any = None
+        if tools:
+            self._tp.set_streaming_tool_schemas(_tool_schemas(tools) or None)
+            self._schemas_from = tools
+
+    def _use_request(self, request: Any) -> None:
+        tools = getattr(request, "tools", None)
+        if tools and tools is not self._schemas_from:
+            self._tp.set_streaming_tool_schemas(_tool_schemas(tools) or None)
+            self._schemas_from = tools
+
+    def adjust_request(self, request: Any) -> Any:
+        request = super().adjust_request(request)
+        if getattr(request, "tools", None) and hasattr(request, "skip_special_tokens"):
+            # Tool-call markers are special tokens in these vocabularies.
+            request.skip_special_tokens = False
+        return request
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        tp = _tools.create(self.rc_format)
+        schemas = _tool_schemas(getattr(request, "tools", None) or self.tools)
+        if schemas:
+            tp.set_streaming_tool_schemas(schemas)
+        if getattr(request, "tool_choice", None) == "none":
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        try:
+            resp = tp.parse_complete(model_output)
+        except ValueError:
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        calls = [ToolCall(id=c.id, type="function", function=FunctionCall(id=c.id, name=c.name, arguments=c.arguments))
+                 for c in resp.tool_calls]
+        return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=resp.content)
+
+    def extract_tool_calls_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+        request: Any,
+    ) -> Optional[DeltaMessage]:
+        self._use_request(request)
+        if not delta_text:
+            return None
+        out = self._tp.parse_delta(delta_text)
+        if out is None:
+            return DeltaMessage(content=delta_text)
+        return self._message(out)
+
+    def finish_streaming(self) -> Optional[DeltaMessage]:
+        finish = getattr(self._tp, "finish", None)
+        return self._message(finish()) if finish is not None else None
+
+    def _message(self, out) -> Optional[DeltaMessage]:
+        if not out:
+            return None
+        content: list[str] = []
+        calls: list[DeltaToolCall] = []
+        for d in out:
+            if d.content is not None:
+                content.append(d.content)
+                continue
+            self._record(d)
+            fn = DeltaFunctionCall(name=d.name, arguments=d.arguments) if (d.name or d.arguments) else None
+            calls.append(DeltaToolCall(index=d.index, id=d.id, type="function" if d.id else None, function=fn))
+        kwargs: dict[str, Any] = {}
+        if content:
+            kwargs["content"] = "".join(content)
+        if calls:
+            kwargs["tool_calls"] = calls
+        return DeltaMessage(**kwargs) if kwargs else None
+
+    def _record(self, d) -> None:
+        """Keep vLLM's bookkeeping (prev_tool_call_arr, streamed_args_for_tool)
+        equal to what was streamed, so its end-of-stream top-up adds nothing."""
+        while len(self.prev_tool_call_arr) <= d.index:
+            self.prev_tool_call_arr.append({})
+            self.streamed_args_for_tool.append("")
+        entry = self.prev_tool_call_arr[d.index]
+        if d.name:
+            entry["name"] = d.name
+        if d.arguments:
+            self.streamed_args_for_tool[d.index] += d.arguments
+        entry["arguments"] = self.streamed_args_for_tool[d.index]
+        self.current_tool_id = d.index
+
+
+def _make_tool_class(name: str, fmt: str) -> type[VllmToolParser]:
+    cls_name = "".join(p.capitalize() for p in name.split("_")) + "RcToolParser"
+    return type(cls_name, (VllmToolParser,), {"rc_format": fmt, "vllm_name": name, "__module__": __name__})
+
+
+TOOL_PARSERS: dict[str, type[VllmToolParser]] = {
+    name: _make_tool_class(name, fmt) for name, fmt in _TOOL_FORMATS.items() if fmt in _tools.available()
+}
 
 
 # ---------------------------------------------------------------------------

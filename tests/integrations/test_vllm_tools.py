@@ -1,0 +1,133 @@
+"""reasoning-core's tool formats under vLLM's tool-parser names, against vLLM's own.
+
+One-shot (``extract_tool_calls``) and streamed one token per step
+(``extract_tool_calls_streaming``, deltas merged by index): the same calls
+(name, arguments as JSON) and the same content.  Skips without vLLM.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from vllm_helpers import chat_request, deepseek_vllm_tokenizer, detokenize_steps, import_vllm, vllm_tokenizer
+
+import_vllm()
+
+from vllm.tool_parsers import ToolParserManager  # noqa: E402
+
+from reasoning_core.integrations import vllm as rcv  # noqa: E402
+from test_hardening_tools import call_text  # noqa: E402
+from vocab import FAMILY_SPECIALS  # noqa: E402
+
+# vLLM tool name -> (the format's sample writer name, the family whose vocabulary has its markers)
+FORMATS = {
+    "hermes": ("hermes", "qwen3"),
+    "qwen3_coder": ("qwen3_coder", "qwen3"),
+    "llama3_json": ("llama3_json", ("<|python_tag|>", "<|eom_id|>")),
+    "deepseek_v3": ("deepseek_v3", None),
+    "deepseek_v31": ("deepseek_v31", None),
+    "kimi_k2": ("kimi_k2", "kimi_k2"),
+    "glm45": ("glm45", "glm45"),
+    "glm47": ("glm45", "glm47"),
+    "minimax_m2": ("minimax_m2", "minimax_m2"),
+    "mistral": ("mistral", "mistral"),
+}
+
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
+]
+PREFIX = "Let me check the weather. "
+
+
+def tokenizer(fam):
+    """fam: a family whose vocabulary has the markers, a tuple of special tokens, or None (DeepSeek's)."""
+    if fam is None:
+        return deepseek_vllm_tokenizer()
+    return vllm_tokenizer(fam if isinstance(fam, tuple) else FAMILY_SPECIALS[fam])
+
+
+def texts(fmt: str) -> dict[str, str]:
+    one = call_text(fmt, "get_weather", "city", '"Paris"')
+    return {
+        "call": one if fmt == "llama3_json" else PREFIX + one,
+        "no_call": "The weather in Paris is sunny.",
+    }
+
+
+CASES = [(n, c) for n in sorted(FORMATS) for c in texts(FORMATS[n][0])]
+
+
+def _pair(name: str, tok):
+    try:
+        theirs = ToolParserManager.get_tool_parser(name)(tok, None)
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"vLLM's {name} tool parser does not build with an offline tokenizer: {exc}"[:200])
+    return theirs, rcv.TOOL_PARSERS[name](tok, None)
+
+
+def _calls(info):
+    return [(c.function.name, json.loads(c.function.arguments)) for c in info.tool_calls]
+
+
+def _norm(content):
+    return (content or "").strip() or None
+
+
+@pytest.mark.parametrize("name,case", CASES)
+def test_one_shot_tool_calls_equal_vllm(name, case):
+    fmt, fam = FORMATS[name]
+    tok = tokenizer(fam)
+    text = texts(fmt)[case]
+    theirs, ours = _pair(name, tok)
+    req = chat_request(tools=TOOLS)
+    a, b = theirs.extract_tool_calls(text, req), ours.extract_tool_calls(text, req)
+    assert (b.tools_called, _calls(b), _norm(b.content)) == (a.tools_called, _calls(a), _norm(a.content))
+
+
+def _stream(parser, tok, ids, req):
+    content, calls = [], {}
+    steps = detokenize_steps(tok, ids)
+    msgs = [parser.extract_tool_calls_streaming(pt, ct, dt, pi, ci, di, req) for dt, pt, ct, pi, ci, di in steps]
+    if getattr(parser, "engine_based_streaming", False) and hasattr(parser, "finish_streaming"):
+        msgs.append(parser.finish_streaming())
+    for m in msgs:
+        if m is None:
+            continue
+        if m.content:
+            content.append(m.content)
+        for tc in m.tool_calls or ():
+            slot = calls.setdefault(tc.index, {"name": "", "arguments": ""})
+            if tc.function is not None:
+                slot["name"] += tc.function.name or ""
+                slot["arguments"] += tc.function.arguments or ""
+    merged = [(c["name"], json.loads(c["arguments"]) if c["arguments"] else {}) for _, c in sorted(calls.items())]
+    return merged, _norm("".join(content))
+
+
+@pytest.mark.parametrize("name,case", CASES)
+def test_streamed_tool_calls_equal_vllm(name, case):
+    fmt, fam = FORMATS[name]
+    tok = tokenizer(fam)
+    text = texts(fmt)[case]
+    ids = list(tok.encode(text, add_special_tokens=False))
+    theirs, ours = _pair(name, tok)
+    req = chat_request(tools=TOOLS)
+    assert _stream(ours, tok, ids, req) == _stream(theirs, tok, ids, req)
+
+
+def test_tool_choice_none_reports_no_call():
+    tok = tokenizer("qwen3")
+    text = texts("hermes")["call"]
+    ours = rcv.TOOL_PARSERS["hermes"](tok, None)
+    info = ours.extract_tool_calls(text, chat_request(tools=TOOLS, tool_choice="none"))
+    assert not info.tools_called and info.content == text
+
+
+def test_string_parameter_stays_a_string_with_request_schema():
+    tok = tokenizer("qwen3")
+    text = call_text("qwen3_coder", "get_weather", "city", "1234")
+    ours = rcv.TOOL_PARSERS["qwen3_coder"](tok, None)
+    info = ours.extract_tool_calls(text, chat_request(tools=TOOLS))
+    assert _calls(info) == [("get_weather", {"city": "1234"})]
