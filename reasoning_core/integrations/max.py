@@ -385,7 +385,118 @@ REASONING_PARSERS: dict[str, type[RcMaxReasoningParser]] = {
     name: _make_class(name, spec) for name, spec in _SPECS.items() if name in _ENGINE_NAMES
 }
 
-TOOL_PARSERS: dict[str, type] = {}
+# ---------------------------------------------------------------------------
+# Tool parsers: MAX's registry names over reasoning_core.tools
+# ---------------------------------------------------------------------------
+
+# MAX 26.7 tool-parser name -> the module defining MAX's own class (its class
+# attributes and grammar hooks -- SECTION_BEGIN, XGRAMMAR_FORMAT,
+# generate_tool_call_grammar -- are inherited, so constrained decoding is unchanged).
+_MAX_TOOL_MODULES: dict[str, str] = {
+    "deepseekv3": "max.pipelines.architectures.deepseekV3.tool_parser",
+    "deepseekv3_1": "max.pipelines.architectures.deepseekV3.tool_parser",
+    "deepseekv4": "max.pipelines.architectures.deepseekV4.tool_parser",
+    "gemma4": "max.pipelines.architectures.gemma4.tool_parser",
+    "glm45": "max.pipelines.architectures.glm5_1.tool_parser",
+    "inkling": "max.pipelines.architectures.inkling.tool_parser",
+    "kimik2_5": "max.pipelines.architectures.kimik2_5_modulev3.tool_parser",
+    "laguna": "max.pipelines.architectures.laguna.tool_parser",
+    "llama": "max.serve.parser.llama_tool_parser",
+    "minimax_m2": "max.pipelines.architectures.minimax_m2.tool_parser",
+    "muse_glimmer": "max.pipelines.architectures.muse_glimmer.tool_parser",
+    "qwen3_5": "max.pipelines.architectures.qwen3_5.tool_parser",
+}
+
+
+def _native_tool_classes() -> dict[str, type]:
+    """MAX's own tool-parser classes by registry name (importing a module registers it)."""
+    import importlib
+
+    from max.pipelines.lib import tool_parsing as lib
+
+    for mod in sorted(set(_MAX_TOOL_MODULES.values())):
+        try:
+            importlib.import_module(mod)
+        except Exception:  # noqa: BLE001 - a module this MAX build cannot import: served without grammar hooks
+            continue
+    return {n: lib._TOOL_PARSERS[n] for n in _MAX_TOOL_MODULES if n in lib._TOOL_PARSERS}
+
+
+def _max_tool_types():
+    from max.pipelines.modeling.types import tool_parsing as t
+
+    return t.ParsedToolCall, t.ParsedToolCallDelta, t.ParsedToolResponse
+
+
+class RcMaxToolParser:
+    """MAX's ``ToolParser`` protocol over one ``reasoning_core.tools`` format,
+    returning MAX's own result dataclasses.  ``finish()`` (ours) ends a stream:
+    held marker prefixes are released and a last unterminated call that parses
+    is completed."""
+
+    max_name: ClassVar[str] = ""
+    tool_format: ClassVar[str] = ""
+
+    def __init__(self) -> None:
+        native = self._native_base()
+        if native is not None:
+            try:
+                native.__init__(self)
+            except Exception:  # noqa: BLE001 - grammar state only; parsing is ours
+                pass
+        from .. import tools as rc_tools
+
+        self._rc = rc_tools.create(self.tool_format)
+        self._types = _max_tool_types()
+
+    @classmethod
+    def _native_base(cls) -> Optional[type]:
+        for base in cls.__mro__[1:]:
+            if base is not RcMaxToolParser and base is not object and not issubclass(base, RcMaxToolParser):
+                return base
+        return None
+
+    def parse_complete(self, response: str):
+        call_t, _, resp_t = self._types
+        res = self._rc.parse_complete(response)
+        return resp_t(content=res.content,
+                      tool_calls=[call_t(id=c.id, name=c.name, arguments=c.arguments) for c in res.tool_calls])
+
+    def parse_delta(self, delta: str):
+        out = self._rc.parse_delta(delta)
+        if out is None:
+            return None
+        d_t = self._types[1]
+        return [d_t(index=d.index, id=d.id, name=d.name, arguments=d.arguments, content=d.content) for d in out]
+
+    def finish(self):
+        d_t = self._types[1]
+        return [d_t(index=d.index, id=d.id, name=d.name, arguments=d.arguments, content=d.content)
+                for d in self._rc.finish()]
+
+    def reset(self) -> None:
+        self._rc.reset()
+
+    def set_streaming_tool_schemas(self, schemas) -> None:
+        self._rc.set_streaming_tool_schemas(dict(schemas) if schemas is not None else None)
+
+
+def _tool_classes() -> dict[str, type]:
+    from .. import tools as rc_tools
+
+    served = set(rc_tools.available())
+    natives = _native_tool_classes()
+    out: dict[str, type] = {}
+    for name in _MAX_TOOL_MODULES:
+        if name not in served:
+            continue
+        bases = (RcMaxToolParser,) + ((natives[name],) if name in natives else ())
+        cls_name = "".join(p.capitalize() for p in re.split(r"[_\-]", name)) + "RcToolParser"
+        out[name] = type(cls_name, bases, {"max_name": name, "tool_format": name, "__module__": __name__})
+    return out
+
+
+TOOL_PARSERS: dict[str, type] = _tool_classes()
 
 
 # ---------------------------------------------------------------------------
@@ -410,5 +521,11 @@ def register(replace: bool = False) -> None:
         _register_tools(replace)
 
 
-def _register_tools(replace: bool) -> None:  # filled in with the tool parsers
-    return None
+def _register_tools(replace: bool) -> None:
+    from max.pipelines.lib import tool_parsing as lib
+
+    reg = lib._TOOL_PARSERS
+    for name, cls in TOOL_PARSERS.items():
+        key = name if replace else f"rc_{name}"
+        if reg.get(key) is not cls:
+            reg[key] = cls

@@ -24,6 +24,7 @@ import shown in ``../shared/peers/README.md``).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -443,11 +444,241 @@ REASONING_DETECTORS: dict[str, type[RcReasoningDetector]] = {
 # Function-call detectors
 # ---------------------------------------------------------------------------
 
+def _function_call_modules():
+    """SGLang's function-call base class, result types and detector map (None
+    when this SGLang build cannot import them)."""
+    try:
+        from sglang.srt.function_call import core_types
+        from sglang.srt.function_call.base_format_detector import BaseFormatDetector
+        from sglang.srt.function_call.function_call_parser import FunctionCallParser
+    except Exception:  # pragma: no cover - an SGLang without the function-call package
+        return None
+    return BaseFormatDetector, core_types, FunctionCallParser
+
+
+_FC = _function_call_modules()
+
+# SGLang function-call parser name -> our tool format, how SGLang numbers the
+# calls of a one-shot parse ("tools": the tool's index in the request's tool
+# list; "local": the call's position in the response), and whether SGLang's
+# detector drops calls to tools the request does not list, one-shot and
+# streaming (qwen3_coder and kimi_k2 keep them; SGLang's DeepSeek and GLM
+# detectors drop them one-shot but stream them).
+_TOOL_NAMES: dict[str, tuple[str, str, bool, bool]] = {
+    # name: (our format, one-shot tool_index, unlisted tools dropped one-shot, ... streaming)
+    "hermes": ("hermes", "tools", True, True),
+    "qwen25": ("hermes", "tools", True, True),
+    "qwen": ("hermes", "tools", True, True),
+    "qwen3_coder": ("qwen3_coder", "local", False, False),
+    "llama3": ("llama3_json", "tools", True, True),
+    "deepseekv3": ("deepseek_v3", "tools", True, False),
+    "deepseekv31": ("deepseek_v31", "tools", True, False),
+    "kimi_k2": ("kimi_k2", "local", False, False),
+    "glm45": ("glm45", "tools", True, False),
+    "glm": ("glm45", "tools", True, False),
+    "minimax-m2": ("minimax_m2", "tools", True, True),
+    "mistral": ("mistral", "tools", True, True),
+}
+
+
+def _tool_name_of(tool: Any) -> Optional[str]:
+    fn = getattr(tool, "function", None)
+    if fn is None and isinstance(tool, dict):
+        fn = tool.get("function", tool)
+        return fn.get("name") if isinstance(fn, dict) else None
+    return getattr(fn, "name", None)
+
+
+def _tool_schema_of(tool: Any) -> Optional[dict]:
+    fn = getattr(tool, "function", None)
+    if fn is None and isinstance(tool, dict):
+        fn = tool.get("function", tool)
+        return fn.get("parameters") if isinstance(fn, dict) else None
+    params = getattr(fn, "parameters", None)
+    return params if isinstance(params, dict) else None
+
+
+def _forward_unknown() -> bool:
+    try:
+        from sglang.srt.environ import envs
+
+        return bool(envs.SGLANG_FORWARD_UNKNOWN_TOOLS.get())
+    except Exception:  # pragma: no cover - older SGLang
+        return False
+
+
+def _normal_json(args: str) -> str:
+    try:
+        return json.dumps(json.loads(args), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return args
+
+
 TOOL_DETECTORS: dict[str, type] = {}
 
+if _FC is not None:
+    _BaseFormatDetector, _core_types, _FunctionCallParser = _FC
+    _ToolCallItem = _core_types.ToolCallItem
+    _FcResult = _core_types.StreamingParseResult
+    _ORIGINAL_TOOL_DETECTORS = dict(_FunctionCallParser.ToolCallParserEnum)
 
-def _build_tool_detectors() -> None:
-    from . import _sglang_tools  # noqa: F401  (fills TOOL_DETECTORS)
+    class RcToolDetector(_BaseFormatDetector):
+        """An SGLang function-call detector over one ``reasoning_core.tools`` format.
+
+        Parsing (one-shot and streaming, O(chunk)) is ours; the grammar side
+        (``structure_info``, structural tags) is answered by SGLang's own
+        detector of the same name, so constrained decoding is unchanged.
+        Calls to tools the request does not list are dropped, as SGLang does
+        (kept with ``tool_index=-1`` one-shot when ``SGLANG_FORWARD_UNKNOWN_TOOLS`` is set).
+        """
+
+        sglang_name: str = ""
+        tool_format: str = ""
+        index_mode: str = "local"
+        drop_unknown: bool = True
+        stream_drop_unknown: bool = True
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__()
+            from .. import tools as rc_tools
+
+            self._rc_tools = rc_tools
+            self._parser = rc_tools.create(self.tool_format)
+            self._native = None
+            native_cls = _ORIGINAL_TOOL_DETECTORS.get(self.sglang_name)
+            if native_cls is not None:
+                try:
+                    self._native = native_cls(**kwargs)
+                except Exception:  # noqa: BLE001 - grammar hooks then fall back to the base class
+                    self._native = None
+            if self._native is not None:
+                self.bot_token = getattr(self._native, "bot_token", "")
+                self.eot_token = getattr(self._native, "eot_token", "")
+                self.tool_call_separator = getattr(self._native, "tool_call_separator", ", ")
+            self._schemas_for: Optional[int] = None
+            self._slot: dict[int, int] = {}     # our call index -> emitted tool_index (-1: dropped)
+            self._names: dict[int, str] = {}
+            self._args: dict[int, list[str]] = {}
+
+        # -- detection --------------------------------------------------------------
+        def has_tool_call(self, text: str) -> bool:
+            if self._native is not None:
+                return self._native.has_tool_call(text)
+            return any(m in text for m in self._parser.openers)
+
+        def _set_schemas(self, parser: Any, tools: Any) -> dict[str, int]:
+            names: dict[str, int] = {}
+            schemas: dict[str, dict] = {}
+            for i, t in enumerate(tools or ()):
+                n = _tool_name_of(t)
+                if n:
+                    names.setdefault(n, i)
+                    sch = _tool_schema_of(t)
+                    if sch is not None:
+                        schemas[n] = sch
+            if schemas:
+                parser.set_streaming_tool_schemas(schemas)
+            return names
+
+        def detect_and_parse(self, text: str, tools: Any):
+            p = self._rc_tools.create(self.tool_format)
+            names = self._set_schemas(p, tools)
+            try:
+                res = p.parse_complete(text)
+            except ValueError:
+                return _FcResult(normal_text=text, calls=[])
+            forward = _forward_unknown() or not self.drop_unknown
+            calls = []
+            local = 0
+            for c in res.tool_calls:
+                if c.name not in names and not forward:
+                    continue
+                idx = names.get(c.name, -1) if self.index_mode == "tools" else local
+                calls.append(_ToolCallItem(tool_index=idx, name=c.name, parameters=_normal_json(c.arguments)))
+                local += 1
+            return _FcResult(normal_text=res.content or "", calls=calls)
+
+        # -- streaming ----------------------------------------------------------------
+        def parse_streaming_increment(self, new_text: str, tools: Any):
+            if self._schemas_for != id(tools):
+                self._schemas_for = id(tools)
+                self._tool_names = self._set_schemas(self._parser, tools)
+            deltas = self._parser.parse_delta(new_text)
+            if deltas is None:
+                return _FcResult(normal_text=new_text)
+            return self._convert(deltas)
+
+        def finish(self, tools: Any):
+            if self._schemas_for != id(tools):
+                self._schemas_for = id(tools)
+                self._tool_names = self._set_schemas(self._parser, tools)
+            return self._convert(self._parser.finish())
+
+        def _convert(self, deltas: list):
+            normal: list[str] = []
+            calls = []
+            names = getattr(self, "_tool_names", {})
+            for d in deltas:
+                if d.content is not None:
+                    normal.append(d.content)
+                    continue
+                i = d.index
+                if d.name is not None:
+                    if d.name in names or not self.stream_drop_unknown or _forward_unknown():
+                        slot = len([v for v in self._slot.values() if v >= 0])
+                        self._slot[i] = slot
+                        self._names[i] = d.name
+                        self._args[i] = []
+                        self.current_tool_id = slot
+                        while len(self.prev_tool_call_arr) <= slot:
+                            self.prev_tool_call_arr.append({})
+                        while len(self.streamed_args_for_tool) <= slot:
+                            self.streamed_args_for_tool.append("")
+                        self.prev_tool_call_arr[slot] = {"name": d.name, "arguments": {}}
+                        calls.append(_ToolCallItem(tool_index=slot, name=d.name, parameters=""))
+                    else:
+                        self._slot[i] = -1
+                slot = self._slot.get(i, -1)
+                if d.arguments and slot >= 0:
+                    self._args[i].append(d.arguments)
+                    self.streamed_args_for_tool[slot] += d.arguments
+                    try:
+                        self.prev_tool_call_arr[slot]["arguments"] = json.loads("".join(self._args[i]))
+                    except ValueError:
+                        pass
+                    calls.append(_ToolCallItem(tool_index=slot, name=None, parameters=d.arguments))
+            return _FcResult(normal_text="".join(normal), calls=calls)
+
+        # -- grammar hooks: SGLang's own detector of this name ------------------------
+        def structure_info(self):
+            if self._native is None:
+                raise NotImplementedError(f"SGLang has no {self.sglang_name} detector to take structure info from")
+            return self._native.structure_info()
+
+        def supports_structural_tag(self) -> bool:
+            return self._native.supports_structural_tag() if self._native is not None else False
+
+        def get_structural_tag_name(self):
+            return self._native.get_structural_tag_name() if self._native is not None else None
+
+        def get_structural_tag(self, *args: Any, **kwargs: Any):
+            return self._native.get_structural_tag(*args, **kwargs) if self._native is not None else None
+
+        def get_auto_tool_call_structural_tag(self, *args: Any, **kwargs: Any):
+            if self._native is None:
+                return None
+            return self._native.get_auto_tool_call_structural_tag(*args, **kwargs)
+
+        def parses_required_natively(self) -> bool:
+            return self._native.parses_required_natively() if self._native is not None else False
+
+    def _make_tool_class(name: str, fmt: str, index_mode: str, drop_unknown: bool, stream_drop: bool) -> type:
+        cls_name = "".join(p.capitalize() for p in re.split(r"[_-]", name)) + "RcDetector"
+        return type(cls_name, (RcToolDetector,), {"sglang_name": name, "tool_format": fmt, "index_mode": index_mode,
+                                                   "drop_unknown": drop_unknown, "stream_drop_unknown": stream_drop,
+                                                   "__module__": __name__})
+
+    TOOL_DETECTORS.update({n: _make_tool_class(n, *spec) for n, spec in _TOOL_NAMES.items()})
 
 
 # ---------------------------------------------------------------------------
@@ -463,9 +694,7 @@ def register(replace: bool = False) -> None:
         if dm.get(key) is not cls:
             dm[key] = cls
     if TOOL_DETECTORS:
-        from sglang.srt.function_call.function_call_parser import FunctionCallParser
-
-        m = FunctionCallParser.ToolCallParserEnum
+        m = _FunctionCallParser.ToolCallParserEnum
         for name, cls in TOOL_DETECTORS.items():
             key = name if replace else f"rc_{name}"
             if m.get(key) is not cls:
