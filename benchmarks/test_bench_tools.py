@@ -78,7 +78,7 @@ def start_end_us_per_chunk(fmt: str, chunks: list[str], repeats: int) -> tuple[f
     return best_head / w / 1e3, best_tail / w / 1e3
 
 
-@pytest.mark.parametrize("fmt", ["hermes", "qwen3_coder"])
+@pytest.mark.parametrize("fmt", list(TEXTS))
 def test_tools_stream_2kb(benchmark, fmt):
     text = TEXTS[fmt]
     chunks = _chunks(text)

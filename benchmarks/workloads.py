@@ -255,7 +255,25 @@ TOOLS_ARGS = _tools_payload()
 _hermes = "Writing the file now.\n<tool_call>\n" + json.dumps({"name": "write_file", "arguments": TOOLS_ARGS}) + "\n</tool_call>"
 _params = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in TOOLS_ARGS.items())
 _qwen3_coder = f"Writing the file now.\n<tool_call>\n<function=write_file>\n{_params}</function>\n</tool_call>"
-TOOLS_TEXTS = {"hermes": _hermes, "qwen3_coder": _qwen3_coder}
+_D = "｜DSML｜"
+_dsml = "".join(f'<{_D}parameter name="{k}" string="true">{v}</{_D}parameter>\n' for k, v in TOOLS_ARGS.items())
+_gemma = ",".join(f'{k}:<|"|>' + json.dumps(v, ensure_ascii=False)[1:-1].replace('\\"', '"') + '<|"|>'
+                  for k, v in TOOLS_ARGS.items())
+_arg_pairs = "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n" for k, v in TOOLS_ARGS.items())
+_atem = "".join(f'<atem:parameter name="{k}">{v}</atem:parameter>\n' for k, v in TOOLS_ARGS.items())
+TOOLS_TEXTS = {
+    "hermes": _hermes,
+    "qwen3_coder": _qwen3_coder,
+    # the formats added for Modular MAX's names (issue 18)
+    "deepseekv4": f'Writing the file now.\n\n\n<{_D}tool_calls>\n<{_D}invoke name="write_file">\n{_dsml}'
+                  f"</{_D}invoke>\n</{_D}tool_calls>",
+    "gemma4": "Writing the file now.\n<|tool_call>call:write_file{" + _gemma + "}<tool_call|>",
+    "inkling": "Writing the file now.\nwrite_file<|content_invoke_tool_json|>"
+               + json.dumps({"name": "write_file", "args": TOOLS_ARGS}),
+    "laguna": f"Writing the file now.\n<tool_call>write_file\n{_arg_pairs}</tool_call>",
+    "muse_glimmer": f'Writing the file now.\n<atem:function_calls>\n<atem:invoke name="write_file">\n{_atem}'
+                    "</atem:invoke>\n</atem:function_calls>",
+}
 # qwen3_coder types values by schema: keep "content" a string however it looks.
 TOOLS_SCHEMAS = {"write_file": {"type": "object", "properties": {"path": {"type": "string"},
                                                                   "content": {"type": "string"}}}}
