@@ -97,11 +97,17 @@ def test_register_is_idempotent_and_replace_restores():
     for n, cls in rcs.REASONING_DETECTORS.items():
         assert ReasoningParser.DetectorMap[f"rc_{n}"] is cls
         assert ReasoningParser.DetectorMap[n] is ORIGINAL[n]
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser as _FCP
+
+    tool_map = dict(_FCP.ToolCallParserEnum)
     try:
         rcs.register(replace=True)
         assert isinstance(ReasoningParser("qwen3").detector, rcs.REASONING_DETECTORS["qwen3"])
+        assert _FCP.ToolCallParserEnum["hermes"] is rcs.TOOL_DETECTORS["hermes"]
     finally:
         ReasoningParser.DetectorMap.update(ORIGINAL)
+        _FCP.ToolCallParserEnum.clear()
+        _FCP.ToolCallParserEnum.update(tool_map)
 
 
 def test_detectors_are_sglang_detectors():
