@@ -404,3 +404,51 @@ def test_max_documented_examples(fmt):
         assert (ours.content or "") == prefix
         one = stream(tools.create(fmt), _chunks(prefix + text, random.Random(fmt)), with_ids=False)
         assert [(n, json.loads(a)) for n, a in one[1]] == want and one[0] == prefix
+
+
+# ------------------------------------------------------------------ values typed by a schema
+
+_TYPED = {
+    "string": lambda rnd: rnd.choice([_text(rnd, avoid="<>"), "123", "true", "null", '"q"', " padded ", "[1]",
+                                      "True", "01234"]),
+    "integer": lambda rnd: rnd.randint(-10**9, 10**9),
+    "number": lambda rnd: rnd.choice([rnd.uniform(-1e6, 1e6), rnd.randint(-9, 9)]),
+    "boolean": lambda rnd: rnd.random() < 0.5,
+    "array": lambda rnd: [rnd.randint(0, 9), "x"][: rnd.randint(0, 2)],
+    "object": lambda rnd: {"k": rnd.randint(0, 9)},
+}
+
+
+def _typed_case(fmt, seed):
+    rnd = random.Random(f"typed-{fmt}-{seed}")
+    schemas, calls = {}, []
+    for _ in range(rnd.randint(1, 3)):
+        name = _name(rnd)
+        props = schemas.setdefault(name, {"type": "object", "properties": {}})["properties"]
+        args = {}
+        for key in rnd.sample(["a", "city", "n", "zip", "flag", "opts"], rnd.randint(0, 4)):
+            t = props.setdefault(key, {"type": rnd.choice(list(_TYPED))})["type"]
+            args[key] = _TYPED[t](rnd)
+        calls.append((name, args))
+    return schemas, calls, render(fmt, calls, rnd), rnd
+
+
+@pytest.mark.parametrize("fmt", ["qwen3_5", "glm45"])
+def test_values_typed_by_a_schema_agree_with_max(fmt):
+    # MAX's qwen3_5 types values by the tool schemas in both paths, its glm45 while
+    # streaming: a string parameter stays the text as written ("123", "true", '"q"')
+    for seed in SEEDS:
+        schemas, calls, text, rnd = _typed_case(fmt, seed)
+        want = [(n, json.loads(json.dumps(a))) for n, a in calls]
+        ours = tools.create(fmt)
+        ours.set_streaming_tool_schemas(schemas)
+        assert _calls(ours.parse_complete(text)) == want, (fmt, seed, text)
+        q = tools.create(fmt)
+        q.set_streaming_tool_schemas(schemas)
+        chunks = _chunks(text, rnd)
+        assert [(n, json.loads(a)) for n, a in stream(q, chunks, with_ids=False)[1]] == want
+        theirs = max_tools.create(fmt)
+        theirs.set_streaming_tool_schemas(schemas)
+        if fmt == "qwen3_5":
+            assert _calls(theirs.parse_complete(text)) == want, (fmt, seed, text)
+        assert _max_stream(theirs, chunks)[1] == want, (fmt, seed, chunks)
