@@ -173,8 +173,11 @@ def test_every_registry_name_is_served():
 
 
 def test_register_is_idempotent_and_replace_restores():
+    from max.pipelines.lib import tool_parsing as _tools
+
     reg = max_reasoning._REASONING_PARSERS
     before = dict(reg)
+    tools_before = dict(_tools._TOOL_PARSERS)
     rcm.register()
     rcm.register()
     assert {k: v for k, v in reg.items() if not k.startswith("rc_")} == \
@@ -182,9 +185,12 @@ def test_register_is_idempotent_and_replace_restores():
     try:
         rcm.register(replace=True)
         assert reg["qwen3_5"] is rcm.REASONING_PARSERS["qwen3_5"]
+        assert _tools._TOOL_PARSERS["qwen3_5"] is rcm.TOOL_PARSERS["qwen3_5"]
     finally:
         reg.clear()
         reg.update(before)
+        _tools._TOOL_PARSERS.clear()
+        _tools._TOOL_PARSERS.update(tools_before)
 
 
 @pytest.mark.parametrize("name", SERVED)
@@ -272,3 +278,92 @@ def test_extraction_matches_max_semantics_on_lists_and_logprobs():
         assert b.span.extract_content(seq) == a.span.extract_content(seq)
         assert b.span.extract_reasoning(seq) == a.span.extract_reasoning(seq)
         assert type(b.span.extract_content(seq)) is list
+
+
+# ---------------------------------------------------------------------------
+# Tool parsers
+# ---------------------------------------------------------------------------
+
+import json  # noqa: E402
+
+from max.pipelines.lib import tool_parsing as max_tools  # noqa: E402
+from max.pipelines.modeling.types import tool_parsing as max_tool_types  # noqa: E402
+
+ORIGINAL_TOOL_PARSERS = {k: v for k, v in max_tools._TOOL_PARSERS.items() if not k.startswith("rc_")}
+
+# One well-formed call per format (MAX's own wire formats).
+_DS = ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>")
+TOOL_OUTPUTS = {
+    "qwen3_5": "Let me check.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+               "</function>\n</tool_call>",
+    "glm45": "Let me check.<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>",
+    "kimik2_5": "Let me check.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+                '<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>',
+    "minimax_m2": 'Let me check.<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Paris'
+                  "</parameter>\n</invoke>\n</minimax:tool_call>",
+    "deepseekv3_1": f'Let me check.{_DS[0]}{_DS[2]}get_weather{_DS[4]}{{"city": "Paris"}}{_DS[3]}{_DS[1]}',
+    "llama": '{"name": "get_weather", "parameters": {"city": "Paris"}}',
+}
+
+
+def test_tool_parsers_registered_under_max_names():
+    rcm.register()
+    assert set(rcm.TOOL_PARSERS) == set(ORIGINAL_TOOL_PARSERS) - {"echo"}
+    for n, cls in rcm.TOOL_PARSERS.items():
+        assert max_tools.get_parser_cls(f"rc_{n}") is cls
+        assert max_tools._TOOL_PARSERS[n] is ORIGINAL_TOOL_PARSERS[n]
+        # MAX's class attributes and grammar hooks are inherited (kimik2_5 is
+        # registered by two architecture modules: the same class name either way)
+        assert cls._native_base().__name__ == ORIGINAL_TOOL_PARSERS[n].__name__
+        p = max_tools.create(f"rc_{n}")
+        p.set_streaming_tool_schemas({"get_weather": {"type": "object", "properties": {"city": {"type": "string"}}}})
+        p.reset()
+
+
+@pytest.mark.parametrize("name", sorted(TOOL_OUTPUTS))
+def test_tool_parse_complete_equals_max(name):
+    text = TOOL_OUTPUTS[name]
+    theirs = ORIGINAL_TOOL_PARSERS[name]().parse_complete(text)
+    ours = max_tools.create(f"rc_{name}").parse_complete(text) if f"rc_{name}" in max_tools._TOOL_PARSERS \
+        else rcm.TOOL_PARSERS[name]().parse_complete(text)
+    assert isinstance(ours, max_tool_types.ParsedToolResponse)
+    assert all(isinstance(c, max_tool_types.ParsedToolCall) for c in ours.tool_calls)
+    norm = lambda r: ((r.content or "").strip(), [(c.name, json.loads(c.arguments)) for c in r.tool_calls])  # noqa: E731
+    assert norm(ours) == norm(theirs)
+
+
+@pytest.mark.parametrize("name", sorted(TOOL_OUTPUTS))
+def test_tool_streaming_merges_to_the_one_shot_result(name):
+    text = TOOL_OUTPUTS[name]
+    p = rcm.TOOL_PARSERS[name]()
+    content, calls = [], {}
+    rng = random.Random(name)
+    pieces, i = [], 0
+    while i < len(text):
+        n = rng.randint(1, 5)
+        pieces.append(text[i:i + n])
+        i += n
+    for piece in pieces:
+        out = p.parse_delta(piece)
+        if out is None:
+            content.append(piece)
+            continue
+        for d in out:
+            assert isinstance(d, max_tool_types.ParsedToolCallDelta)
+            if d.content is not None:
+                content.append(d.content)
+            else:
+                c = calls.setdefault(d.index, {"name": None, "args": ""})
+                c["name"] = d.name or c["name"]
+                c["args"] += d.arguments or ""
+    for d in p.finish():
+        if d.content is not None:
+            content.append(d.content)
+        else:
+            c = calls.setdefault(d.index, {"name": None, "args": ""})
+            c["name"] = d.name or c["name"]
+            c["args"] += d.arguments or ""
+    one = rcm.TOOL_PARSERS[name]().parse_complete(text)
+    assert ("".join(content) or None) == one.content
+    assert [(calls[k]["name"], json.loads(calls[k]["args"])) for k in sorted(calls)] == \
+        [(c.name, json.loads(c.arguments)) for c in one.tool_calls]
