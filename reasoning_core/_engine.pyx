@@ -10,6 +10,7 @@ length, which is why bounds checking can be off there.
 """
 cimport cython
 cimport numpy as cnp
+from cpython.list cimport PyList_GetSlice
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
@@ -32,6 +33,7 @@ cdef extern from "Python.h":
     long long PyLong_AsLongLongAndOverflow(object obj, int* overflow) except? -1
     bint PyLong_CheckExact(object obj)
     int PyUnicode_KIND(object text)
+    Py_ssize_t PY_SSIZE_T_MAX
     const void* PyUnicode_DATA(object text)
 
 # Keep in step with reasoning_core._tables.
@@ -993,3 +995,81 @@ cdef class BatchEngine:
                 o_i[i] = state == REASONING or state == SEEDED
                 sv = state | (HELD_BIT if w.depth[node] else 0)
             st[slot] = <uint8_t>sv
+
+
+cdef object _content_of = None
+
+
+cdef inline object _pair_ints(object pair):
+    try:
+        a, b = pair
+    except (TypeError, ValueError):
+        raise ValueError("ReasoningSpan takes two (start, end) pairs") from None
+    for v in (a, b):
+        if type(v) is not int and (not isinstance(v, int) or isinstance(v, bool)):
+            raise ValueError(f"ReasoningSpan indices must be ints, got {type(v).__name__}")
+    return a, b
+
+
+cdef class ReasoningSpan:
+    """Half-open index pairs into a delta (MAX semantics), compiled.
+
+    ``reasoning_with_delimiters = (d0, d1)`` and ``reasoning = (r0, r1)`` with
+    ``0 <= d0 <= r0 <= r1 <= d1``.  Immutable; the extraction methods slice
+    lists, tuples and strings in C.  ``reasoning_core.types`` documents the
+    same class in Python (the pure engine's), with identical behaviour.
+    """
+    cdef Py_ssize_t _d0, _d1, _r0, _r1
+
+    def __init__(self, reasoning_with_delimiters, reasoning):
+        d0, d1 = _pair_ints(reasoning_with_delimiters)
+        r0, r1 = _pair_ints(reasoning)
+        if not (0 <= d0 <= r0 <= r1 <= d1):
+            raise ValueError(f"ReasoningSpan needs 0 <= d0 <= r0 <= r1 <= d1, got {(d0, d1)} and {(r0, r1)}")
+        if d1 > PY_SSIZE_T_MAX:
+            raise ValueError(f"ReasoningSpan index {d1} is too large")
+        self._d0, self._d1, self._r0, self._r1 = d0, d1, r0, r1
+
+    @property
+    def reasoning_with_delimiters(self):
+        return (self._d0, self._d1)
+
+    @property
+    def reasoning(self):
+        return (self._r0, self._r1)
+
+    @property
+    def is_empty(self):
+        return self._d0 == self._d1
+
+    def extract_reasoning(self, seq):
+        if type(seq) is list:
+            return PyList_GetSlice(seq, self._r0, self._r1)
+        return seq[self._r0:self._r1]
+
+    def extract_content(self, seq):
+        cdef Py_ssize_t d0 = self._d0, d1 = self._d1
+        if type(seq) is list:
+            if d0 == d1:
+                return PyList_GetSlice(seq, 0, PY_SSIZE_T_MAX)
+            return PyList_GetSlice(seq, 0, d0) + PyList_GetSlice(seq, d1, PY_SSIZE_T_MAX)
+        global _content_of
+        if _content_of is None:  # reasoning_core.types imports this module: bound on first use
+            from reasoning_core.types import _content_of as content_of
+            _content_of = content_of
+        return _content_of(seq, d0, d1)
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        cdef ReasoningSpan o = <ReasoningSpan>other
+        return self._d0 == o._d0 and self._d1 == o._d1 and self._r0 == o._r0 and self._r1 == o._r1
+
+    def __hash__(self):
+        return hash(((self._d0, self._d1), (self._r0, self._r1)))
+
+    def __repr__(self):
+        return f"ReasoningSpan(reasoning_with_delimiters={(self._d0, self._d1)!r}, reasoning={(self._r0, self._r1)!r})"
+
+    def __reduce__(self):
+        return (type(self), ((self._d0, self._d1), (self._r0, self._r1)))

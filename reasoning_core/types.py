@@ -2,56 +2,96 @@
 from __future__ import annotations
 
 import array
+import sys
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from ._tables import SEG_NAMES
 
 __all__ = ["ReasoningSpan", "ParsedReasoningDelta", "TokenSplit"]
 
 
-@dataclass(frozen=True)
+def _content_of(seq: Sequence, d0: int, d1: int) -> Sequence:
+    """``seq[:d0] + seq[d1:]``, as the same kind of sequence where it concatenates."""
+    head, tail = seq[:d0], seq[d1:]
+    if type(head) is list or type(head) is tuple or isinstance(head, (str, bytes, array.array)):
+        return head + tail
+    if hasattr(head, "dtype"):  # NumPy: + would add element-wise
+        import numpy as np
+
+        return np.concatenate([head, tail])
+    # range, memoryview and other sequences without concatenation: a list.
+    return [*head, *tail]
+
+
+def _pair(pair: object) -> tuple[int, int]:
+    try:
+        a, b = pair  # type: ignore[misc]
+    except (TypeError, ValueError):
+        raise ValueError("ReasoningSpan takes two (start, end) pairs") from None
+    for v in (a, b):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise ValueError(f"ReasoningSpan indices must be ints, got {type(v).__name__}")
+    return a, b
+
+
 class ReasoningSpan:
     """Half-open index pairs into a delta (MAX semantics).
 
     ``reasoning_with_delimiters = (d0, d1)`` and ``reasoning = (r0, r1)`` with
-    ``d0 <= r0 <= r1 <= d1``.
+    ``0 <= d0 <= r0 <= r1 <= d1``.  Immutable.  With the compiled engine the
+    class is its compiled twin (same behaviour, extraction in C).
     """
 
-    reasoning_with_delimiters: tuple[int, int]
-    reasoning: tuple[int, int]
+    __slots__ = ("_d0", "_d1", "_r0", "_r1")
 
-    def __post_init__(self) -> None:
-        try:
-            d0, d1 = self.reasoning_with_delimiters
-            r0, r1 = self.reasoning
-        except (TypeError, ValueError):
-            raise ValueError("ReasoningSpan takes two (start, end) pairs") from None
-        for v in (d0, d1, r0, r1):
-            if not isinstance(v, int) or isinstance(v, bool):
-                raise ValueError(f"ReasoningSpan indices must be ints, got {type(v).__name__}")
+    def __init__(self, reasoning_with_delimiters: tuple[int, int], reasoning: tuple[int, int]) -> None:
+        d0, d1 = _pair(reasoning_with_delimiters)
+        r0, r1 = _pair(reasoning)
         if not (0 <= d0 <= r0 <= r1 <= d1):
             raise ValueError(f"ReasoningSpan needs 0 <= d0 <= r0 <= r1 <= d1, got {(d0, d1)} and {(r0, r1)}")
+        if d1 > sys.maxsize:
+            raise ValueError(f"ReasoningSpan index {d1} is too large")
+        for name, v in (("_d0", d0), ("_d1", d1), ("_r0", r0), ("_r1", r1)):
+            object.__setattr__(self, name, v)
 
-    def extract_reasoning(self, seq: Sequence) -> Sequence:
-        r0, r1 = self.reasoning
-        return seq[r0:r1]
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"ReasoningSpan is immutable: cannot set {name!r}")
 
-    def extract_content(self, seq: Sequence) -> Sequence:
-        d0, d1 = self.reasoning_with_delimiters
-        head, tail = seq[:d0], seq[d1:]
-        if type(head) is list or type(head) is tuple or isinstance(head, (str, bytes, array.array)):
-            return head + tail
-        if hasattr(head, "dtype"):  # NumPy: + would add element-wise
-            import numpy as np
+    __delattr__ = __setattr__  # type: ignore[assignment]
 
-            return np.concatenate([head, tail])
-        # range, memoryview and other sequences without concatenation: a list.
-        return [*head, *tail]
+    @property
+    def reasoning_with_delimiters(self) -> tuple[int, int]:
+        return (self._d0, self._d1)
+
+    @property
+    def reasoning(self) -> tuple[int, int]:
+        return (self._r0, self._r1)
 
     @property
     def is_empty(self) -> bool:
-        return self.reasoning_with_delimiters[0] == self.reasoning_with_delimiters[1]
+        return self._d0 == self._d1
+
+    def extract_reasoning(self, seq: Sequence) -> Sequence:
+        return seq[self._r0:self._r1]
+
+    def extract_content(self, seq: Sequence) -> Sequence:
+        return _content_of(seq, self._d0, self._d1)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.reasoning_with_delimiters == other.reasoning_with_delimiters and \
+            self.reasoning == other.reasoning  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.reasoning_with_delimiters, self.reasoning))
+
+    def __repr__(self) -> str:
+        return f"ReasoningSpan(reasoning_with_delimiters={self.reasoning_with_delimiters!r}, reasoning={self.reasoning!r})"
+
+    def __reduce__(self):
+        return (type(self), (self.reasoning_with_delimiters, self.reasoning))
 
 
 @dataclass(frozen=True)
@@ -146,3 +186,13 @@ class TokenSplit:
         return (self.tokens, self._segs, self.is_reasoning) == (other.tokens, other._segs, other.is_reasoning)
 
     __hash__ = None  # type: ignore[assignment]
+
+
+# The pure engine's class, by name, for parity tests; with the compiled engine
+# the public name is its compiled twin (the same behaviour, extraction in C).
+PyReasoningSpan = ReasoningSpan
+if not TYPE_CHECKING:
+    from . import _dispatch
+
+    if _dispatch.BACKEND == "cython":
+        from ._engine import ReasoningSpan  # noqa: F811

@@ -335,7 +335,7 @@ def test_i11_24_one_reading_of_the_no_extensions_flag(value, disabled):
     assert "env_flag(\"REASONING_CORE_NO_EXTENSIONS\")" in setup
     r = _run("import reasoning_core as rc; print(rc.BACKEND)", REASONING_CORE_NO_EXTENSIONS=value)
     assert r.returncode == 0, r.stderr
-    from conftest import COMPILED_BUILT
+    from tests.conftest import COMPILED_BUILT
 
     assert r.stdout.strip() == ("python" if disabled or not COMPILED_BUILT else "cython")
 

@@ -118,3 +118,47 @@ def test_text_parser_per_request_is_a_template_copy(backend):
     assert a.feed("x</thi") == ("x", "")
     assert b.feed("y</think>z") == ("y", "z")
     assert a.feed("nk>w") == ("", "w")
+
+
+@pytest.mark.compiled
+def test_compiled_span_is_the_python_span_in_c():
+    import array
+    import pickle
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from reasoning_core._engine import ReasoningSpan as CSpan
+    from reasoning_core.types import PyReasoningSpan as PSpan
+
+    assert rc.ReasoningSpan is CSpan
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.integers(0, 12), min_size=4, max_size=4).map(sorted), st.integers(0, 14))
+    def check(bounds, n):
+        d0, r0, r1, d1 = bounds
+        c, p = CSpan((d0, d1), (r0, r1)), PSpan((d0, d1), (r0, r1))
+        assert (c.reasoning_with_delimiters, c.reasoning, c.is_empty, repr(c), hash(c)) == \
+               (p.reasoning_with_delimiters, p.reasoning, p.is_empty, repr(p), hash(p))
+        seq = list(range(100, 100 + n))
+        for make in (list, tuple, lambda s: array.array("q", s), lambda s: np.asarray(s, dtype=np.int32),
+                     range, lambda s: memoryview(array.array("q", s)), lambda s: "".join(chr(65 + (x % 26)) for x in s)):
+            obj = make(seq) if make is not range else range(100, 100 + n)
+            for a, b in ((c.extract_reasoning(obj), p.extract_reasoning(obj)),
+                         (c.extract_content(obj), p.extract_content(obj))):
+                assert type(a) is type(b)
+                assert list(a) == list(b)
+        out = c.extract_content(seq)
+        assert out is not seq  # a copy, even when nothing is cut
+        assert out == seq[:d0] + seq[d1:]
+        assert pickle.loads(pickle.dumps(c)) == c
+
+    check()
+    for bad in (((3, 1), (2, 2)), ((0, 5), (1, 6)), ((0, True), (0, 0)), ((0, 1.0), (0, 0)), ((0,), (0, 0)),
+                (None, (0, 0)), ((0, 2**70), (0, 1))):
+        for cls in (CSpan, PSpan):
+            with pytest.raises(ValueError):
+                cls(*bad)
+    for span in (CSpan((0, 1), (0, 1)), PSpan((0, 1), (0, 1))):
+        with pytest.raises(AttributeError):
+            span.reasoning = (0, 0)
