@@ -422,3 +422,26 @@ def test_hostile_payloads_never_raise(fmt):
                 tools.create(fmt).parse_complete(text)
             except ValueError as e:
                 assert fmt in str(e)
+
+
+@pytest.mark.parametrize("family,fmt", [
+    ("gemma4", "gemma4"), ("inkling", "inkling"), ("poolside_v1", "laguna"), ("muse_glimmer", "muse_glimmer"),
+    ("deepseek_v3", "deepseekv4"),
+])
+def test_ready_to_pair_with_their_family_rows(family, fmt):
+    # what tests/test_structure.py asks of a Family.tool_parser pairing
+    from reasoning_core.families import get_family
+
+    fam = get_family(family)
+    cls = tools.get_parser_cls(fmt)
+    if fmt != "deepseekv4":  # V4's DSML opener is not the V3 row's terminator
+        assert set(fam.terminators) <= set(cls.openers) or not fam.terminators
+    assert (fam.start[0], fam.end[0]) in cls.think_pairs
+
+
+def test_muse_self_channel_is_never_read_for_calls():
+    block = GOOD["muse_glimmer"]
+    text = "<|start|>assistant to=self<|message|>plan: " + block + "<|eom|>" + block
+    content, calls = _run("muse_glimmer", text)
+    assert content == "<|start|>assistant to=self<|message|>plan: " + block + "<|eom|>"
+    assert calls == [("ok", {"x": 1})]

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Optional
 
-from ..families import think_pair_of
+from ..families import terminators_of, think_pair_of
 from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
 from ._json import _kind, dump_str, escape, normalize, typed_value
 from ._xml_formats import Glm45ToolParser
@@ -183,7 +183,7 @@ class Gemma4ToolParser(BaseToolParser):
     """
 
     format_name = "gemma4"
-    openers = (G_CALL,)
+    openers = terminators_of("gemma4")  # the family table's <|tool_call>
     think_pairs = (think_pair_of("deepseek_r1"), think_pair_of("gemma4"))
 
     def _section(self, opener):
@@ -292,7 +292,7 @@ class InklingToolParser(BaseToolParser):
     """
 
     format_name = "inkling"
-    openers = (INKLING_MARKER,)
+    openers = terminators_of("inkling")  # the family table's <|content_invoke_tool_json|>
     think_pairs = (think_pair_of("deepseek_r1"), think_pair_of("inkling"))
     _ARG_KEYS = ("args", "arguments", "parameters")
 
@@ -477,6 +477,8 @@ class MuseGlimmerToolParser(_Values):
 
     format_name = "muse_glimmer"
     openers = (ATEM_CALLS,)
+    # Muse's to=self channel (its reasoning) is never read for calls
+    think_pairs = (think_pair_of("deepseek_r1"), think_pair_of("muse_glimmer"))
     _SECTION = markers(ATEM_INVOKE, ATEM_CALLS_END)
     _NAME_END = markers(">", ATEM_INVOKE_END, ATEM_INVOKE, ATEM_CALLS_END)
     _TO_INVOKE_END = markers(ATEM_INVOKE_END, ATEM_INVOKE, ATEM_CALLS_END)
