@@ -33,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - exercised without vLLM
 
 from .._tables import (
     CONTENT,
+    SEEDED,
     SEG_START,
     BOUNDARY,
     END,
@@ -108,6 +109,17 @@ class _Spec:
     thinking_from_effort: bool = False
     # One-shot: a block that opened gives "" reasoning, not None (minimax_m3).
     empty_reasoning_when_opened: bool = False
+    # vLLM's grammar has no (content, start) transition: a start delimiter
+    # after the block closed, or with thinking off, is plain content text.
+    # None: True for style "engine".
+    start_text_in_content: Optional[bool] = None
+    # Thinking off removes the reasoning grammar entirely (glm47, ling3): both
+    # delimiters are plain content text.
+    off_markers_text: bool = False
+    # Whether an open reasoning block at the end of the prompt starts the
+    # output in reasoning (adjust_initial_state_from_prompt).  vLLM's engine
+    # parsers ignore it except gemma4; ours follow the prompt (README lists it).
+    prompt_opens: bool = True
     # Use ``family`` here rather than ENGINE_PARSER_NAMES (which maps this name
     # to a family for its reasoning split; this class needs the markers).
     own_family: bool = False
@@ -132,28 +144,30 @@ _SPECS: dict[str, _Spec] = {
     "hy_v3": _Spec("hy_v3", style="r1", thinking_from_effort=True, off_passthrough=True),
     "k2_horizon": _Spec("k2_horizon", style="r1", one_shot_no_end="content"),
     "minimax_m3": _Spec("minimax_m3", start=False, wait=True, rstrip_reasoning=False, absorb_stray_end=False,
+                        start_text_in_content=False,
                          empty_reasoning_when_opened=True),
     "step3": _Spec("step3", style="r1"),
     # vLLM's ParserEngine grammars
     "qwen3": _Spec("qwen3", rstrip_reasoning=False),
     "mimo": _Spec("mimo", rstrip_reasoning=False),
-    "minicpmv": _Spec("qwen3_5", rstrip_reasoning=False),
+    "minicpmv": _Spec("qwen3_5", rstrip_reasoning=False, start_text_in_content=False),
     "granite_thinking_parser": _Spec("granite_thinking", lstrip_content=True),
-    "glm45": _Spec("glm47", thinking_keys=_TT),
-    "glm47": _Spec("glm47", thinking_keys=_TT),
-    "ling3": _Spec("glm47", thinking_keys=_TT),
-    "kimi_k2": _Spec("kimi_k2", thinking_keys=_TT, rstrip_reasoning=True, content_ids_missing="none"),
+    "glm45": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
+    "glm47": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
+    "ling3": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
+    "kimi_k2": _Spec("kimi_k2", thinking_keys=_TT, rstrip_reasoning=True, content_ids_missing="none",
+                     off_markers_text=True),
     "minimax_m2": _Spec("minimax_m2", thinking_keys=(), content_ids_missing="none"),
     "nemotron_v3": _Spec("nemotron_v3"),
     "seed_oss": _Spec("seed_oss", rstrip_reasoning=False, extra_terminators=("<seed:tool_call>",)),
     "step3p5": _Spec("step3", extra_terminators=("<tool_call>",)),
-    "mistral": _Spec("mistral", thinking_keys=(), start=False),
-    "gemma4": _Spec("gemma4", thinking=False, start=False, off_is_identity=False,
+    "mistral": _Spec("mistral", thinking_keys=(), start=False, start_text_in_content=False),
+    "gemma4": _Spec("gemma4", thinking=False, start=False, off_is_identity=False, start_text_in_content=False,
                     inject_start_if=("thought\n", "thought")),
-    "deepseek_v4": _Spec("deepseek_v3", thinking_keys=_TT),
-    "deepseek_v41": _Spec("deepseek_v3", thinking_keys=_TT),
-    "plamo3": _Spec("plamo3", rstrip_reasoning=False),
-    "inkling": _Spec("inkling", start=False),
+    "deepseek_v4": _Spec("deepseek_v3", thinking_keys=_TT, off_is_identity=False, start_text_in_content=False),
+    "deepseek_v41": _Spec("deepseek_v3", thinking_keys=_TT, off_is_identity=False, start_text_in_content=False),
+    "plamo3": _Spec("plamo3", rstrip_reasoning=False, start_text_in_content=False),
+    "inkling": _Spec("inkling", start=False, start_text_in_content=False),
     # vLLM's own one-off parsers
     "cohere_command3": _Spec("cohere_command", style="legacy"),
     "cohere_command4": _Spec("cohere_command", style="legacy"),
@@ -244,6 +258,9 @@ class VllmReasoningParser(_VllmReasoningParser):
         self.thinking = thinking
         self._wait = thinking if spec.wait is None else spec.wait
         self._absorb = (spec.style == "engine") if spec.absorb_stray_end is None else spec.absorb_stray_end
+        self._start_text = (spec.style == "engine") if spec.start_text_in_content is None else spec.start_text_in_content
+        if spec.off_markers_text and not thinking:
+            self._absorb, self._start_text = False, True
         self._rstrip = (spec.style == "engine") if spec.rstrip_reasoning is None else spec.rstrip_reasoning
         self._passthrough = spec.off_passthrough and not thinking
         self._parser: FamilyParser = parser_class(self._family).from_tokenizer_sync(tokenizer)
@@ -273,6 +290,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         self._gate_answer = False
         self._decode_cache: dict[tuple[int, ...], str] = {}
         self._content_started = False
+        self._opened_by_prompt = False
         self._label = LabelStripper(fam.label) if fam.label else None
 
     # -- names vLLM's serving layer and tests read ---------------------------
@@ -319,8 +337,8 @@ class VllmReasoningParser(_VllmReasoningParser):
     def _answer(self, decision: int) -> bool:
         if decision == _DECIDE_END:
             return True
-        if decision == _DECIDE_START:
-            return False
+        if decision == _DECIDE_START and (self.spec.style != "engine" or self._start_state or not self._start_text):
+            return False  # (a start that is plain text in the initial state decides nothing)
         if self.spec.style == "r1":
             return False
         return not self._wait
@@ -337,8 +355,9 @@ class VllmReasoningParser(_VllmReasoningParser):
         if self._passthrough:
             return
         d = self._scan(prompt_token_ids)
-        if d == _DECIDE_START:
+        if d == _DECIDE_START and self.spec.prompt_opens:
             self._start_state = True
+            self._opened_by_prompt = True
         elif d == _DECIDE_END:
             self._start_state = False
         if self._begun and not self._parser.engine.held:
@@ -346,6 +365,10 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     def _begin(self) -> None:
         self._parser.begin(starts_in_reasoning=self._start_state)
+        if self._start_state and self._family.awaiting_start and self._opened_by_prompt:
+            # The prompt already opened the block (Gemma 4 after a tool
+            # response): the output continues it, no start to wait for.
+            self._parser.engine.set_state(SEEDED)
         self._eng = self._parser.engine
         self._held_ids: list[int] = []
         if self._label is not None:
@@ -500,6 +523,13 @@ class VllmReasoningParser(_VllmReasoningParser):
                     self._parser.split([sid])
                     if self._label is not None:
                         self._label.begin_block()
+        if self._start_text and not self._held_ids:
+            sids = self._start_ids
+            for t in delta_token_ids:
+                if t in sids:
+                    if self._eng.state == CONTENT:
+                        return self._with_text_starts(delta_text, delta_token_ids)
+                    break
         # The engine's own feed: segments of (held tokens + this delta), no
         # per-call result object; held tokens are tracked here.
         segs, n_prefix = self._eng.feed(delta_token_ids)
@@ -531,6 +561,36 @@ class VllmReasoningParser(_VllmReasoningParser):
         tokens = self._held_ids + list(delta_token_ids) if n_prefix else list(delta_token_ids)
         self._held_ids = []
         return self._mixed(tokens, segs, delta_text)
+
+    def _with_text_starts(self, delta_text: str, delta_token_ids: Sequence[int]) -> Optional[DeltaMessage]:
+        """A delta holding a start delimiter while in content, for a grammar
+        where that start is plain text: the pieces around it are fed one by one."""
+        if len(delta_token_ids) == 1:
+            return self._content_delta(None, delta_text) if delta_text else None
+        pieces: list[list[int]] = [[]]
+        sids = self._start_ids
+        for t in delta_token_ids:
+            if t in sids:
+                pieces.append([t])
+                pieces.append([])
+            else:
+                pieces[-1].append(t)
+        texts = [self._decode(p) for p in pieces]
+        if "".join(texts) != delta_text:
+            texts[-1] = delta_text[len("".join(texts[:-1])):]
+        reasoning: list[str] = []
+        content: list[str] = []
+        for ids, text in zip(pieces, texts):
+            if not ids:
+                continue
+            m = self.extract_reasoning_streaming("", "", text, (), (), ids)
+            if m is not None:
+                reasoning.append(m.reasoning or "")
+                content.append(m.content or "")
+        r, c = "".join(reasoning), "".join(content)
+        if not r and not c:
+            return None
+        return DeltaMessage(reasoning=r or None, content=c or None) if r else DeltaMessage(content=c)
 
     def _injects(self, text: str, starts_in_reasoning: bool) -> bool:
         """Gemma 4 (vLLM's rule): output that begins like a reasoning block

@@ -116,6 +116,8 @@ KNOWN_DIFFERENCES: dict[str, tuple[object, object, str]] = {
     "inkling": (_ALL, ("token_level",), "vLLM's inkling token answers: not yet reconciled"),
     "minimax_m3": (_ALL, ("token_level",), "vLLM's minimax_m3 answers extract_content_ids / is_reasoning_end from "
                    "the state its streaming calls left; ours from the ids given"),
+    "mistral": (_ALL, ("prompt",), "a prompt ending in [THINK]: vLLM's mistral ignores it (no prompt hook), reads "
+                "the reasoning as content and drops the [/THINK]; ours starts in reasoning, as the prompt says"),
     "muse": (_ALL, _ALL, "vLLM's muse recipient-channel parser: not yet reconciled"),
     "musespark1x": (_ALL, _ALL, "as muse"),
     "muse_glimmer": (_ALL, _ALL, "as muse"),
@@ -204,3 +206,193 @@ def test_token_level_answers_equal_vllm(name, case):
         return p.is_reasoning_end(ids), p.extract_content_ids(ids), gate
 
     check(name, case, "token_level", answers(ours), answer(lambda: answers(theirs)))
+
+
+# ---------------------------------------------------------------------------
+# The start state: prompts and chat_template_kwargs, through vLLM's serving loop
+# ---------------------------------------------------------------------------
+
+PROMPTED = ["deepseek_r1", "qwen3", "glm47", "kimi_k2", "minimax_m2", "nemotron_v3", "seed_oss", "mimo",
+            "step3p5", "plamo3", "holo2", "ernie45", "gemma4", "mistral"]
+
+
+def prompts(name: str) -> dict[str, list[str]]:
+    from reasoning_core.families import get_family
+
+    f = get_family(rcv.family_of(name))
+    turn = [f.boundaries[0]] if f.boundaries else []
+    return {
+        "open": ["user text"] + turn + [f.start[0], "\n"],
+        "closed": ["user text"] + turn + [f.start[0], "\n\n", f.end[0], "\n\n"],
+        "plain": ["user text"] + turn,
+    }
+
+
+@pytest.mark.parametrize("name", PROMPTED)
+@pytest.mark.parametrize("prompt", ["open", "closed", "plain"])
+@pytest.mark.parametrize("case", ["no_start", "truncated_no_start", "no_markers", "full"])
+def test_prompt_decides_the_start_like_vllm(name, prompt, case):
+    tok = tokenizer_for(name)
+    _pair(name, tok)
+    prompt_ids = ids_of(tok, prompts(name)[prompt])
+    ids = ids_of(tok, completions(name)[case])
+    rcv.register()
+    a = answer(lambda: stream_served(name, tok, ids, prompt_ids=prompt_ids))
+    a = (a.reasoning, a.content) if hasattr(a, "content") else a
+    b = stream_served(f"rc_{name}", tok, ids, prompt_ids=prompt_ids)
+    check(name, case, "prompt", (b.reasoning, b.content), a)
+
+
+SWITCHES = [
+    ("qwen3", {"enable_thinking": False}),
+    ("deepseek_v3", {"thinking": True}),
+    ("holo2", {"thinking": False}),
+    ("glm47", {"enable_thinking": False}),
+    ("kimi_k2", {"thinking": False}),
+    ("deepseek_v4", {"thinking": False}),
+    ("gemma4", {"enable_thinking": True}),
+    ("mimo", {"enable_thinking": False}),
+    ("hy_v3", {"reasoning_effort": "high"}),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", SWITCHES, ids=[f"{n}-{k}" for n, k in SWITCHES])
+@pytest.mark.parametrize("case", ["full", "no_start", "no_markers", "truncated"])
+def test_chat_template_kwargs_switch_like_vllm(name, kwargs, case):
+    tok = tokenizer_for(name)
+    _pair(name, tok)
+    pieces = completions(name)[case]
+    ctk = {"chat_template_kwargs": dict(kwargs)}
+    theirs = ReasoningParserManager.get_reasoning_parser(name)(tok, **ctk)
+    ours = rcv.REASONING_PARSERS[name](tok, **ctk)
+    req = chat_request()
+    text = "".join(pieces)
+    check(name, case, "switch", ours.extract_reasoning(text, req), answer(lambda: theirs.extract_reasoning(text, req)))
+    ids = ids_of(tok, pieces)
+    rcv.register()
+    a = stream_served(name, tok, ids, chat_template_kwargs=kwargs)
+    b = stream_served(f"rc_{name}", tok, ids, chat_template_kwargs=kwargs)
+    check(name, case, "switch", (b.reasoning, b.content), (a.reasoning, a.content))
+    check(name, case, "switch", ours.is_reasoning_end(ids), theirs.is_reasoning_end(ids))
+
+
+# ---------------------------------------------------------------------------
+# O(delta): streaming never reads the accumulated text or ids
+# ---------------------------------------------------------------------------
+
+class Untouchable:
+    """Stands in for previous/current text and ids: any read fails."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"read .{name}")
+
+    def __len__(self):
+        raise AssertionError("len() of the accumulated output")
+
+    def __iter__(self):
+        raise AssertionError("iterated the accumulated output")
+
+    def __contains__(self, item):
+        raise AssertionError("searched the accumulated output")
+
+    def __getitem__(self, item):
+        raise AssertionError("indexed the accumulated output")
+
+
+class CountingList(list):
+    reads = 0
+
+    def __getitem__(self, item):
+        CountingList.reads += 1
+        return super().__getitem__(item)
+
+    def __iter__(self):
+        CountingList.reads += 1
+        return super().__iter__()
+
+
+@pytest.mark.parametrize("name", ["deepseek_r1", "qwen3", "kimi_k2", "gemma4", "mistral"])
+def test_streaming_reads_only_the_delta(name):
+    tok = tokenizer_for(name)
+    ids = ids_of(tok, completions(name)["newline_content"])
+    ours = rcv.REASONING_PARSERS[name](tok)
+    u = Untouchable()
+    for delta_text, *_rest, delta_ids in detokenize_steps(tok, ids):
+        ours.extract_reasoning_streaming(u, u, delta_text, u, u, delta_ids)
+    # The structured-output gate: the ids before the delta are never scanned.
+    gate = rcv.REASONING_PARSERS[name](tok)
+    CountingList.reads = 0
+    for n in range(1, len(ids) + 1):
+        gate.is_reasoning_end_streaming(CountingList(ids[:n]), ids[n - 1:n])
+    assert CountingList.reads <= 1  # at most one scan, for the first call
+
+
+# ---------------------------------------------------------------------------
+# Registration, the plugin file, the entry point
+# ---------------------------------------------------------------------------
+
+def test_register_is_idempotent_and_replace_uses_vllms_names():
+    from vllm.tool_parsers import ToolParserManager
+
+    rcv.register()
+    rcv.register()
+    names = ReasoningParserManager.list_registered()
+    assert all(f"rc_{n}" in names for n in rcv.REASONING_PARSERS)
+    assert all(f"rc_{n}" in ToolParserManager.list_registered() for n in rcv.TOOL_PARSERS)
+    assert ReasoningParserManager.get_reasoning_parser("rc_qwen3") is rcv.REASONING_PARSERS["qwen3"]
+    saved = dict(ReasoningParserManager.reasoning_parsers)
+    saved_tools = dict(ToolParserManager.tool_parsers)
+    try:
+        rcv.register(replace=True)
+        rcv.register(replace=True)
+        assert ReasoningParserManager.get_reasoning_parser("qwen3") is rcv.REASONING_PARSERS["qwen3"]
+        assert ToolParserManager.get_tool_parser("hermes") is rcv.TOOL_PARSERS["hermes"]
+    finally:
+        ReasoningParserManager.reasoning_parsers.clear()
+        ReasoningParserManager.reasoning_parsers.update(saved)
+        ToolParserManager.tool_parsers.clear()
+        ToolParserManager.tool_parsers.update(saved_tools)
+    assert ReasoningParserManager.get_reasoning_parser("qwen3") is not rcv.REASONING_PARSERS["qwen3"]
+
+
+PLUGIN_CHECK = r"""
+import sys, warnings
+warnings.simplefilter("ignore")
+from vllm.reasoning import ReasoningParserManager as R
+from vllm.tool_parsers import ToolParserManager as T
+assert "rc_qwen3" not in R.list_registered()
+getattr(R, sys.argv[1])(sys.argv[2])
+assert "rc_qwen3" in R.list_registered() and "rc_deepseek_r1" in R.list_registered(), R.list_registered()
+assert "rc_hermes" in T.list_registered()
+print(len([n for n in R.list_registered() if n.startswith("rc_")]))
+"""
+
+
+@pytest.mark.parametrize("how", ["file", "module"])
+def test_plugin_loads_through_vllms_own_import(how, tmp_path):
+    """``--reasoning-parser-plugin``: vLLM's import_reasoning_parser, in a fresh process."""
+    import os
+    import subprocess
+    import sys as _sys
+    from pathlib import Path
+
+    import reasoning_core.integrations as pkg
+
+    target = str(Path(pkg.__file__).with_name("vllm_plugin.py")) if how == "file" else "reasoning_core.integrations.vllm"
+    env = dict(os.environ, VLLM_LOGGING_LEVEL="ERROR", VLLM_PLUGINS="")
+    out = subprocess.run([_sys.executable, "-c", PLUGIN_CHECK, "import_reasoning_parser", target],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert int(out.stdout.split()[-1]) == len(rcv.REASONING_PARSERS)
+
+
+def test_entry_point_registers_the_rc_names():
+    from importlib.metadata import entry_points
+
+    eps = [ep for ep in entry_points(group="vllm.general_plugins") if ep.value.startswith("reasoning_core.")]
+    if not eps:
+        pytest.skip("installed metadata predates the entry point (reinstall the package)")
+    (ep,) = eps
+    assert ep.load() is rcv.general_plugin
+    rcv.general_plugin()
+    assert "rc_qwen3" in ReasoningParserManager.list_registered()
