@@ -89,16 +89,18 @@ class _Span(_MaxSpan):
         return f"ReasoningSpan(reasoning_with_delimiters={(self._d0, self._d1)}, reasoning={(self._r0, self._r1)})"
 
 
+def _nothing(seq) -> list:
+    return []
+
+
 class _Content(_Span):
-    """The empty span (the whole delta is content)."""
+    """The empty span (the whole delta is content).  The extractors are
+    C callables where they can be (no Python frame on the per-token path)."""
 
     __slots__ = ()
 
-    def extract_content(self, seq):
-        return list(seq)
-
-    def extract_reasoning(self, seq):
-        return []
+    extract_content = staticmethod(list)
+    extract_reasoning = staticmethod(_nothing)
 
 
 class _Reasoning(_Span):
@@ -106,11 +108,8 @@ class _Reasoning(_Span):
 
     __slots__ = ()
 
-    def extract_content(self, seq):
-        return []
-
-    def extract_reasoning(self, seq):
-        return list(seq)
+    extract_content = staticmethod(_nothing)
+    extract_reasoning = staticmethod(list)
 
 
 _CACHE_LIMIT = 4096
