@@ -452,3 +452,90 @@ def test_values_typed_by_a_schema_agree_with_max(fmt):
         if fmt == "qwen3_5":
             assert _calls(theirs.parse_complete(text)) == want, (fmt, seed, text)
         assert _max_stream(theirs, chunks)[1] == want, (fmt, seed, chunks)
+
+
+# ------------------------------------------------------------------ DeepSeek V4: the checkpoint's own encoder
+
+def _dsv4_completion(content: str, calls) -> str:
+    """The assistant turn DeepSeek V4's reference encoder (shipped with MAX) writes for
+    ``calls``, as the tool parser sees it: after ``</think>``, without the EOS."""
+    from max.pipelines.architectures.deepseekV4.encoding_dsv4 import encode_messages, eos_token
+
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "reasoning_content": "Let me see.", "content": content,
+         "tool_calls": [{"type": "function", "function": {"name": n, "arguments": json.dumps(a)}} for n, a in calls]},
+    ]
+    prompt = encode_messages(messages, thinking_mode="thinking")
+    turn = prompt[prompt.rindex("<｜Assistant｜><think>"):]
+    return turn[turn.index("</think>") + len("</think>"):].removesuffix(eos_token)
+
+
+def test_deepseekv4_reads_the_reference_encoders_output():
+    # MAX's own test case: two calls with every value type, then generated ones
+    cases = [("Checking both.", [("get_weather", {"location": "Beijing", "days": 3}),
+                                 ("search", {"query": 'a "quoted" <b>', "filters": {"lang": ["en", "zh"]}})])]
+    for seed in SEEDS:
+        before, calls, _block, rnd = case("deepseekv4", seed)
+        cases.append((before.strip() or "x", calls))
+    for content, calls in cases:
+        text = _dsv4_completion(content, calls)
+        want = [(n, json.loads(json.dumps(a))) for n, a in calls]
+        theirs = max_tools.create("deepseekv4").parse_complete(text)
+        ours = tools.create("deepseekv4").parse_complete(text)
+        assert _calls(theirs) == _calls(ours) == want, text
+        assert theirs.content == ours.content == content
+        one = stream(tools.create("deepseekv4"), _chunks(text, random.Random(text)), with_ids=False)
+        assert one[0] == content and [(n, json.loads(a)) for n, a in one[1]] == want
+
+
+# ------------------------------------------------------------------ MAX's gemma4 test vectors (as facts)
+
+GEMMA4_VECTORS = [
+    ('<|tool_call>call:get_weather{location:<|"|>New York<|"|>}<tool_call|>'
+     '<|tool_call>call:get_time{timezone:<|"|>Asia/Tokyo<|"|>}<tool_call|>',
+     [("get_weather", {"location": "New York"}), ("get_time", {"timezone": "Asia/Tokyo"})]),
+    ('<|tool_call>call:search_articles{filters:{categories:[<|"|>AI<|"|>],date_range:{end:<|"|>2023-12-31<|"|>,'
+     'start:<|"|>2023-01-01<|"|>}},options:{limit:10,sort:<|"|>relevance<|"|>},query:<|"|>machine learning<|"|>}'
+     "<tool_call|>",
+     [("search_articles", {"query": "machine learning", "options": {"limit": 10, "sort": "relevance"},
+                           "filters": {"date_range": {"start": "2023-01-01", "end": "2023-12-31"},
+                                       "categories": ["AI"]}})]),
+    ("<|tool_call>call:get_random_fact{}<tool_call|>", [("get_random_fact", {})]),
+    ('<|tool_call>call:execute_code{code:<|"|>print("Hello, World!")<|"|>,language:<|"|>python<|"|>}<tool_call|>',
+     [("execute_code", {"code": 'print("Hello, World!")', "language": "python"})]),
+    ('<|tool_call>call:f{val:<|"|>\\t<|"|>}<tool_call|>', [("f", {"val": "\t"})]),
+    ('<|tool_call>call:f{val:<|"|>\\n<|"|>}<tool_call|>', [("f", {"val": "\n"})]),
+    ('<|tool_call>call:f{val:<|"|>\\\\<|"|>}<tool_call|>', [("f", {"val": "\\"})]),
+    ('<|tool_call>call:f{val:<|"|>\\u00e9<|"|>}<tool_call|>', [("f", {"val": "é"})]),
+    ("<|tool_call>call:calculate_sum{numbers:[1,2,3,4,5]}<tool_call|>", [("calculate_sum", {"numbers": [1, 2, 3, 4, 5]})]),
+    ('<|tool_call>call:send_notification{message:<|"|>Notification message<|"|>,priority:true}<tool_call|>',
+     [("send_notification", {"message": "Notification message", "priority": True})]),
+    ("<|tool_call>call:add{a:3,b:4}<tool_call|>", [("add", {"a": 3, "b": 4})]),
+    ("<|tool_call>call:f{n:-5}<tool_call|>", [("f", {"n": -5})]),
+]
+
+
+@pytest.mark.parametrize("text,want", GEMMA4_VECTORS)
+def test_gemma4_max_test_vectors(text, want):
+    assert _calls(max_tools.create("gemma4").parse_complete(text)) == want
+    assert _calls(tools.create("gemma4").parse_complete(text)) == want
+    for n in (1, 3, 8):
+        one = stream(tools.create("gemma4"), [text[i:i + n] for i in range(0, len(text), n)], with_ids=False)
+        assert one[0] == "" and [(c, json.loads(a)) for c, a in one[1]] == want
+
+
+def test_gemma4_no_call_and_unclosed_call():
+    # MAX: plain text is content; "<|tool_call><tool_call|>" raises; a call without
+    # <tool_call|> raises. Ours: the same for the first two; the cut-off call is
+    # completed (SPEC §4.6 finish rule; README)
+    for text in ("This is just a regular response with no tool calls.", ""):
+        assert max_tools.create("gemma4").parse_complete(text).content == text
+        assert (tools.create("gemma4").parse_complete(text).content or "") == text
+    for mk in (max_tools.create, tools.create):
+        with pytest.raises(ValueError):
+            mk("gemma4").parse_complete("<|tool_call><tool_call|>")
+    cut = '<|tool_call>call:test{key:<|"|>value<|"|>}'
+    with pytest.raises(ValueError):
+        max_tools.create("gemma4").parse_complete(cut)
+    assert _calls(tools.create("gemma4").parse_complete(cut)) == [("test", {"key": "value"})]
