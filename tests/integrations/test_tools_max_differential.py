@@ -585,3 +585,32 @@ def test_inkling_unusable_payloads():
         text = "f<|content_invoke_tool_json|>" + payload
         with pytest.raises(ValueError):
             tools.create("inkling").parse_complete(text)
+
+
+# ------------------------------------------------------------------ MAX's laguna test vectors (as facts)
+
+_LAGUNA_RENDERED = ("<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n"
+                    "<arg_key>units</arg_key>\n<arg_value>celsius</arg_value>\n</tool_call>\n")
+LAGUNA_VECTORS = [
+    ("Sure.\n" + _LAGUNA_RENDERED, "Sure.", [("get_weather", {"city": "Paris", "units": "celsius"})]),
+    ("<tool_call>calc\n<arg_key>n</arg_key>\n<arg_value>42</arg_value>\n<arg_key>flag</arg_key>\n"
+     "<arg_value>true</arg_value>\n<arg_key>items</arg_key>\n<arg_value>[1, 2]</arg_value>\n<arg_key>label</arg_key>\n"
+     "<arg_value>hi there</arg_value>\n</tool_call>", None,
+     [("calc", {"n": 42, "flag": True, "items": [1, 2], "label": "hi there"})]),
+    ("Just a plain answer.", "Just a plain answer.", []),
+]
+
+
+@pytest.mark.parametrize("text,content,want", LAGUNA_VECTORS)
+def test_laguna_max_test_vectors(text, content, want):
+    theirs = max_tools.create("laguna").parse_complete(text)
+    ours = tools.create("laguna").parse_complete(text)
+    assert _calls(theirs) == _calls(ours) == want
+    assert theirs.content == content
+    # ours keeps the newlines around the call as content (MAX trims them)
+    assert _strip_or_none(ours.content) == content
+    chunks = ["Sure.", "\n<tool_", "call>get_we", "ather\n<arg_key>city</arg_key>\n",
+              "<arg_value>Paris</arg_value>\n</tool_", "call>\n"]
+    assert _max_stream(max_tools.create("laguna"), chunks)[1] == [("get_weather", {"city": "Paris"})]
+    assert [(n, json.loads(a)) for n, a in stream(tools.create("laguna"), chunks, with_ids=False)[1]] == [
+        ("get_weather", {"city": "Paris"})]
