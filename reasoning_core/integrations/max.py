@@ -31,7 +31,7 @@ except ImportError as exc:  # pragma: no cover - exercised without MAX
         "the rest of reasoning_core works without it"
     ) from exc
 
-from .._tables import END, SEG_CONTENT, SEG_HELD, SEG_REASONING, START, TERM, ids_of_kind
+from .._tables import END, START, TERM, ids_of_kind
 from .._tokenizer import tables_for, tables_for_async
 from ..families import ENGINE_PARSER_NAMES, Family, get_family
 from ..parser import FamilyParser, parser_class
@@ -317,8 +317,8 @@ class RcMaxReasoningParser(_MaxReasoningParser):
         if not len(delta_token_ids):
             return _MaxDelta(span=_Content(0, 0, 0, 0), is_still_reasoning=p.is_reasoning)
         sp = p.split(delta_token_ids)
-        routes = []
-        for kind, a, b in sp._segs:
+        routes: list[str] = []
+        for kind, a, b in sp.segments:
             routes.extend([kind] * (b - a))
         carried, self._carried = self._carried, {}
         span = _SegmentSpan(routes, carried, self._carried)
@@ -335,7 +335,7 @@ class _SegmentSpan(_MaxSpan):
     """Routes the items carried over from the previous delta plus this delta's
     (token ids and log-probabilities alike, keyed by item type)."""
 
-    def __init__(self, routes: list[int], carried: dict, held: dict) -> None:
+    def __init__(self, routes: list[str], carried: dict, held: dict) -> None:
         super().__init__((0, 0), (0, 0))
         self._routes = routes
         self._carried = carried
@@ -347,14 +347,14 @@ class _SegmentSpan(_MaxSpan):
         key = type(seq[0])
         items = self._carried.get(key, []) + list(seq)
         routes = self._routes
-        self._held[key] = [x for x, r in zip(items, routes) if r == SEG_HELD]
+        self._held[key] = [x for x, r in zip(items, routes) if r == "held"]
         return [x for x, r in zip(items, routes) if r == want]
 
     def extract_content(self, seq):
-        return self._select(seq, SEG_CONTENT)
+        return self._select(seq, "content")
 
     def extract_reasoning(self, seq):
-        return self._select(seq, SEG_REASONING)
+        return self._select(seq, "reasoning")
 
 
 def _encode(tokenizer: Any, text: str):

@@ -99,11 +99,13 @@ def _prompts(name: str) -> dict[str, str]:
                 "tools_bare": sys_ + u + a, "history": u + a + "<think>old</think>old answer" + u + a}
     if name in ("laguna",):
         u, a = "<user>\nWhat is 2+2?\n", "<assistant>\n"
-        return {"on": u + a + "<think>\n", "off": u + a, "tools": "<system>\nUse <tool_call>x</tool_call>\n" + u + a + "<think>\n",
+        tools = "<system>\nUse <tool_call>x</tool_call>\n"
+        return {"on": u + a + "<think>\n", "off": u + a, "tools": tools + u + a + "<think>\n",
                 "history": u + a + "<think>old</think>old answer\n" + u + a + "<think>\n"}
     if name in ("minimax_m2",):
         u, a = "]~b]user\nWhat is 2+2?[e~[\n", "]~b]ai\n"
-        return {"on": u + a + "<think>\n", "bare": u + a, "history": u + a + "<think>old</think>old answer[e~[\n" + u + a,
+        return {"on": u + a + "<think>\n", "bare": u + a,
+                "history": u + a + "<think>old</think>old answer[e~[\n" + u + a,
                 "tools": "]~b]system\nUse <minimax:tool_call>x</minimax:tool_call>[e~[\n" + u + a}
     if name in ("kimik2_5",):
         u, a = "<|im_user|>user<|im_middle|>What is 2+2?<|im_end|>", "<|im_assistant|>assistant<|im_middle|>"
@@ -328,7 +330,8 @@ def test_tool_parse_complete_equals_max(name):
         else rcm.TOOL_PARSERS[name]().parse_complete(text)
     assert isinstance(ours, max_tool_types.ParsedToolResponse)
     assert all(isinstance(c, max_tool_types.ParsedToolCall) for c in ours.tool_calls)
-    norm = lambda r: ((r.content or "").strip(), [(c.name, json.loads(c.arguments)) for c in r.tool_calls])  # noqa: E731
+    def norm(r):
+        return (r.content or "").strip(), [(c.name, json.loads(c.arguments)) for c in r.tool_calls]
     assert norm(ours) == norm(theirs)
 
 

@@ -221,7 +221,8 @@ STREAM_VECTORS = [
     ("glm45", {}, ["<think>", "thinking...", "</think>answer"], ("thinking...", "answer")),
     ("glm45", {}, ["<think>", "thinking", "<tool_call>", "tool args"], ("thinking", "<tool_call>tool args")),
     ("glm45", {}, ["<think>", "<tool_call>tool call"], ("", "<tool_call>tool call")),
-    ("hunyuan", {}, ["<think>", "reasoning", "<tool_calls>", "<tool_call>func"], ("reasoning", "<tool_calls><tool_call>func")),
+    ("hunyuan", {}, ["<think>", "reasoning", "<tool_calls>", "<tool_call>func"],
+     ("reasoning", "<tool_calls><tool_call>func")),
     ("kimi_k2", {}, ["<think>", "reasoning<|tool_calls_section_begin|>", "<|tool_call_begin|>"],
      ("reasoning", "<|tool_calls_section_begin|><|tool_call_begin|>")),
 ]
@@ -282,7 +283,12 @@ _NORMAL_IMPORT = textwrap.dedent('''
 
 
 def test_works_with_sglang_imported_normally():
-    out = subprocess.run([sys.executable, "-c", _NORMAL_IMPORT], capture_output=True, text=True, timeout=300)
+    import os
+
+    # MAX's import sets PYTHONEXECUTABLE (to the base interpreter) in os.environ;
+    # a child started with it would not see this venv's site-packages.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONEXECUTABLE"}
+    out = subprocess.run([sys.executable, "-c", _NORMAL_IMPORT], capture_output=True, text=True, timeout=300, env=env)
     if out.returncode != 0 and "import sglang" in out.stderr and "reasoning_core" not in out.stderr:
         pytest.skip(f"SGLang's package does not import here: {out.stderr.strip().splitlines()[-1]}")
     assert out.returncode == 0, out.stderr[-2000:]
