@@ -48,6 +48,52 @@ from ..families import FAMILIES, Family, get_family
 from ..parser import FamilyParser, LabelStripper, parser_class
 from ..text import TextReasoningParser
 
+def _fast_delta_factory():
+    """A ``DeltaMessage`` builder that skips pydantic validation (our fields are
+    plain ``str``): vLLM's interface costs one model per call, and validating
+    it is most of that cost.  Checked against the validated constructor at
+    import; any mismatch (another pydantic or vLLM) falls back to it."""
+    new, setattr_ = object.__new__, object.__setattr__
+    extra = {} if DeltaMessage.model_config.get("extra") == "allow" else None
+
+    def fast(reasoning: Optional[str] = None, content: Optional[str] = None) -> DeltaMessage:
+        m = new(DeltaMessage)
+        setattr_(m, "__dict__", {"role": None, "content": content, "reasoning": reasoning, "tool_calls": []})
+        fields = set()
+        if reasoning is not None:
+            fields.add("reasoning")
+        if content is not None:
+            fields.add("content")
+        setattr_(m, "__pydantic_fields_set__", fields)
+        setattr_(m, "__pydantic_extra__", None if extra is None else {})
+        setattr_(m, "__pydantic_private__", None)
+        return m
+
+    def slow(reasoning: Optional[str] = None, content: Optional[str] = None) -> DeltaMessage:
+        kw = {}
+        if reasoning is not None:
+            kw["reasoning"] = reasoning
+        if content is not None:
+            kw["content"] = content
+        return DeltaMessage(**kw)
+
+    try:
+        for r, c in (("a", None), (None, "b"), ("a", "b")):
+            f, v = fast(r, c), slow(r, c)
+            if (f != v or f.model_dump_json(exclude_unset=True) != v.model_dump_json(exclude_unset=True)
+                    or f.model_dump() != v.model_dump() or f.model_fields_set != v.model_fields_set):
+                return slow
+        f = fast("a")
+        f.content = "b"  # vLLM's serving loop assigns fields afterwards
+        if f.content != "b":
+            return slow
+    except Exception:  # pragma: no cover - another pydantic
+        return slow
+    return fast
+
+
+_delta = _fast_delta_factory()
+
 __all__ = [
     "REASONING_PARSERS",
     "TOOL_PARSERS",
@@ -514,7 +560,7 @@ class VllmReasoningParser(_VllmReasoningParser):
             if self._append_think and not self._begun:
                 self._begun = True
                 delta_text = (self.reasoning_start_str or "") + delta_text
-            return DeltaMessage(content=delta_text) if delta_text else None
+            return _delta(None, delta_text) if delta_text else None
         if not self._begun:
             self._begin()
             if self.spec.inject_start_if and self._injects(delta_text, self._start_state):
@@ -544,7 +590,7 @@ class VllmReasoningParser(_VllmReasoningParser):
                     return None
                 if self._rstrip:
                     return self._reasoning_delta(delta_text, None)
-                return DeltaMessage(reasoning=delta_text)
+                return _delta(delta_text)
             if kind == SEG_CONTENT:
                 if not delta_text:
                     return None
@@ -590,7 +636,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         r, c = "".join(reasoning), "".join(content)
         if not r and not c:
             return None
-        return DeltaMessage(reasoning=r or None, content=c or None) if r else DeltaMessage(content=c)
+        return _delta(r, c or None) if r else _delta(None, c)
 
     def _injects(self, text: str, starts_in_reasoning: bool) -> bool:
         """Gemma 4 (vLLM's rule): output that begins like a reasoning block
@@ -666,8 +712,8 @@ class VllmReasoningParser(_VllmReasoningParser):
             content = content.lstrip()
             self._content_started = bool(content)
         if content:
-            return DeltaMessage(reasoning=reasoning, content=content) if reasoning else DeltaMessage(content=content)
-        return DeltaMessage(reasoning=reasoning) if reasoning else None
+            return _delta(reasoning, content) if reasoning else _delta(None, content)
+        return _delta(reasoning) if reasoning else None
 
     def _content_delta(self, reasoning: Optional[str], content: str) -> Optional[DeltaMessage]:
         self._deferred_ws = ""
@@ -676,7 +722,7 @@ class VllmReasoningParser(_VllmReasoningParser):
             if not content:
                 return None
             self._content_started = True
-        return DeltaMessage(content=content)
+        return _delta(None, content)
 
     def finish_streaming(self) -> Optional[DeltaMessage]:
         """End of the request: held tokens go to the side they were on."""
@@ -690,7 +736,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         text, self._pending_text = self._pending_text, ""
         if not text:
             return None
-        return DeltaMessage(reasoning=text) if sp.reasoning_ids else DeltaMessage(content=text)
+        return _delta(text) if sp.reasoning_ids else _delta(None, text)
 
     # -- request ------------------------------------------------------------------
     def adjust_request(self, request: Any) -> Any:
