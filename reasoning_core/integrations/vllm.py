@@ -518,6 +518,14 @@ class VllmReasoningParser(_VllmReasoningParser):
             return None, model_output
         if self._injects(model_output, self._start_state):
             model_output = self._family.start[0] + model_output
+        if spec.style == "r1" and self._start_state:
+            # vLLM's R1 rule, asserted by its tests (new_line): one-shot, the
+            # text before the first start delimiter is not kept.
+            for start in self._family.start:
+                head, found, tail = model_output.partition(start)
+                if found:
+                    model_output = tail
+                    break
         tp = TextReasoningParser(self._family, starts_in_reasoning=self._start_state)
         r1, c1 = tp.feed(model_output)
         ended = not tp.is_reasoning
