@@ -161,8 +161,16 @@ def _run(parser, tok, prompt_ids, chunks, seed=None):
 
 @pytest.fixture(scope="module", autouse=True)
 def _registered():
+    """Our rc_ names in MAX's registries for this module only (other modules
+    check MAX's registries as MAX ships them)."""
+    from max.pipelines.lib import tool_parsing as _tools
+
+    saved = dict(max_reasoning._REASONING_PARSERS), dict(_tools._TOOL_PARSERS)
     rcm.register()
     yield
+    for reg, before in zip((max_reasoning._REASONING_PARSERS, _tools._TOOL_PARSERS), saved):
+        reg.clear()
+        reg.update(before)
 
 
 def test_every_registry_name_is_served():

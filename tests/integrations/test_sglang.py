@@ -80,8 +80,15 @@ FORCE = [None, True, False]
 
 @pytest.fixture(scope="module", autouse=True)
 def _registered():
+    """Our rc_ names in SGLang's maps for this module only."""
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser as _FCP
+
+    saved = dict(ReasoningParser.DetectorMap), dict(_FCP.ToolCallParserEnum)
     rcs.register()
     yield
+    for reg, before in zip((ReasoningParser.DetectorMap, _FCP.ToolCallParserEnum), saved):
+        reg.clear()
+        reg.update(before)
 
 
 def test_every_detector_map_name_is_served_or_explained():
