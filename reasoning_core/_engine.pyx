@@ -19,6 +19,7 @@ import numpy as np
 
 from reasoning_core._input import (
     bad_container,
+    snapshot,
     check_capacity,
     index_of,
     result_arrays,
@@ -53,6 +54,7 @@ cdef enum:
     SEG_HELD = 3
     SEG_START = 4
     MODE_PROMPT_REV = 4
+    SMALL_COPY = 64  # a list delta up to this long is copied as a list (cheaper than an array)
     MODE_ENABLE = 5
     HELD_BIT = 4  # batch state byte: bits 0-1 the state, bit 2 set while tokens are held
     # A scratch buffer larger than this many ids (8 MiB) is freed after the
@@ -238,6 +240,7 @@ cdef class _IdBuffer:
     cdef Py_ssize_t cap
     cdef object keep
     cdef bint overflowed  # the last list/tuple load met an id outside int64 (stored as -1)
+    cdef bint all_exact  # every item of the last list/tuple load was an exact int (no callback ran)
 
     def __dealloc__(self):
         free(self.data)
@@ -259,6 +262,7 @@ cdef class _IdBuffer:
         cdef object item
         self.keep = None
         self.overflowed = False
+        self.all_exact = True
         if type(obj) is list or type(obj) is tuple or isinstance(obj, (list, tuple, range)):
             if isinstance(obj, range):
                 obj = list(obj)
@@ -280,6 +284,7 @@ cdef class _IdBuffer:
                 for i in range(size):
                     item = obj[i]
                     if not PyLong_CheckExact(item):
+                        self.all_exact = False
                         item = index_of(i, item)
                     v = PyLong_AsLongLongAndOverflow(item, &overflow)
                     # Ids outside int64 can never be delimiters.
@@ -309,6 +314,7 @@ cdef class _IdBuffer:
         for i in range(size):
             item = obj[i]
             if not PyLong_CheckExact(item):
+                self.all_exact = False
                 item = index_of(i, item)
                 if len(obj) < size:
                     raise RuntimeError("token id list changed size while being read")
@@ -452,6 +458,51 @@ cdef class Engine:
         finally:
             self._exit()
 
+    cdef object _copy_of(self, object token_ids, const int64_t* ids, Py_ssize_t n):
+        """A private copy of a list/tuple delta just loaded into ``ids``."""
+        cdef cnp.ndarray copy
+        if self.buf.overflowed:
+            return list(token_ids)
+        if self.buf.all_exact:
+            # No callback ran, so the input is what was converted: a tuple of
+            # ints is immutable, a short list is copied as a list.
+            if type(token_ids) is tuple:
+                return token_ids
+            if type(token_ids) is list and n <= SMALL_COPY:
+                return PyList_GetSlice(token_ids, 0, n)
+        copy = np.empty(n, dtype=np.int64)
+        if n:
+            memcpy(cnp.PyArray_DATA(copy), ids, n * sizeof(int64_t))
+        return copy
+
+    def split(self, token_ids):
+        """``feed()`` as a ``TokenSplit`` owning a copy of the delta (``FamilyParser.split``)."""
+        cdef Py_ssize_t n
+        cdef const int64_t* ids
+        cdef _Tables t = self.t
+        cdef TokenSplit out = TokenSplit.__new__(TokenSplit)
+        out._prefix = t.tables.paths[self._node] if t.depth[self._node] else ()
+        out._bounds = ()
+        if type(token_ids) is list or type(token_ids) is tuple:
+            self._enter()
+            try:
+                ids = self.buf.load(token_ids, &n)
+                out._delta = self._copy_of(token_ids, ids, n)
+                out._segs = self._feed(ids, n)[0]
+            finally:
+                self._exit()
+        else:
+            out._delta = snapshot(token_ids)
+            self._enter()
+            try:
+                ids = self.buf.load(out._delta, &n)
+                out._segs = self._feed(ids, n)[0]
+            finally:
+                self._exit()
+        out.is_reasoning = self._state == REASONING or self._state == SEEDED
+        out.awaiting_start = self._state == AWAITING
+        return out
+
     def feed_copy(self, token_ids):
         """``feed()`` of a list or tuple, plus a private copy of its ids.
 
@@ -462,19 +513,12 @@ cdef class Engine:
         """
         cdef Py_ssize_t n
         cdef const int64_t* ids
-        cdef cnp.ndarray copy
         self._enter()
         try:
             ids = self.buf.load(token_ids, &n)
-            if self.buf.overflowed:
-                snapshot = list(token_ids)
-            else:
-                copy = np.empty(n, dtype=np.int64)
-                if n:
-                    memcpy(cnp.PyArray_DATA(copy), ids, n * sizeof(int64_t))
-                snapshot = copy
+            copy = self._copy_of(token_ids, ids, n)
             segs, n_prefix = self._feed(ids, n)
-            return segs, n_prefix, snapshot
+            return segs, n_prefix, copy
         finally:
             self._exit()
 
@@ -1073,3 +1117,86 @@ cdef class ReasoningSpan:
 
     def __reduce__(self):
         return (type(self), ((self._d0, self._d1), (self._r0, self._r1)))
+
+
+cdef tuple _SEG_NAMES = ("content", "reasoning", "delimiter", "held", "start")
+
+
+cdef class TokenSplit:
+    """One delta split into reasoning, content, delimiters and held tokens, compiled.
+
+    ``reasoning_core.types`` documents the same class in Python (the pure
+    engine's), with identical behaviour; see there.
+    """
+    cdef object _prefix, _delta, _segs, _tokens, _bounds
+    cdef public object is_reasoning, awaiting_start
+
+    def __init__(self, prefix, delta, segs, is_reasoning, awaiting_start=False, boundaries=()):
+        self._prefix = prefix
+        self._delta = delta
+        self._segs = segs
+        self.is_reasoning = is_reasoning
+        self.awaiting_start = awaiting_start
+        self._tokens = None
+        self._bounds = boundaries
+
+    @property
+    def boundaries(self):
+        return [(i, [(_SEG_NAMES[k], a, b) for k, a, b in pieces]) for i, pieces in self._bounds]
+
+    @property
+    def tokens(self):
+        if self._tokens is None:
+            d = self._delta
+            if type(d) is not list:
+                d = d.tolist() if hasattr(d, "tolist") else list(d)
+            self._tokens = list(self._prefix) + d if self._prefix else d
+        return self._tokens
+
+    @property
+    def segments(self):
+        return [(_SEG_NAMES[k], a, b) for k, a, b in self._segs]
+
+    cdef list _collect(self, int k1, int k2):
+        cdef list toks = self.tokens
+        cdef list out
+        cdef Py_ssize_t a, b
+        cdef int k
+        segs = self._segs
+        if len(segs) == 1:  # the per-token case: one segment, one slice
+            k, a, b = segs[0]
+            return PyList_GetSlice(toks, a, b) if k == k1 or k == k2 else []
+        out = []
+        for k, a, b in segs:
+            if k == k1 or k == k2:
+                out.extend(PyList_GetSlice(toks, a, b))
+        return out
+
+    @property
+    def content_ids(self):
+        return self._collect(SEG_CONTENT, SEG_CONTENT)
+
+    @property
+    def reasoning_ids(self):
+        return self._collect(SEG_REASONING, SEG_REASONING)
+
+    @property
+    def delimiter_ids(self):
+        return self._collect(SEG_DELIMITER, SEG_START)
+
+    @property
+    def held_ids(self):
+        return self._collect(SEG_HELD, SEG_HELD)
+
+    def __len__(self):
+        return self._segs[-1][2] if self._segs else 0
+
+    def __repr__(self):
+        return f"TokenSplit(segments={self.segments!r}, is_reasoning={self.is_reasoning!r})"
+
+    def __eq__(self, other):
+        if type(other).__name__ != "TokenSplit" or not hasattr(other, "segments"):
+            return NotImplemented
+        return (self.tokens, self.segments, self.is_reasoning) == (other.tokens, other.segments, other.is_reasoning)
+
+    __hash__ = None

@@ -11,6 +11,8 @@ from __future__ import annotations
 import array
 import operator
 
+from typing import Any
+
 import numpy as np
 
 _INT_TYPECODES = frozenset("bBhHiIlLqQ")
@@ -161,3 +163,27 @@ def result_arrays(capacity: int) -> list[np.ndarray]:
     """
     block = np.zeros(len(_RESULT_DTYPES) * capacity, dtype=np.uint8)
     return [block[k * capacity:(k + 1) * capacity].view(dt) for k, dt in enumerate(_RESULT_DTYPES)]
+
+
+def snapshot(ids: Any) -> Any:
+    """A private copy of a delta, so a returned ``TokenSplit`` never changes.
+
+    Immutable inputs are kept; anything the engine would reject is passed
+    through for it to raise its usual error.
+    """
+    kind = type(ids)
+    if kind is list:
+        return ids[:]
+    if kind is tuple or kind is range:
+        return ids
+    if kind is np.ndarray:
+        # Signed ids: the copy is made in the engine's int64 layout, so the
+        # engine reads it without converting again (one pass, as before).
+        return ids.astype(np.int64) if ids.dtype.kind == "i" else ids.copy()
+    if kind is array.array:
+        return ids[:]
+    if isinstance(ids, memoryview) and ids.ndim == 1:
+        return ids.tolist()
+    if isinstance(ids, (list, tuple)):
+        return list(ids)
+    return ids

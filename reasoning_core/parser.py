@@ -141,8 +141,11 @@ class FamilyParser(ReasoningParser):
             )
         else:
             self._formatter = None
-        # The engine's stream() is the whole MAX stream(): one compiled call.
+        # The engine's stream() is the whole MAX stream(), its split() the
+        # whole split(): one compiled call each.
         self.stream = self._engine.stream
+        if tables.byte_plan is None:
+            self.split = self._engine.split
 
     # -- construction -------------------------------------------------------
     @classmethod
@@ -203,18 +206,12 @@ class FamilyParser(ReasoningParser):
         return self
 
     def split(self, delta_token_ids: Sequence[int]) -> TokenSplit:
-        eng = self._engine
-        prefix = eng.held_ids if eng.held else ()
-        # The result keeps its own copy: a caller reusing its delta buffer
-        # must not change a split already returned.
-        kind = type(delta_token_ids)
-        if kind is list or kind is tuple:
-            segs, _, delta = eng.feed_copy(delta_token_ids)
-        else:
-            delta = _snapshot(delta_token_ids)
-            segs, _ = eng.feed(delta)
-        state = eng.state
-        return TokenSplit(prefix, delta, segs, state == REASONING or state == SEEDED, state == AWAITING)
+        """Split one delta (instances call the engine's ``split`` directly: one call).
+
+        The result owns a copy of the delta: a caller reusing its buffer
+        cannot change a split already returned.
+        """
+        return self._engine.split(delta_token_ids)
 
     def finish(self) -> TokenSplit:
         """End the request: held tokens go to the current side."""
@@ -270,30 +267,6 @@ class FamilyParser(ReasoningParser):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} family={self.family.name!r} backend={self.backend!r} state={self.state!r}>"
-
-
-def _snapshot(ids: Any) -> Any:
-    """A private copy of a delta, so a returned ``TokenSplit`` never changes.
-
-    Immutable inputs are kept; anything the engine would reject is passed
-    through for it to raise its usual error.
-    """
-    kind = type(ids)
-    if kind is list:
-        return ids[:]
-    if kind is tuple or kind is range:
-        return ids
-    if kind is np.ndarray:
-        # Signed ids: the copy is made in the engine's int64 layout, so the
-        # engine reads it without converting again (one pass, as before).
-        return ids.astype(np.int64) if ids.dtype.kind == "i" else ids.copy()
-    if kind is array.array:
-        return ids[:]
-    if isinstance(ids, memoryview) and ids.ndim == 1:
-        return ids.tolist()
-    if isinstance(ids, (list, tuple)):
-        return list(ids)
-    return ids
 
 
 def _class_name(name: str) -> str:

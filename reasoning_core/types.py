@@ -181,18 +181,21 @@ class TokenSplit:
         return f"TokenSplit(segments={self.segments!r}, is_reasoning={self.is_reasoning!r})"
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TokenSplit):
+        # Either engine's TokenSplit (the compiled one is a twin of this class).
+        if type(other).__name__ != "TokenSplit" or not hasattr(other, "segments"):
             return NotImplemented
-        return (self.tokens, self._segs, self.is_reasoning) == (other.tokens, other._segs, other.is_reasoning)
+        return (self.tokens, self.segments, self.is_reasoning) == (
+            other.tokens, other.segments, other.is_reasoning)  # type: ignore[attr-defined]
 
     __hash__ = None  # type: ignore[assignment]
 
 
-# The pure engine's class, by name, for parity tests; with the compiled engine
-# the public name is its compiled twin (the same behaviour, extraction in C).
+# The pure engine's classes, by name, for parity tests; with the compiled
+# engine the public names are their compiled twins (the same behaviour, in C).
 PyReasoningSpan = ReasoningSpan
+PyTokenSplit = TokenSplit
 if not TYPE_CHECKING:
     from . import _dispatch
 
     if _dispatch.BACKEND == "cython":
-        from ._engine import ReasoningSpan  # noqa: F811
+        from ._engine import ReasoningSpan, TokenSplit  # noqa: F811

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reasoning_core._input import check_capacity, index_of, result_arrays, to_int32_array, to_int_list
+from reasoning_core._input import check_capacity, index_of, result_arrays, snapshot, to_int32_array, to_int_list
 from reasoning_core._tables import (
     AWAITING,
     CONTENT,
@@ -251,6 +251,18 @@ class Engine:
         segs, n_prefix = self._feed(ids)
         return segs, n_prefix, snapshot
 
+    def split(self, token_ids):
+        """``feed()`` as a ``TokenSplit`` owning a copy of the delta (``FamilyParser.split``)."""
+        prefix = self._w.tables.paths[self._node] if self._w.depth[self._node] else ()
+        kind = type(token_ids)
+        if kind is list or kind is tuple:
+            segs, _, delta = self.feed_copy(token_ids)
+        else:
+            delta = snapshot(token_ids)
+            segs, _ = self.feed(delta)
+        state = self._state
+        return _token_split()(prefix, delta, segs, state == REASONING or state == SEEDED, state == AWAITING)
+
     def feed_side(self, token_ids):
         """``feed()``, minus its lists in the per-token common case.
 
@@ -372,6 +384,19 @@ def _scan_stream(w: _Tables, ids, reasoning: bool):
     if kind == TERM:
         return d0, r0, a, a, False
     return d0, r0, a, b, False
+
+
+_TOKEN_SPLIT: list = []
+
+
+def _token_split():
+    """The public ``TokenSplit`` class (bound on first use: reasoning_core.types
+    may import this module)."""
+    if not _TOKEN_SPLIT:
+        from reasoning_core.types import TokenSplit
+
+        _TOKEN_SPLIT.append(TokenSplit)
+    return _TOKEN_SPLIT[0]
 
 
 def _scan_back(w: _Tables, seq) -> int:

@@ -162,3 +162,39 @@ def test_compiled_span_is_the_python_span_in_c():
     for span in (CSpan((0, 1), (0, 1)), PSpan((0, 1), (0, 1))):
         with pytest.raises(AttributeError):
             span.reasoning = (0, 0)
+
+
+@pytest.mark.compiled
+def test_compiled_token_split_is_the_python_one_in_c(deepseek_tokenizer):
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from reasoning_core._engine import TokenSplit as CSplit
+    from reasoning_core.types import PyTokenSplit as PSplit
+
+    assert rc.TokenSplit is CSplit
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.integers(0, 4), max_size=6), st.lists(st.integers(1, 3), max_size=6),
+           st.integers(0, 3), st.booleans(), st.sampled_from(["list", "tuple", "array"]))
+    def check(kinds, sizes, n_prefix, reasoning, container):
+        segs, pos = [], 0
+        for k, n in zip(kinds, sizes):
+            segs.append((k, pos, pos + n))
+            pos += n
+        prefix = tuple(range(900, 900 + min(n_prefix, pos)))
+        body = list(range(100, 100 + pos - len(prefix)))
+        delta = {"list": body, "tuple": tuple(body), "array": np.asarray(body, dtype=np.int64)}[container]
+        c = CSplit(prefix, delta, segs, reasoning, False, ((0, ((1, 0, 1), (2, 1, 2))),) if pos else ())
+        p = PSplit(prefix, delta, segs, reasoning, False, ((0, ((1, 0, 1), (2, 1, 2))),) if pos else ())
+        for name in ("tokens", "segments", "content_ids", "reasoning_ids", "delimiter_ids", "held_ids",
+                     "boundaries", "is_reasoning", "awaiting_start"):
+            assert getattr(c, name) == getattr(p, name), name
+        assert (len(c), repr(c)) == (len(p), repr(p))
+        assert c == p and p == c
+
+    check()
+    # Both engines' split() return the public class, equal results.
+    ids = deepseek_tokenizer.encode("a<think>b</think>c", add_special_tokens=False).ids
+    got = [rc.get_parser("deepseek_r1", deepseek_tokenizer, backend=b).begin().split(ids) for b in BACKEND_NAMES]
+    assert all(type(s) is CSplit for s in got) and got[0] == got[-1]
