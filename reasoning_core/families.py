@@ -151,7 +151,8 @@ _ROWS = (
            terminators=("<tool_call>",), boundaries=_QWEN_TURNS, tool_parser="qwen3_coder"),
     Family("gemma4", ("<|channel>",), ("<channel|>",), False, terminators=("<|tool_call>",),
            enable=("<|think|>",), boundaries=("<|turn>", "<turn|>"), awaiting_start=True,
-           label="thought\n", notes="<|think|> in the prompt enables thinking; label stripped by the formatter"),
+           label="thought\n", tool_parser="gemma4",
+           notes="<|think|> in the prompt enables thinking; label stripped by the formatter"),
     # ---- formats added for the serving engines' parser names (issue 14) ----
     Family("kimi_k3", ("<|open|>think<|sep|>",), ("<|close|>think<|sep|>",), True,
            header_terminators=("<|open|>tools<|sep|>",),
@@ -179,7 +180,7 @@ _ROWS = (
            terminators=("<|plamo:begin_tool_requests:plamo|>",),
            notes="enable_thinking=False renders no think block: give the prompt"),
     Family("inkling", ("<|content_thinking|>",), ("<|end_message|>",), False,
-           terminators=("<|content_invoke_tool_json|>",),
+           terminators=("<|content_invoke_tool_json|>",), tool_parser="inkling",
            headers=("<|message_model|>", "<|content_text|>"), frames=("<|end_message|>",),
            boundaries=("<|message_user|>", "<|message_system|>", "<|message_tool|>"),
            awaiting_start=True,
@@ -191,12 +192,12 @@ _ROWS = (
            notes="recipient channels: to=self (and a later recipient-less message) is reasoning, to=user and "
                  "to=commentary are content, a tool recipient's channel stays in content"),
     Family("muse_glimmer", _MUSE_SELF, ("<|eom|>",), False,
-           header_terminators=_MUSE_TOOLS,
+           header_terminators=_MUSE_TOOLS, tool_parser="muse_glimmer",
            headers=_MUSE_HEADERS + ("<|start|>assistant<|message|>",), boundaries=("<|start|>",),
            notes="recipient channels: to=self is reasoning; to=user, to=commentary and recipient-less messages "
                  "are content; a tool recipient's channel stays in content"),
     Family("poolside_v1", _THINK, _UNTHINK, False, aliases=("laguna",), terminators=("<tool_call>",),
-           boundaries=("<assistant>",), tool_parser="glm45",
+           boundaries=("<assistant>",), tool_parser="laguna",
            notes="thinking is opt-in (enable_thinking=True prefills <think>); the prompt scan stops at <assistant>"),
     Family("mimo", _THINK, _UNTHINK, False, terminators=("<tool_call>",), boundaries=_QWEN_TURNS,
            tool_parser="qwen3_coder", notes="Qwen3 markers; tool calls in the Qwen3-Coder XML form"),
