@@ -169,6 +169,9 @@ class _Spec:
     # Use ``family`` here rather than ENGINE_PARSER_NAMES (which maps this name
     # to a family for its reasoning split; this class needs the markers).
     own_family: bool = False
+    # count_reasoning_tokens counts the blocks even with thinking off (hy_v3:
+    # vLLM's class counts with its R1 rules whatever the delegate).
+    count_when_off: bool = False
     prompt_closes: bool = True            # set_prompt_token_ids: a closed block in this turn -> content
     terminators_end: bool = True          # terminators count for is_reasoning_end
     notes: str = ""
@@ -187,7 +190,7 @@ _SPECS: dict[str, _Spec] = {
     "holo2": _Spec("holo2", style="r1", thinking_keys=_TT, off_passthrough=True),
     "poolside_v1": _Spec("poolside_v1", style="r1", thinking=False, thinking_keys=_TT, off_passthrough=True),
     "ernie45": _Spec("ernie45", style="r1"),
-    "hy_v3": _Spec("hy_v3", style="r1", thinking_from_effort=True, off_passthrough=True),
+    "hy_v3": _Spec("hy_v3", style="r1", thinking_from_effort=True, off_passthrough=True, count_when_off=True),
     "k2_horizon": _Spec("k2_horizon", style="r1", one_shot_no_end="content"),
     "minimax_m3": _Spec("minimax_m3", start=False, wait=True, rstrip_reasoning=False, absorb_stray_end=False,
                         start_text_in_content=False,
@@ -502,11 +505,17 @@ class VllmReasoningParser(_VllmReasoningParser):
         return input_ids
 
     def count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
-        if self._passthrough or not token_ids:
+        if not token_ids or (self._passthrough and not self.spec.count_when_off):
             return 0
+        ids = list(token_ids)
         p = parser_class(self._family)(self._parser.tables)
         p.begin(starts_in_reasoning=self._start_state if self.spec.style == "engine" else False)
-        n = len(p.split(list(token_ids)).reasoning_ids)
+        sid = self.start_token_id
+        if self.spec.inject_start_if and sid is not None and sid not in ids \
+                and self._injects(self._decode(ids[:4]) if self._end_ids.isdisjoint(ids) else self._family.end[0],
+                                  self._start_state):
+            p.split([sid])  # vLLM's start injection (gemma4)
+        n = len(p.split(ids).reasoning_ids)
         return n + len(p.finish().reasoning_ids)
 
     # -- one-shot -----------------------------------------------------------------
@@ -602,8 +611,14 @@ class VllmReasoningParser(_VllmReasoningParser):
             if kind == SEG_CONTENT:
                 if not delta_text:
                     return None
-                if self._absorb and len(delta_token_ids) == 1 and delta_token_ids[0] in self._end_ids:
-                    return None  # a stray end outside reasoning: vLLM's grammars drop it
+                if self._absorb:
+                    end_ids = self._end_ids
+                    for t in delta_token_ids:
+                        if t in end_ids:  # a stray end outside reasoning: vLLM's grammars drop it
+                            delta_text = self._drop_ends(delta_text)
+                            if not delta_text:
+                                return None
+                            break
                 return self._content_delta(None, delta_text)
             if kind == SEG_HELD:
                 self._held_ids = list(delta_token_ids)

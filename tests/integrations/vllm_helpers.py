@@ -55,6 +55,19 @@ def ids_of(tok, pieces) -> list[int]:
     return out
 
 
+def detokenize_chunks(tok, ids, k: int):
+    """As detokenize_steps, with ``k`` tokens per step (speculative decoding)."""
+    text = ""
+    steps = []
+    for i in range(0, len(ids), k):
+        j = min(i + k, len(ids))
+        full = tok.decode(ids[:j], skip_special_tokens=False)
+        cur = text if full.endswith("\ufffd") else full
+        steps.append((cur[len(text):], text, cur, ids[:i], ids[:j], ids[i:j]))
+        text = cur
+    return steps
+
+
 def detokenize_steps(tok, ids):
     """vLLM's call pattern, one token per step: (delta_text, prev_text, cur_text,
     prev_ids, cur_ids, delta_ids), from an incremental detokenizer that holds
@@ -79,11 +92,12 @@ class Streamed:
     calls: int = 0
 
 
-def stream_direct(parser, tok, ids) -> Streamed:
-    """Call ``extract_reasoning_streaming`` for every step (vLLM's unit-test
-    pattern), then ``finish_streaming`` for engine-based parsers."""
+def stream_direct(parser, tok, ids, k: int = 1) -> Streamed:
+    """Call ``extract_reasoning_streaming`` for every step of ``k`` tokens (vLLM's
+    unit-test pattern), then ``finish_streaming`` for engine-based parsers."""
     r, c = [], []
-    for delta_text, prev_t, cur_t, prev_i, cur_i, delta_i in detokenize_steps(tok, ids):
+    steps = detokenize_steps(tok, ids) if k == 1 else detokenize_chunks(tok, ids, k)
+    for delta_text, prev_t, cur_t, prev_i, cur_i, delta_i in steps:
         m = parser.extract_reasoning_streaming(prev_t, cur_t, delta_text, prev_i, cur_i, delta_i)
         if m is not None:
             r.append(m.reasoning or "")
