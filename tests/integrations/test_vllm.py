@@ -430,3 +430,41 @@ def test_entry_point_registers_the_rc_names():
     assert ep.load() is rcv.general_plugin
     rcv.general_plugin()
     assert "rc_qwen3" in ReasoningParserManager.list_registered()
+
+
+def test_serving_composition_with_our_reasoning_and_tool_parsers():
+    """What `vllm serve --reasoning-parser rc_qwen3 --enable-auto-tool-choice
+    --tool-call-parser rc_hermes` builds: vLLM's ParserManager composes and
+    validates the pair against the tokenizer, then one request streams through it."""
+    import json
+
+    from vllm.parser.parser_manager import ParserManager
+
+    rcv.register()
+    tok = vllm_tokenizer(FAMILY_SPECIALS["qwen3"])
+    cls = ParserManager.get_parser(tool_parser_name="rc_hermes", reasoning_parser_name="rc_qwen3",
+                                   enable_auto_tools=True, tokenizer=tok)
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    request = chat_request(tools=tools)
+    parser = cls(tok, request.tools)
+    text_pieces = ["<think>", "Check the weather.", "</think>", "\n\n", "<tool_call>",
+                   '\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n', "</tool_call>"]
+    ids = ids_of(tok, text_pieces)
+    reasoning, content, calls = [], [], {}
+    steps = detokenize_steps(tok, ids)
+    for n, (delta_text, *_rest, delta_ids) in enumerate(steps):
+        m = parser.parse_delta(delta_text, list(delta_ids), request, prompt_token_ids=None,
+                               finished=n == len(steps) - 1)
+        if m is None:
+            continue
+        reasoning.append(m.reasoning or "")
+        content.append(m.content or "")
+        for tc in m.tool_calls or ():
+            slot = calls.setdefault(tc.index, ["", ""])
+            if tc.function is not None:
+                slot[0] += tc.function.name or ""
+                slot[1] += tc.function.arguments or ""
+    assert "".join(reasoning) == "Check the weather."
+    assert "".join(content).strip() == ""
+    assert [(n, json.loads(a)) for n, a in calls.values()] == [("get_weather", {"city": "Paris"})]
