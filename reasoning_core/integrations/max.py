@@ -217,6 +217,7 @@ class RcMaxReasoningParser(_MaxReasoningParser):
         self._formatter = formatter
         if self.spec.segmented:
             self._carried: dict[type, list] = {}
+            self._shared: dict[tuple, Any] = {}
             self._begun = False
             self.stream = self._stream_segments
         else:
@@ -314,16 +315,31 @@ class RcMaxReasoningParser(_MaxReasoningParser):
         if not self._begun:
             self._begun = True
             p.begin(starts_in_reasoning=False)
-        if not len(delta_token_ids):
+        n = len(delta_token_ids)
+        if not n:
             return _MaxDelta(span=_Content(0, 0, 0, 0), is_still_reasoning=p.is_reasoning)
+        held_before = bool(p.held_ids)
         sp = p.split(delta_token_ids)
+        segs = sp.segments
+        still = sp.is_reasoning or sp.awaiting_start
+        if not held_before and not self._carried and len(segs) == 1 and segs[0][0] != "held":
+            # The whole delta on one side (the common case): a shared span.
+            key = (segs[0][0], n, still)
+            hit = self._shared.get(key)
+            if hit is None:
+                kind = segs[0][0]
+                span = (_Content(0, 0, 0, 0) if kind == "content" else
+                        _Reasoning(0, 0, n, n) if kind == "reasoning" else _Span(0, 0, 0, n))
+                hit = _MaxDelta(span=span, is_still_reasoning=still, reasoning_text_formatter=self._formatter)
+                if len(self._shared) < _CACHE_LIMIT:
+                    self._shared[key] = hit
+            return hit
         routes: list[str] = []
-        for kind, a, b in sp.segments:
+        for kind, a, b in segs:
             routes.extend([kind] * (b - a))
         carried, self._carried = self._carried, {}
         span = _SegmentSpan(routes, carried, self._carried)
-        return _MaxDelta(span=span, is_still_reasoning=sp.is_reasoning or sp.awaiting_start,
-                         reasoning_text_formatter=self._formatter)
+        return _MaxDelta(span=span, is_still_reasoning=still, reasoning_text_formatter=self._formatter)
 
     @property
     def parser(self) -> FamilyParser:
@@ -347,7 +363,11 @@ class _SegmentSpan(_MaxSpan):
         key = type(seq[0])
         items = self._carried.get(key, []) + list(seq)
         routes = self._routes
-        self._held[key] = [x for x, r in zip(items, routes) if r == "held"]
+        held = [x for x, r in zip(items, routes) if r == "held"]
+        if held:
+            self._held[key] = held
+        else:
+            self._held.pop(key, None)
         return [x for x, r in zip(items, routes) if r == want]
 
     def extract_content(self, seq):
