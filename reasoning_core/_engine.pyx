@@ -547,6 +547,31 @@ cdef class Engine:
         finally:
             self._exit()
 
+    def feed_text_side(self, text):
+        """``feed_text()``, minus its lists when the chunk goes wholly to one side.
+
+        Returns ``SEG_REASONING`` or ``SEG_CONTENT`` when nothing was held and
+        no character of ``text`` can begin a delimiter here, else exactly what
+        ``feed_text()`` returns.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        cdef Py_ssize_t n, j = 0
+        cdef const int64_t* ids
+        cdef _Walk w = self.t.w
+        cdef int state = self._state
+        self._enter()
+        try:
+            ids = self.buf.load_text(text, &n)
+            if n and w.depth[self._node] == 0 and state != AWAITING:
+                while j < n and _stays(&w, state, ids[j]):
+                    j += 1
+                if j == n:
+                    return SEG_REASONING if state == REASONING or state == SEEDED else SEG_CONTENT
+            return self._feed(ids, n)
+        finally:
+            self._exit()
+
     def feed_text(self, text):
         """``feed`` over the code points of ``text`` (tables built from code points)."""
         if not isinstance(text, str):

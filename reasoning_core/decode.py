@@ -310,8 +310,12 @@ class _WindowDetokenizer(_Detokenizer):
         return ""
 
 
-def _detokenizer(tokenizer: Any, skip_special_tokens: bool):
-    fast = _fast_tokenizer(tokenizer)
+_NOT_GIVEN: Any = object()
+
+
+def _detokenizer(tokenizer: Any, skip_special_tokens: bool, fast: Any = _NOT_GIVEN):
+    if fast is _NOT_GIVEN:
+        fast = _fast_tokenizer(tokenizer)
     if fast is not None:
         return _StreamDetokenizer(fast, skip_special_tokens)
     return _WindowDetokenizer(tokenizer, skip_special_tokens)
@@ -360,8 +364,9 @@ class _IdChecker:
 
     __slots__ = ("limit", "_tokenizer", "_size", "_probe", "_known")
 
-    def __init__(self, tokenizer: Any, decode) -> None:
-        fast = _fast_tokenizer(tokenizer) is not None
+    def __init__(self, tokenizer: Any, decode, fast: bool | None = None) -> None:
+        if fast is None:
+            fast = _fast_tokenizer(tokenizer) is not None
         self._tokenizer = tokenizer
         size = _vocab_size(tokenizer)
         self._size = size if size is not None else _ID_LIMIT
@@ -440,7 +445,8 @@ class ReasoningStreamDecoder:
         # A parser that matches markers over token bytes gets the text path:
         # the decoded text is split by the family's text-level automaton, so a
         # token carrying a marker and the text beside it puts that text on its side.
-        if cls is ReasoningStreamDecoder and isinstance(parser, FamilyParser) and parser.matches_bytes:
+        if cls is ReasoningStreamDecoder and getattr(parser, "tables", None) is not None \
+                and getattr(parser.tables, "byte_plan", None) is not None and isinstance(parser, FamilyParser):
             cls = _TextPathDecoder
         return object.__new__(cls)
 
@@ -463,9 +469,10 @@ class ReasoningStreamDecoder:
         # rest of push() together.
         self._eng = parser.engine
         self._fmt = parser.formatter
-        self._r = _detokenizer(tokenizer, skip_special_tokens)
-        self._c = _detokenizer(tokenizer, skip_special_tokens)
-        self._check = _IdChecker(tokenizer, self._r._decode)
+        fast = _fast_tokenizer(tokenizer)
+        self._r = _detokenizer(tokenizer, skip_special_tokens, fast)
+        self._c = _detokenizer(tokenizer, skip_special_tokens, fast)
+        self._check = _IdChecker(tokenizer, self._r._decode, fast is not None)
         self._limit = self._check.limit
         self._last = -1  # side of the last decided segment
         self._held = list(parser.held_ids)  # ids held by the engine, decided later

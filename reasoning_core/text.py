@@ -152,7 +152,7 @@ class TextReasoningParser:
         if template is None:
             template = tables._engines.setdefault(self.backend, self._mod.Engine(tables))
         self._engine = template.copy()
-        self._feed_text = self._engine.feed_text
+        self._feed_text = self._engine.feed_text_side
         self._fmt = LabelStripper(fam.label) if fam.label else None
         self._oneshot = None
         self._held = ""
@@ -178,19 +178,17 @@ class TextReasoningParser:
     # -- streaming --------------------------------------------------------------
     def feed(self, chunk: str) -> tuple[str, str]:
         """Classify the next chunk: ``(reasoning_delta, content_delta)``."""
-        segs, n_prefix = self._feed_text(chunk)  # raises TypeError for non-str
+        side = self._feed_text(chunk)  # raises TypeError for non-str
         # The common case (a chunk wholly on one side, nothing held) costs one
-        # engine call and no slicing.
-        if n_prefix == 0 and len(segs) == 1:
-            kind = segs[0][0]
-            if kind == SEG_CONTENT:
+        # engine call, no lists and no slicing.
+        if side.__class__ is int:
+            if side == SEG_CONTENT:
                 return "", chunk
-            if kind == SEG_REASONING:
-                fmt = self._fmt
-                if fmt is None:
-                    return chunk, ""
-                return fmt(chunk) or "", ""
-        return self._feed_slow(chunk, segs)
+            fmt = self._fmt
+            if fmt is None:
+                return chunk, ""
+            return fmt(chunk) or "", ""
+        return self._feed_slow(chunk, side[0])
 
     def _feed_slow(self, chunk: str, segs) -> tuple[str, str]:
         text = self._held + chunk if self._held else chunk

@@ -287,6 +287,18 @@ class Engine:
         self._busy = False
         return self._feed([ord(c) for c in text])
 
+    def feed_text_side(self, text: str):
+        """``feed_text()``, minus its lists when the chunk goes wholly to one side
+        (``SEG_REASONING`` / ``SEG_CONTENT``; as compiled)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        w, state = self._w, self._state
+        if text and w.depth[self._node] == 0 and state != AWAITING:
+            root, sigma, trans, ns = w.root[state], w.sigma, w.trans, w.ns
+            if all((k := sigma.get(ord(c))) is None or trans[root * ns + k] == root for c in text):
+                return SEG_REASONING if state in (REASONING, SEEDED) else SEG_CONTENT
+        return self.feed_text(text)
+
     def finish(self) -> tuple[list, int]:
         """Release held tokens to the current side (end of generation)."""
         w = self._w
