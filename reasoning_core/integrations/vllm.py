@@ -153,6 +153,7 @@ class _Spec:
     # Thinking follows chat_template_kwargs/kwargs "reasoning_effort" (not
     # "no_think") instead of the thinking keys (hy_v3).
     thinking_from_effort: bool = False
+    default_effort: str = "no_think"
     # One-shot: a block that opened gives "" reasoning, not None (minimax_m3).
     empty_reasoning_when_opened: bool = False
     # vLLM's grammar has no (content, start) transition: a start delimiter
@@ -222,7 +223,7 @@ _SPECS: dict[str, _Spec] = {
     "cohere_command4": _Spec("cohere_command", style="legacy"),
     "granite": _Spec("granite", style="legacy", thinking=False),
     "hunyuan_a13b": _Spec("hunyuan_a13b", style="legacy", thinking=False),
-    "hy_v4": _Spec("hy_v4", style="legacy"),
+    "hy_v4": _Spec("hy_v4", style="r1", thinking_from_effort=True, default_effort="high", off_passthrough=True),
     "kimi_k3": _Spec("kimi_k3", style="legacy"),
     "minimax_m2_append_think": _Spec("minimax_m2", style="append_think", terminators_end=False, wait=True,
                                       own_family=True),
@@ -302,7 +303,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         if said:
             thinking = any(bool(v) for v in said)
         if spec.thinking_from_effort:
-            effort = chat.get("reasoning_effort") or kwargs.get("reasoning_effort") or "no_think"
+            effort = chat.get("reasoning_effort") or kwargs.get("reasoning_effort") or spec.default_effort
             thinking = effort != "no_think"
         self.thinking = thinking
         self._wait = thinking if spec.wait is None else spec.wait

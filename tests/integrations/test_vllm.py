@@ -111,7 +111,6 @@ KNOWN_DIFFERENCES: dict[str, tuple[object, object, str]] = {
     "openai_gptoss": (_ALL, _ALL, "vLLM's class for this name only detects the reasoning boundary "
                       "(extract_reasoning raises; vLLM parses harmony output in HarmonyParser with the real "
                       "o200k_harmony vocabulary); ours splits the channels itself"),
-    "hy_v4": (_ALL, _ALL, "vLLM's HYV4 extractor: not yet reconciled (empty reasoning '' vs None; token answers)"),
     "kimi_k3": (_ALL, ("token_level",), "vLLM's kimi_k3 token answers: not yet reconciled"),
     "inkling": (_ALL, ("token_level",), "vLLM's inkling token answers: not yet reconciled"),
     "minimax_m3": (_ALL, ("token_level",), "vLLM's minimax_m3 answers extract_content_ids / is_reasoning_end from "
@@ -135,7 +134,7 @@ def answer(fn):
 _R1_MULTI = ("vLLM's R1 rules put a <think> into the reasoning text when a multi-token step holds it "
              "without </think>; ours consumes it")
 MORE_DIFFERENCES: dict[str, list[tuple[object, object, str]]] = {
-    name: [(_ALL, ("multi",), _R1_MULTI)] for name in ("deepseek_r1", "step5", "holo2", "ernie45", "deepseek_v3")
+    name: [(_ALL, ("multi",), _R1_MULTI)] for name in ("deepseek_r1", "step5", "holo2", "ernie45", "deepseek_v3", "hy_v4")
 }
 MORE_DIFFERENCES["step3"] = [(_ALL, ("count",), "vLLM's step3 counts the <think> token as reasoning")]
 MORE_DIFFERENCES["kimi_k3"] = [(_ALL, ("count",), "vLLM's kimi_k3 reasoning-token count: not yet reconciled")]
@@ -287,6 +286,7 @@ SWITCHES = [
     ("gemma4", {"enable_thinking": True}),
     ("mimo", {"enable_thinking": False}),
     ("hy_v3", {"reasoning_effort": "high"}),
+    ("hy_v4", {"reasoning_effort": "no_think"}),
 ]
 
 
