@@ -173,6 +173,9 @@ class _Spec:
     # count_reasoning_tokens counts the blocks even with thinking off (hy_v3:
     # vLLM's class counts with its R1 rules whatever the delegate).
     count_when_off: bool = False
+    # count_reasoning_tokens counts from the first token (the prompt opened the
+    # block: hy_v4), not only inside start ... end (vLLM's R1 depth counter).
+    count_from_start: bool = False
     prompt_closes: bool = True            # set_prompt_token_ids: a closed block in this turn -> content
     terminators_end: bool = True          # terminators count for is_reasoning_end
     notes: str = ""
@@ -223,7 +226,8 @@ _SPECS: dict[str, _Spec] = {
     "cohere_command4": _Spec("cohere_command", style="legacy"),
     "granite": _Spec("granite", style="legacy", thinking=False),
     "hunyuan_a13b": _Spec("hunyuan_a13b", style="legacy", thinking=False),
-    "hy_v4": _Spec("hy_v4", style="r1", thinking_from_effort=True, default_effort="high", off_passthrough=True),
+    "hy_v4": _Spec("hy_v4", style="r1", thinking_from_effort=True, default_effort="high", off_passthrough=True,
+                   count_from_start=True),
     "kimi_k3": _Spec("kimi_k3", style="legacy"),
     "minimax_m2_append_think": _Spec("minimax_m2", style="append_think", terminators_end=False, wait=True,
                                       own_family=True),
@@ -510,7 +514,8 @@ class VllmReasoningParser(_VllmReasoningParser):
             return 0
         ids = list(token_ids)
         p = parser_class(self._family)(self._parser.tables)
-        p.begin(starts_in_reasoning=self._start_state if self.spec.style == "engine" else False)
+        p.begin(starts_in_reasoning=self._start_state if self.spec.style == "engine" or self.spec.count_from_start
+                else False)
         sid = self.start_token_id
         if self.spec.inject_start_if and sid is not None and sid not in ids \
                 and self._injects(self._decode(ids[:4]) if self._end_ids.isdisjoint(ids) else self._family.end[0],
