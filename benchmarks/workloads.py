@@ -66,9 +66,9 @@ class Context(core.Context):
 
 # -- token-level workloads ------------------------------------------------------
 
-def _build_split(deltas_of: Callable[[Context], list]):
+def _build_split(deltas_of: Callable[[Context], list], parser_of: Callable[[Context, str], Any] = make_parser):
     def build(ctx: Context, backend: str):
-        p = make_parser(ctx, backend)
+        p = parser_of(ctx, backend)
         deltas = deltas_of(ctx)
         begin, split, finish = p.begin, p.split, p.finish
 
@@ -129,20 +129,6 @@ def _bytes_parser(ctx: Context, backend: str):
     p = get_parser(BYTES_PARSER, ctx.tokenizer, backend=backend)
     assert p.matches_bytes
     return p
-
-
-def _build_split_bytes(ctx: Context, backend: str):
-    p = _bytes_parser(ctx, backend)
-    deltas = [[t] for t in _harmony_ids(ctx)]
-    begin, split, finish = p.begin, p.split, p.finish
-
-    def run():
-        begin()
-        for d in deltas:
-            split(d)
-        return finish()
-
-    return run
 
 
 def _build_decoder_push_bytes(ctx: Context, backend: str):
@@ -332,7 +318,8 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     Workload("decode_stream_bare", "token", "tokenizers DecodeStream.step per token alone (the floor for decoder_push)",
              _build_decode_stream_bare, lambda c: len(c.ids), backend_independent=True, group="decoder"),
     Workload("split_1tok_bytes", "token", "split() per 1-token delta, harmony markers matched over token bytes",
-             _build_split_bytes, lambda c: len(_harmony_ids(c)), group="bytes"),
+             _build_split(lambda c: [[t] for t in _harmony_ids(c)], _bytes_parser), lambda c: len(_harmony_ids(c)),
+             group="bytes"),
     Workload("decoder_push_bytes", "token", "decoder push per token, harmony markers matched over token bytes",
              _build_decoder_push_bytes, lambda c: len(_harmony_ids(c)), group="bytes"),
     Workload("memory_idle_parser", "parser", "tracemalloc bytes per idle parser (1000 created)",
