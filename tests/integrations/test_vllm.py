@@ -117,7 +117,9 @@ KNOWN_DIFFERENCES: dict[str, tuple[object, object, str]] = {
                    "the state its streaming calls left; ours from the ids given"),
     "mistral": (_ALL, ("prompt",), "a prompt ending in [THINK]: vLLM's mistral ignores it (no prompt hook), reads "
                 "the reasoning as content and drops the [/THINK]; ours starts in reasoning, as the prompt says"),
-    "muse": (_ALL, _ALL, "vLLM's muse recipient-channel parser: not yet reconciled"),
+    "muse": (_ALL, _ALL, "vLLM's muse drops text outside a recipient channel (content after <|eom|> with no "
+             "to=user header, header-less output when streaming); ours keeps it as content. Completions in "
+             "the full channel format are not generated here yet"),
     "musespark1x": (_ALL, _ALL, "as muse"),
     "muse_glimmer": (_ALL, _ALL, "as muse"),
 }
