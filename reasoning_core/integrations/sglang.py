@@ -176,6 +176,8 @@ NOT_SERVED: dict[str, str] = {
 }
 
 _ENGINE_NAMES: dict[str, str] = dict(ENGINE_PARSER_NAMES.get("sglang", {}))
+# SGLang's own detectors, as shipped (register(replace=True) changes the map later).
+_ORIGINAL_DETECTORS: dict[str, type] = dict(_SglReasoningParser.DetectorMap)
 _RUNTIME = RUNTIME_ENGINE_NAMES.get("sglang", frozenset())
 
 
@@ -403,6 +405,39 @@ class RcReasoningDetector(_SglBase):
     def family(self) -> Family:
         """The reasoning-core family this detector runs."""
         return self._family
+
+    # -- token-level hooks SGLang's scheduler and grammar backend call -----------
+    # (the ids of the end marker, of a start the model writes itself, the answer
+    # frame): answered by SGLang's own detector of this name, so the grammar
+    # side behaves exactly as with SGLang's detector.
+    def _native(self):
+        native = getattr(self, "_native_detector", None)
+        if native is None:
+            cls = _ORIGINAL_DETECTORS.get(self.sglang_name)
+            if cls is None:
+                return None
+            try:
+                native = cls(force_reasoning=True) if self.spec.requires_force else cls()
+            except Exception:  # noqa: BLE001 - e.g. a detector needing a tokenizer: base-class behaviour
+                return None
+            self._native_detector = native
+        return native
+
+    def get_think_end_token_ids(self, tokenizer: Any):
+        native = self._native()
+        if native is not None:
+            return native.get_think_end_token_ids(tokenizer)
+        return super().get_think_end_token_ids(tokenizer)
+
+    def get_self_opened_think_start_token_ids(self, tokenizer: Any):
+        native = self._native()
+        if native is not None:
+            return native.get_self_opened_think_start_token_ids(tokenizer)
+        return super().get_self_opened_think_start_token_ids(tokenizer)
+
+    def get_answer_frame(self):
+        native = self._native()
+        return native.get_answer_frame() if native is not None else super().get_answer_frame()
 
 
 def _k2_horizon_family(fam: Family, effort: Any) -> Family:

@@ -466,3 +466,19 @@ def test_tool_streaming_drops_unlisted_tools_cleanly():
     text = _tool_outputs("hermes")["unknown"]
     got = _tool_stream(FunctionCallParser(TOOLS, "rc_hermes"), text_chunks(text, random.Random(3), _TOOL_ATOMS))
     assert got == (_ws("Let me check. \n"), [(0, "get_time", {"tz": "UTC"})])
+
+
+def test_token_level_hooks_answer_as_sglang():
+    """The scheduler and grammar backend ask the detector for token ids and an answer frame."""
+    from transformers import PreTrainedTokenizerFast
+    from vocab import build_tokenizer
+
+    tok = PreTrainedTokenizerFast(tokenizer_object=build_tokenizer(
+        ("<think>", "</think>", "<|channel>", "<channel|>", "<mm:think>", "</mm:think>", "<|content_thinking|>",
+         "<|end_message|>")))
+    for n in SERVED:
+        kw = {"force_reasoning": True} if n == "k2_horizon" else {}
+        ours, theirs = ReasoningParser(f"rc_{n}", **kw).detector, ReasoningParser(n, **kw).detector
+        assert ours.get_think_end_token_ids(tok) == theirs.get_think_end_token_ids(tok), n
+        assert ours.get_self_opened_think_start_token_ids(tok) == theirs.get_self_opened_think_start_token_ids(tok), n
+        assert type(ours.get_answer_frame()) is type(theirs.get_answer_frame()), n
