@@ -83,6 +83,12 @@ def _metaspace(piece: str) -> bytes:
     return piece.replace("\u2581", " ").encode("utf-8")
 
 
+def _as_ids(data: bytes):
+    """Bytes as the engines' input: a list for short runs (their fastest path),
+    a zero-copy array view for long ones."""
+    return list(data) if len(data) < 256 else np.frombuffer(data, dtype=np.uint8)
+
+
 class TokenBytes:
     """Every token id's bytes, as one table built once per tokenizer."""
 
@@ -367,7 +373,7 @@ class ByteEngine:
             lens = [len(data)]
         else:
             data, lens = vocab.expand(ids)
-        segs, _ = self._eng.feed(memoryview(data))
+        segs, _ = self._eng.feed(_as_ids(data))
         if not n_prefix and len(segs) == 1 and segs[0][0] != SEG_HELD:
             # Nothing pending, every byte decided as one kind: the whole delta is that kind.
             self.boundaries = ()
@@ -400,7 +406,7 @@ class ByteEngine:
         reasoning = bool(is_currently_reasoning)
         ids = self._ids(token_ids)
         data, lens = self._vocab.expand(ids)
-        d0, r0, r1, d1, still = self._eng.scan_stream(memoryview(data), reasoning)
+        d0, r0, r1, d1, still = self._eng.scan_stream(_as_ids(data), reasoning)
         if not ids:
             return 0, 0, 0, 0, still
         ends = np.cumsum(lens).tolist()
@@ -436,7 +442,7 @@ class ByteEngine:
     def prompt_state(self, prompt_token_ids) -> int:
         ids = self._ids(prompt_token_ids)
         data, _ = self._vocab.expand(ids)
-        return self._eng.prompt_state(memoryview(data))
+        return self._eng.prompt_state(_as_ids(data))
 
 
 def is_reasoning_state(state: int) -> bool:
