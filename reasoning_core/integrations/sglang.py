@@ -249,6 +249,11 @@ class RcReasoningDetector(_SglBase):
         self.think_start_self_label = spec.label
         fam = self._family_for(kwargs.get("tokenizer"), kwargs.get("reasoning_effort"))
         self._family: Family = fam
+        if spec.wants_tokenizer and fam.start and fam.end:
+            # Markers read from this checkpoint's vocabulary (Hunyuan's token suffix).
+            self.think_start_token, self.think_end_token = fam.start[0], fam.end[0]
+            if fam.terminators:
+                self.tool_start_token = fam.terminators[0]
         # The start state, as SGLang's detector decides it (previous_content
         # of a continued assistant message overrides force_reasoning).
         inside = bool(self._in_reasoning)

@@ -482,3 +482,16 @@ def test_token_level_hooks_answer_as_sglang():
         assert ours.get_think_end_token_ids(tok) == theirs.get_think_end_token_ids(tok), n
         assert ours.get_self_opened_think_start_token_ids(tok) == theirs.get_self_opened_think_start_token_ids(tok), n
         assert type(ours.get_answer_frame()) is type(theirs.get_answer_frame()), n
+
+
+def test_hunyuan_reads_the_checkpoint_token_suffix():
+    from transformers import PreTrainedTokenizerFast
+    from vocab import build_tokenizer
+
+    tok = PreTrainedTokenizerFast(tokenizer_object=build_tokenizer(
+        ("<think:ab12>", "</think:ab12>", "<tool_calls:ab12>", "</tool_calls:ab12>")))
+    text = "<think:ab12>r<tool_calls:ab12>call"
+    ours, theirs = ReasoningParser("rc_hunyuan", tokenizer=tok), ReasoningParser("hunyuan", tokenizer=tok)
+    for attr in ("think_start_token", "think_end_token", "tool_start_token"):
+        assert getattr(ours.detector, attr) == getattr(theirs.detector, attr)
+    assert ours.parse_non_stream(text) == theirs.parse_non_stream(text) == ("r", "<tool_calls:ab12>call")
