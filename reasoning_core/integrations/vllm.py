@@ -998,9 +998,30 @@ class VllmToolParser(_VllmToolParser):
         self.current_tool_id = d.index
 
 
+# Structural tags: where vLLM's own parser of a name uses one of xgrammar's
+# built-in model formats, ours names the same one, so vLLM's get_structural_tag
+# (xgrammar's get_model_structural_tag) constrains each call's arguments to the
+# tool's JSON schema after the reasoning, exactly as for vLLM's parser.  The
+# other formats (mistral, gemma4, inkling, muse_glimmer) have no tag yet.
+_STRUCTURAL_TAG_MODELS: dict[str, str] = {
+    "hermes": "hermes",
+    "qwen3_coder": "qwen_3_coder",
+    "llama3_json": "llama",
+    "deepseek_v3": "deepseek_r1",
+    "deepseek_v31": "deepseek_v3_1",
+    "deepseek_v4": "deepseek_v4",
+    "kimi_k2": "kimi",
+    "glm45": "glm_4_7",
+    "glm47": "glm_4_7",
+    "minimax_m2": "minimax",
+}
+
+
 def _make_tool_class(name: str, fmt: str) -> type[VllmToolParser]:
     cls_name = "".join(p.capitalize() for p in name.split("_")) + "RcToolParser"
-    return type(cls_name, (VllmToolParser,), {"rc_format": fmt, "vllm_name": name, "__module__": __name__})
+    attrs = {"rc_format": fmt, "vllm_name": name, "__module__": __name__,
+             "structural_tag_model": _STRUCTURAL_TAG_MODELS.get(name)}
+    return type(cls_name, (VllmToolParser,), attrs)
 
 
 TOOL_PARSERS: dict[str, type[VllmToolParser]] = {

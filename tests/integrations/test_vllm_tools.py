@@ -131,3 +131,57 @@ def test_string_parameter_stays_a_string_with_request_schema():
     ours = rcv.TOOL_PARSERS["qwen3_coder"](tok, None)
     info = ours.extract_tool_calls(text, chat_request(tools=TOOLS))
     assert _calls(info) == [("get_weather", {"city": "1234"})]
+
+
+@pytest.mark.parametrize("name", sorted(rcv._STRUCTURAL_TAG_MODELS))
+def test_structural_tag_equals_vllms(name):
+    """The structural tag vLLM asks a tool parser for (xgrammar's built-in format)."""
+    fmt, fam = FORMATS.get(name, (None, None))
+    tok = tokenizer(fam) if fmt is not None else vllm_tokenizer(FAMILY_SPECIALS["qwen3"])
+    try:
+        theirs = ToolParserManager.get_tool_parser(name)(tok, None)
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"vLLM's {name} tool parser does not build offline: {exc}"[:200])
+    from vllm.tool_parsers.tool_strict_level import ToolStrictLevel
+
+    ours = rcv.TOOL_PARSERS[name](tok, None)
+    dump = (lambda t: None if t is None else (t.model_dump_json() if hasattr(t, "model_dump_json") else str(t)))
+    built = 0
+    for choice in ("auto", "required"):
+        req = chat_request(tools=TOOLS, tool_choice=choice)
+        for reasoning in (True, False):
+            for level in (ToolStrictLevel.AUTO, ToolStrictLevel.PARAMETER):
+                a = theirs.get_structural_tag(req, reasoning=reasoning, strict_level=level)
+                b = ours.get_structural_tag(req, reasoning=reasoning, strict_level=level)
+                assert dump(b) == dump(a)
+                built += a is not None
+    assert built  # a tag was built and compared
+
+
+def test_structural_tag_compiles_and_matches_with_xgrammar():
+    """rc_hermes's tag, compiled by xgrammar against the tokenizer: free
+    reasoning, then a valid call, is accepted; an invalid call is rejected."""
+    xgr = pytest.importorskip("xgrammar")
+    tok = tokenizer("qwen3")
+    ours = rcv.TOOL_PARSERS["hermes"](tok, None)
+    from vllm.tool_parsers.tool_strict_level import ToolStrictLevel
+
+    tag = ours.get_structural_tag(chat_request(tools=TOOLS, tool_choice="auto"), reasoning=True,
+                                  strict_level=ToolStrictLevel.PARAMETER)
+    if tag is None:
+        pytest.skip("structural tags switched off (VLLM_ENFORCE_STRICT_TOOL_CALLING)")
+    info = xgr.TokenizerInfo.from_huggingface(tok, vocab_size=len(tok.get_vocab()))
+    compiled = xgr.GrammarCompiler(info).compile_structural_tag(
+        tag.model_dump_json() if hasattr(tag, "model_dump_json") else tag)
+
+    def accepts(text: str) -> bool:
+        m = xgr.GrammarMatcher(compiled)
+        return m.accept_string(text)
+
+    good = ('<think>Free reasoning, {not json}.</think>\n'
+            '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>')
+    bad = ('<think>ok</think>\n'
+           '<tool_call>\n{"name": "get_weather", "arguments": {"city": 12}}\n</tool_call>')
+    assert accepts(good)
+    assert not accepts(bad)
+    assert accepts("<think>No tool needed.</think>\nIt is sunny in Paris.")  # tool_choice="auto": no call is fine
