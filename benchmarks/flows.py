@@ -121,13 +121,13 @@ class Env:
     def max_tok(self):
         """What MAX's ``from_tokenizer`` needs: an object with ``async encode``."""
         if "max" not in self._cache:
-            hf = self.hf
+            # The fastest encode at hand (the Rust tokenizer, no HF wrapper): MAX's parser
+            # creation is not charged for a slow tokenizer.
+            raw = self.tok
 
             class PipelineTokenizer:
-                delegate = hf
-
                 async def encode(self, text, add_special_tokens=False):
-                    return hf.encode(text, add_special_tokens=add_special_tokens)
+                    return raw.encode(text, add_special_tokens=add_special_tokens).ids
 
             self._cache["max"] = PipelineTokenizer()
         return self._cache["max"]
