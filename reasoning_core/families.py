@@ -360,7 +360,7 @@ ENGINE_NOTES: dict[tuple[str, str], str] = {
     ("sglang", "poolside_v1"): "reasoning only with enable_thinking=True",
     ("sglang", "mimo"): "reasoning only with enable_thinking=True",
     ("sglang", "minimax"): "forced into reasoning; <tool_call> (not <minimax:tool_call>) is its tool opener",
-    ("sglang", "qwen3"): "a <tool_call> ends reasoning only at the start of a line",
+    ("sglang", "qwen3"): "a <tool_call> ends reasoning (SGLang 0.5.23 does not require it at a line start)",
     ("sglang", "hunyuan"): "the Hy3 format (<think>, <tool_calls>), not Hunyuan-A13B's <answer> frame",
     ("sglang", "gigachat35"): "DeepSeek-R1 rules (starts in reasoning)",
     ("sglang", "iquest_q1"): "starts in reasoning unless thinking/enable_thinking is False",
