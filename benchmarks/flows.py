@@ -35,7 +35,6 @@ import gc
 import importlib.util
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -69,9 +68,7 @@ def _drive(coro):
     except StopIteration as stop:
         return stop.value
     coro.close()
-    import asyncio
-
-    raise RuntimeError("coroutine suspended; use asyncio") from asyncio.InvalidStateError()
+    raise RuntimeError("the coroutine suspended: it needs an event loop")
 
 
 class Env:
