@@ -899,7 +899,7 @@ def figures(flows: list[Flow], jobs: list[Job], notes: dict[str, list[str]]) -> 
             errors.setdefault(j.flow, []).append(f"{j.impl}: {j.error.splitlines()[0]}")
         st = _stats(j.samples)
         if st:
-            res[(j.flow, j.impl)] = dict(st, units=j.units)
+            res[(j.flow, j.impl)] = dict(st, units=j.units, samples_ns=list(j.samples))
     rows = []
     for f in flows:
         impls = {impl: res[(f.name, impl)] for (fl, impl) in res if fl == f.name}
@@ -913,6 +913,12 @@ def figures(flows: list[Flow], jobs: list[Job], notes: dict[str, list[str]]) -> 
                 if impl != "bare" and bare:
                     st["overhead_pct"] = (st["median_ns"] / bare["median_ns"] - 1) * 100
                     st["overhead_ns"] = st["median_ns"] - bare["median_ns"]
+                    # Paired per round: a flow's jobs run back to back within a round, so this
+                    # is steadier than the ratio of medians when the machine's load drifts.
+                    paired = [(a / b - 1) * 100 for a, b in zip(st["samples_ns"], bare["samples_ns"]) if b > 0]
+                    if paired:
+                        st["overhead_pct_paired"] = {"median": statistics.median(paired), "min": min(paired),
+                                                     "max": max(paired)}
         ours = impls.get("ours-c") or impls.get("ours-py")
         peers = {p: impls[p] for p in f.peers if p in impls}
         if f.ref_peer:
@@ -1130,6 +1136,11 @@ def main(argv: list[str] | None = None) -> int:
     print(head)
     print(format_table(rows, args.markdown))
     for r in rows:
+        for impl, st in r["implementations"].items():
+            pp = st.get("overhead_pct_paired")
+            if pp and len(st["samples_ns"]) > 1:
+                print(f"paired per round: {r['flow']}: {PEER_LABEL.get(impl, impl)} {pp['median']:+.0f} % above bare "
+                      f"({pp['min']:+.0f} to {pp['max']:+.0f} %)")
         for n in r["notes"]:
             print(f"note: {r['flow']}: {n}")
     for n in notes:
