@@ -11,7 +11,7 @@ length, which is why bounds checking can be off there.
 cimport cython
 cimport numpy as cnp
 from cpython.list cimport PyList_GetSlice
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
 
@@ -940,14 +940,11 @@ cdef class BatchEngine:
     cdef int _check_slots(self, const int32_t* slots, Py_ssize_t m) except -1:
         cdef Py_ssize_t j
         cdef int32_t s
-        cdef Py_ssize_t cap = self.capacity
-        cdef const uint8_t* opened = self.op
         for j in range(m):
             s = slots[j]
-            # One unsigned compare for both bounds; the open byte only inside them.
-            if <size_t>s >= <size_t>cap or not opened[s]:
-                if s < 0 or s >= cap:
-                    raise ValueError(f"slot {s} is out of range for capacity {cap}")
+            if s < 0 or s >= self.capacity:
+                raise ValueError(f"slot {s} is out of range for capacity {self.capacity}")
+            if not self.op[s]:
                 raise ValueError(f"slot {s} is not open")
         return 0
 
@@ -1015,16 +1012,6 @@ cdef class BatchEngine:
         cdef int32_t slot, tok
         cdef int state, node, sv, before
         cdef _Move mv
-        # Range of the delimiter alphabet as one unsigned compare: an id is
-        # outside it iff (id - lo) as unsigned exceeds hi - lo.
-        cdef uint64_t lo = <uint64_t>w.lo, span = <uint64_t>(w.hi - w.lo) if w.hi >= w.lo else 0
-        cdef bint empty = w.hi < w.lo
-        # Reasoning side of a state byte without a held token (0-3).
-        cdef uint8_t side[4]
-        side[CONTENT] = 0
-        side[REASONING] = 1
-        side[SEEDED] = 1
-        side[AWAITING] = 0
         # Zero the rarely-set outputs in bulk; the per-token path below then
         # writes only what can be non-zero.
         cdef Py_ssize_t n_out = m if offsets == NULL else offsets[m]
@@ -1044,10 +1031,10 @@ cdef class BatchEngine:
             sv = st[slot]
             for i in range(lo_i, hi_i):
                 tok = tokens[i]
-                if not (sv & HELD_BIT) and (empty or <uint64_t>(<int64_t>tok) - lo > span):
+                if not (sv & HELD_BIT) and (tok < w.lo or tok > w.hi):
                     # Common case: an ordinary token with nothing held; the
                     # state byte alone decides it (no node or table lookups).
-                    o_r[i] = o_i[i] = side[sv]
+                    o_r[i] = o_i[i] = sv == REASONING or sv == SEEDED
                     if sv == AWAITING:
                         sv = CONTENT  # thinking was enabled but skipped: grammar on now
                         o_e[i] = 1
