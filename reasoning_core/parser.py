@@ -8,11 +8,8 @@ is unsupported; distinct parsers may be used concurrently.
 """
 from __future__ import annotations
 
-import array
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Optional, Sequence
-
-import numpy as np
 
 from . import _dispatch
 from ._tables import AWAITING, CONTENT, END, REASONING, SEEDED, STATE_NAMES, TERM, Tables, ids_of_kind

@@ -18,7 +18,7 @@ engine state: a streaming step costs O(delta), never a rescan of
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
 try:
@@ -44,7 +44,7 @@ from .._tables import (
     TERM,
     ids_of_kind,
 )
-from ..families import FAMILIES, Family, get_family
+from ..families import Family, get_family
 from ..parser import FamilyParser, LabelStripper, parser_class
 from ..text import TextReasoningParser
 
