@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from reasoning_core_py._engine import stream_result
+
 from ._input import to_int_list
 from ._tables import (
     AWAITING, CONTENT, REASONING, SEEDED, SEG_CONTENT, SEG_DELIMITER, SEG_HELD, SEG_REASONING, SEG_START,
@@ -415,29 +417,16 @@ class ByteEngine:
         t_d0 = bisect_right(ends, d0)  # first token not wholly before d0
         t_r0 = max(bisect_left(starts, r0), t_d0)
         t_r1 = max(bisect_right(ends, r1), t_r0)
-        t_d1 = max(bisect_left(starts, d1), t_r1)
-        if d1 == r1 and d0 == r0 == 0 and r1 < len(data):
-            # An implicit end (terminator): its token stays content.
-            t_d1 = t_r1
+        # No consumed end (an implicit end, a terminator, or none): a token that
+        # carries the terminator stays content, as in split().
+        t_d1 = t_r1 if d1 == r1 else max(bisect_left(starts, d1), t_r1)
         return t_d0, t_r0, t_r1, t_d1, still
 
     def stream(self, token_ids, is_currently_reasoning=True):
         reasoning = bool(is_currently_reasoning)
         if reasoning and not self._opened and self._awaiting_family:
             reasoning = False
-        key = self.scan_stream(token_ids, reasoning)
-        if key[1] > key[0]:
-            self._opened = True
-            if self._on_open is not None:
-                self._on_open()
-        if self._make is None:
-            return key
-        parsed = self._deltas.get(key)
-        if parsed is None:
-            parsed = self._make(*key)
-            if len(self._deltas) < 512:
-                self._deltas[key] = parsed
-        return parsed
+        return stream_result(self, self.scan_stream(token_ids, reasoning))
 
     def prompt_state(self, prompt_token_ids) -> int:
         ids = self._ids(prompt_token_ids)

@@ -331,19 +331,7 @@ class Engine:
         ids = self._load(token_ids)
         if reasoning and not self._opened and self._w.tables.awaiting_family:
             reasoning = False
-        key = _scan_stream(self._w, ids, reasoning)
-        if key[1] > key[0]:
-            self._opened = True
-            if self._on_open is not None:
-                self._on_open()
-        if self._make is None:
-            return key
-        parsed = self._deltas.get(key)
-        if parsed is None:
-            parsed = self._make(*key)
-            if len(self._deltas) < 512:
-                self._deltas[key] = parsed
-        return parsed
+        return stream_result(self, _scan_stream(self._w, ids, reasoning))
 
     def prompt_state(self, prompt_token_ids) -> int:
         """The state generation starts in after this prompt (no side effects)."""
@@ -396,6 +384,27 @@ def _scan_stream(w: _Tables, ids, reasoning: bool):
     if kind == TERM:
         return d0, r0, a, a, False
     return d0, r0, a, b, False
+
+
+def stream_result(eng, key: tuple):
+    """The ``stream()`` result for a scanned span ``key`` = (d0, r0, r1, d1, still).
+
+    Shared by every engine written in Python (this twin and the byte-level
+    engine): notes a block opened, and builds the result with the configured
+    ``make``, cached so equal spans share one immutable object.
+    """
+    if key[1] > key[0]:
+        eng._opened = True
+        if eng._on_open is not None:
+            eng._on_open()
+    if eng._make is None:
+        return key
+    parsed = eng._deltas.get(key)
+    if parsed is None:
+        parsed = eng._make(*key)
+        if len(eng._deltas) < 512:
+            eng._deltas[key] = parsed
+    return parsed
 
 
 _TOKEN_SPLIT: list = []

@@ -266,3 +266,19 @@ def test_reentry_is_refused_and_the_parser_stays_usable(backend):
     p.begin()
     parts = [p.split(ids), p.finish()]
     assert [k for k, _, _ in parts[0].segments] == ["start", "reasoning", "delimiter", "content"]
+
+
+def test_stream_span_keeps_a_terminators_token_in_content(backend):
+    # qwen3 on a vocabulary without its markers: byte path; "a<tool_call>" glued
+    # into tokens that also carry reasoning text must stay content (as in split()).
+    tok = plain_tokenizer()
+    parser = get_parser("qwen3", tok, backend=backend)
+    assert parser.matches_bytes
+    text = "<think>plan.<tool_call>x</tool_call>"
+    ids = tok.encode(text, add_special_tokens=False).ids
+    span = parser.stream(ids, False).span
+    content = decode(tok, span.extract_content(ids))
+    assert "<tool_call>x</tool_call>" in content
+    assert span.reasoning[1] == span.reasoning_with_delimiters[1]  # nothing consumed after the reasoning
+    s = parser.begin().split(ids)
+    assert decode(tok, s.content_ids).endswith("<tool_call>x</tool_call>")
