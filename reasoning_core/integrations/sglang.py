@@ -82,6 +82,7 @@ from ..text import TextReasoningParser
 __all__ = [
     "REASONING_DETECTORS",
     "TOOL_DETECTORS",
+    "TOOL_NOT_SERVED",
     "NOT_SERVED",
     "RcReasoningDetector",
     "register",
@@ -498,6 +499,12 @@ def _function_call_modules():
 
 _FC = _function_call_modules()
 
+def _engine_tool_names(engine: str):
+    from ..tools import engine_names
+
+    return engine_names(engine)
+
+
 # SGLang function-call parser name -> our tool format, how SGLang numbers the
 # calls of a one-shot parse ("tools": the tool's index in the request's tool
 # list; "local": the call's position in the response), and whether SGLang's
@@ -519,6 +526,9 @@ _TOOL_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "minimax-m2": ("minimax_m2", "tools", True, True),
     "mistral": ("mistral", "tools", True, True),
 }
+# Formats of the further tool-format modules (and the names not served, with why).
+_MORE_TOOL_NAMES, TOOL_NOT_SERVED = _engine_tool_names("sglang")
+_TOOL_NAMES.update(_MORE_TOOL_NAMES)
 
 
 def _tool_name_of(tool: Any) -> Optional[str]:

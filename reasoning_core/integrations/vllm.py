@@ -96,6 +96,7 @@ _delta = _fast_delta_factory()
 
 __all__ = [
     "REASONING_PARSERS",
+    "TOOL_NOT_SERVED",
     "TOOL_PARSERS",
     "VllmReasoningParser",
     "register",
@@ -865,6 +866,9 @@ _TOOL_FORMATS: dict[str, str] = {
     "inkling": "inkling",
     "muse_glimmer": "muse_glimmer",
 }
+# Formats of the further tool-format modules (and the names not served, with why).
+_MORE_TOOL_FORMATS, TOOL_NOT_SERVED = _tools.engine_names("vllm")
+_TOOL_FORMATS.update(_MORE_TOOL_FORMATS)
 
 
 def _tool_schemas(tools) -> dict[str, dict]:

@@ -19,6 +19,7 @@ from ._max_formats import (
 from ._marker_formats import DeepSeekV31ToolParser, DeepSeekV3ToolParser, KimiK2ToolParser
 from ._types import ParsedToolCall, ParsedToolCallDelta, ParsedToolResponse, ToolParser
 from ._xml_formats import Glm45ToolParser, MiniMaxM2ToolParser, Qwen3CoderToolParser
+from . import _markup_formats, _more_formats, _pythonic_formats, _tagged_json_formats
 
 __all__ = [
     "BaseToolParser",
@@ -55,6 +56,32 @@ _REGISTRY: dict[str, type[BaseToolParser]] = {
     "kimik2_5": KimiK2ToolParser,
     "llama": Llama3JsonToolParser,
 }
+
+# Further formats, each module with its own names (and the engines' names for
+# them, read by the integrations through ``engine_names``).
+_FORMAT_MODULES = (_pythonic_formats, _tagged_json_formats, _markup_formats, _more_formats)
+
+
+def _add_format_modules() -> None:
+    for mod in _FORMAT_MODULES:
+        for name, cls in mod.PARSERS.items():
+            if _REGISTRY.setdefault(name, cls) is not cls:  # pragma: no cover - a wiring mistake
+                raise RuntimeError(f"tool format name {name!r} registered twice")
+
+
+_add_format_modules()
+
+
+def engine_names(engine: str) -> tuple[dict, dict]:
+    """``(served, unserved)`` for ``engine`` ("vllm" or "sglang") from the
+    format modules: engine name -> our format (SGLang: its spec tuple), and
+    engine name -> why it is not served."""
+    served: dict = {}
+    unserved: dict[str, str] = {}
+    for mod in _FORMAT_MODULES:
+        served.update(getattr(mod, f"{engine.upper()}_NAMES"))
+        unserved.update(getattr(mod, f"{engine.upper()}_UNSERVED"))
+    return served, unserved
 
 
 def available() -> list[str]:
