@@ -1,0 +1,224 @@
+"""The channel/markup tool formats (``reasoning_core.tools._markup_formats``).
+
+No engine needed (the differential against vLLM's and SGLang's own parsers is
+tests/integrations/test_tools_markup_differential.py). Per format: generated
+outputs parse to what was generated and stream to the one-shot result in any
+chunking; marker soup never raises, is chunking-invariant and conserves content;
+a malformed call beside a valid one is skipped; a huge argument finishes; a
+schema types values.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reasoning_core import tools
+from reasoning_core.tools import _markup_formats as mf
+from toolstreams import stream
+
+FORMATS = sorted(mf.PARSERS)
+
+
+def test_names_resolve_and_engine_names_point_at_formats():
+    for n in mf.PARSERS:
+        assert isinstance(tools.create(n), tools.BaseToolParser)
+    for fmt in mf.VLLM_NAMES.values():
+        assert fmt in tools.available()
+    for fmt, mode, _a, _b in mf.SGLANG_NAMES.values():
+        assert fmt in tools.available() and mode in ("tools", "local")
+
+
+# ------------------------------------------------------------------ rendering
+
+
+def _bare(v) -> str:
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+def render(fmt: str, calls, style: int = 0) -> str:
+    out = []
+    for name, args in calls:
+        if fmt == "seed_oss":
+            params = "".join(f"<parameter={k}>\n{_bare(v)}\n</parameter>\n" for k, v in args.items())
+            body = f"<function={name}>\n{params}</function>"
+            out.append(body if style == 1 else f"<seed:tool_call>\n{body}\n</seed:tool_call>")
+        else:  # pragma: no cover
+            raise KeyError(fmt)
+    return "".join(out)
+
+
+# per format: markup a content string must not contain, and the markers of the format
+CONTENT_AVOID = {
+    "seed_oss": ("<seed:tool_call>", "<function=", "<seed:think>"),
+}
+MARKERS = {
+    "seed_oss": ["<seed:tool_call>", "</seed:tool_call>", "<function=", "</function>", "<parameter=",
+                 "</parameter>", "<seed:think>", "</seed:think>", ">", "\n"],
+}
+THINK = {"seed_oss": ("<seed:think>", "</seed:think>")}
+
+_names = st.sampled_from(["get_weather", "f", "search-web", "A1", "tool_9"])
+_keys = st.sampled_from(["a", "city", "n", "k_1", "x-y", "日本"])
+_plain = st.text(st.sampled_from(list("ab xyz Q09_-.,:;!?'é中😀\t\n/=()")), min_size=1, max_size=20)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=False, allow_infinity=False)
+    | _plain,
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(_keys, kids, max_size=3),
+    max_leaves=6,
+)
+
+
+@st.composite
+def xml_string(draw):
+    """A string value no XML-style format can mistake for JSON: trimmed, not JSON."""
+    s = draw(_plain).strip()
+    try:
+        json.loads(s)
+        ok = False
+    except ValueError:
+        ok = bool(s) and s not in ("True", "False", "None")
+    return s if ok else "text " + s
+
+
+@st.composite
+def call(draw, fmt):
+    args = draw(st.dictionaries(_keys, xml_string() | _json, max_size=4))
+    return draw(_names), args
+
+
+def _canon(args) -> str:
+    return json.dumps(args, ensure_ascii=False)
+
+
+@st.composite
+def output(draw, fmt):
+    text, content, calls = [], [], []
+    for kind in draw(st.lists(st.sampled_from(["text", "calls", "think"]), max_size=5)):
+        if kind == "calls":
+            group = draw(st.lists(call(fmt), min_size=1, max_size=3))
+            text.append(render(fmt, group, draw(st.integers(0, 2))))
+            calls.extend((n, json.loads(_canon(a))) for n, a in group)
+            continue
+        piece = draw(_plain)
+        if kind == "think":
+            o, c = THINK[fmt]
+            piece = o + piece + render(fmt, [draw(call(fmt))]) + c
+        elif any(m in piece for m in CONTENT_AVOID[fmt]):
+            continue
+        text.append(piece)
+        content.append(piece)
+    return "".join(text), "".join(content), calls
+
+
+def chunked(data, text):
+    cuts = data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=30), label="cuts")
+    cuts = sorted(set(c for c in cuts if 0 < c < len(text)))
+    return [text[i:j] for i, j in zip([0, *cuts], [*cuts, len(text)])]
+
+
+def _calls(pairs):
+    return [(n, json.loads(a)) for n, a in pairs]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@given(data=st.data())
+def test_any_chunking_streams_to_the_one_shot_result(fmt, data):
+    text, content, calls = data.draw(output(fmt), label="output")
+    full = tools.create(fmt).parse_complete(text)
+    assert (full.content or "") == content
+    assert _calls((c.name, c.arguments) for c in full.tool_calls) == calls
+    assert all(re.fullmatch(r"call_[0-9a-f]{24}", c.id) for c in full.tool_calls)
+    got = stream(tools.create(fmt), chunked(data, text), with_ids=False)
+    assert got[0] == content
+    assert got[1] == [(c.name, c.arguments) for c in full.tool_calls]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@given(data=st.data())
+def test_marker_soup_is_chunking_invariant_and_conserves_content(fmt, data):
+    frags = MARKERS[fmt] + [m[: len(m) // 2] for m in MARKERS[fmt]] + [
+        "{", "}", "[", "]", '"', "\\", ":", ",", " ", "f", "1", "true", "é", "\x00", "\ud800"]
+    text = data.draw(st.lists(st.sampled_from(frags) | st.text(max_size=3), max_size=25).map("".join), label="t")
+    one = stream(tools.create(fmt), [text] if text else [], with_ids=False)
+    assert stream(tools.create(fmt), chunked(data, text), with_ids=False) == one
+    try:
+        full = tools.create(fmt).parse_complete(text)
+    except ValueError as e:
+        assert fmt in str(e) and re.search(r"offset \d+", str(e))
+        return
+    assert (full.content or "") == one[0]
+    assert [(c.name, c.arguments) for c in full.tool_calls] == one[1]
+    for c in full.tool_calls:
+        json.loads(c.arguments)
+
+
+# ------------------------------------------------------------------ malformed, huge, typed
+
+SECRET = "s3cr3t_payload"
+BROKEN = {
+    "seed_oss": f"<seed:tool_call>\n<function={SECRET} bad>\n<parameter=a>\n1\n</parameter>\n</function>\n"
+                "</seed:tool_call>",
+}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_malformed_call_is_skipped_and_errors_never_echo_output(fmt):
+    with pytest.raises(ValueError) as e:
+        tools.create(fmt).parse_complete("before " + BROKEN[fmt])
+    msg = str(e.value)
+    assert fmt in msg and re.search(r"offset \d+", msg) and SECRET not in msg
+    good = render(fmt, [("ok", {"x": 1})])
+    text = "before " + BROKEN[fmt] + " mid " + good + " after"
+    r = tools.create(fmt).parse_complete(text)
+    assert _calls((c.name, c.arguments) for c in r.tool_calls) == [("ok", {"x": 1})]
+    assert r.content.startswith("before ") and r.content.endswith(" after")
+    content, calls = stream(tools.create(fmt), list(text), with_ids=False)
+    assert _calls(calls) == [("ok", {"x": 1})] and content == r.content
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_huge_argument_finishes(fmt):
+    big = "x\u00e9 " * 70_000  # ~210k characters
+    text = "Working. " + render(fmt, [("write", {"content": "start " + big + " end", "n": 3})])
+    r = tools.create(fmt).parse_complete(text)
+    assert r.content == "Working. "
+    assert json.loads(r.tool_calls[0].arguments) == {"content": "start " + big.strip() + " end", "n": 3} \
+        or json.loads(r.tool_calls[0].arguments) == {"content": "start " + big + " end", "n": 3}
+    n = 4096
+    content, calls = stream(tools.create(fmt), [text[i:i + n] for i in range(0, len(text), n)], with_ids=False)
+    assert content == "Working. " and calls == [(c.name, c.arguments) for c in r.tool_calls]
+
+
+def _run(fmt, text, schemas=None):
+    p = tools.create(fmt)
+    if schemas:
+        p.set_streaming_tool_schemas(schemas)
+    r = p.parse_complete(text)
+    got = (r.content or "", _calls((c.name, c.arguments) for c in r.tool_calls))
+    for n in (1, 2, 5):
+        q = tools.create(fmt)
+        if schemas:
+            q.set_streaming_tool_schemas(schemas)
+        content, calls = stream(q, [text[i:i + n] for i in range(0, len(text), n)], with_ids=False)
+        assert (content, _calls(calls)) == got
+    return got
+
+
+def test_seed_oss_values_are_typed_by_schema():
+    text = ("I'll check.\n<seed:tool_call>\n<function=f>\n<parameter=zip>\n01234\n</parameter>\n"
+            "<parameter=n>\n12\n</parameter>\n<parameter=o>\n{\"a\": [1, \"中\"]}\n</parameter>\n"
+            "<parameter=s>\ntwo\nlines\n</parameter>\n</function>\n</seed:tool_call>")
+    schema = {"f": {"properties": {"zip": {"type": "string"}, "n": {"type": "integer"}}}}
+    assert _run("seed_oss", text, schema) == (
+        "I'll check.\n", [("f", {"zip": "01234", "n": 12, "o": {"a": [1, "中"]}, "s": "two\nlines"})])
+    # Qwen3's own wrapper is not Seed's: it stays content
+    q = text.replace("seed:tool_call", "tool_call")
+    assert _run("seed_oss", q.replace("<function=", "<functio n=")) == (q.replace("<function=", "<functio n="), [])
+    # reasoning is never read for calls
+    t = "<seed:think>maybe <seed:tool_call>\n<function=f>\n</function>\n</seed:tool_call></seed:think>ok"
+    assert _run("seed_oss", t) == (t, [])
