@@ -29,6 +29,27 @@ CONTENT, REASONING, SEEDED, AWAITING = 0, 1, 2, 3
 HELD_BIT = 4
 STATE_NAMES = ("content", "reasoning", "seeded", "awaiting")
 
+# ``starts_in_reasoning="inside"``: generation continues a reasoning block
+# the prompt already opened (for every family, Gemma 4's included: no start
+# to wait for, and a family label is not stripped from the output's head).
+INSIDE = "inside"
+
+
+def start_state(starts_in_reasoning, awaiting_family: bool) -> int:
+    """The engine state a request starts in for ``starts_in_reasoning``
+    (False, True or ``"inside"``): True waits for the start delimiter in an
+    awaiting-start family (the output opens its block), ``"inside"`` never."""
+    if starts_in_reasoning is False:
+        return CONTENT
+    if starts_in_reasoning is True:
+        return AWAITING if awaiting_family else SEEDED
+    if starts_in_reasoning == INSIDE and isinstance(starts_in_reasoning, str):
+        return SEEDED
+    if isinstance(starts_in_reasoning, str):
+        raise ValueError(f"starts_in_reasoning must be a bool, None or {INSIDE!r}, not {starts_in_reasoning!r}")
+    raise TypeError(f"starts_in_reasoning must be a bool, None or {INSIDE!r}, not {type(starts_in_reasoning).__name__}")
+
+
 # Delimiter kinds.
 START, END, TERM, HEADER, FRAME, BOUNDARY, ENABLE = range(7)
 KIND_NAMES = ("start", "end", "terminator", "header", "frame", "boundary", "enable")

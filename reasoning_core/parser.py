@@ -12,7 +12,18 @@ from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Optional, Sequence
 
 from . import _dispatch
-from ._tables import AWAITING, CONTENT, END, REASONING, SEEDED, STATE_NAMES, TERM, Tables, ids_of_kind
+from ._tables import (
+    AWAITING,
+    END,
+    INSIDE,
+    REASONING,
+    SEEDED,
+    STATE_NAMES,
+    TERM,
+    Tables,
+    ids_of_kind,
+    start_state,
+)
 from ._bytes import ByteEngine
 from ._tokenizer import tables_for, tables_for_async
 from .families import FAMILIES, Family, family_names, get_family
@@ -182,23 +193,25 @@ class FamilyParser(ReasoningParser):
 
     # -- beyond MAX: the complete split --------------------------------------
     def begin(self, prompt_token_ids: Sequence[int] | None = None, *,
-              starts_in_reasoning: bool | None = None) -> "FamilyParser":
+              starts_in_reasoning: bool | str | None = None) -> "FamilyParser":
         """Start a request: seed the state from the prompt (or the family default).
 
         ``starts_in_reasoning`` overrides both for this request: True starts
         inside a reasoning block the output has not opened (its first start
         delimiter re-opens it; an awaiting-start family such as Gemma 4
-        waits for its start instead), False starts in content.
+        waits for its start instead), ``"inside"`` continues a block the
+        prompt already opened (every family, Gemma 4 included; a family label
+        is not stripped from the output's head), False starts in content.
         """
-        if starts_in_reasoning is not None and not isinstance(starts_in_reasoning, bool):
-            raise TypeError(f"starts_in_reasoning must be a bool or None, not {type(starts_in_reasoning).__name__}")
-        self.reset()
         if starts_in_reasoning is not None:
-            if not starts_in_reasoning:
-                self._engine.set_state(CONTENT)
-            else:
-                self._engine.set_state(AWAITING if self.tables.awaiting_family else SEEDED)
-        elif prompt_token_ids is not None:
+            state = start_state(starts_in_reasoning, self.tables.awaiting_family)
+            self.reset()
+            self._engine.set_state(state)
+            if starts_in_reasoning == INSIDE and self._formatter is not None:
+                self._formatter.flush()
+            return self
+        self.reset()
+        if prompt_token_ids is not None:
             self._engine.set_state(self._engine.prompt_state(prompt_token_ids))
         return self
 

@@ -19,6 +19,7 @@ from ._tables import (
     END,
     FRAME,
     HEADER,
+    INSIDE,
     REASONING,
     SEEDED,
     SEG_CONTENT,
@@ -28,6 +29,7 @@ from ._tables import (
     START,
     TERM,
     Tables,
+    start_state,
 )
 from ._tokenizer import CODE_POINTS, tables_for
 from .families import Family, get_family
@@ -44,24 +46,29 @@ def text_tables(family: Family | str) -> Tables:
     return tables_for(family if isinstance(family, Family) else get_family(family), CODE_POINTS)
 
 
-def _initial_state(fam: Family, starts_in_reasoning: Optional[bool]) -> int:
+def _initial_state(fam: Family, starts_in_reasoning) -> int:
     if starts_in_reasoning is None:
         starts_in_reasoning = fam.starts_in_reasoning
-    elif not isinstance(starts_in_reasoning, bool):
-        raise TypeError(f"starts_in_reasoning must be a bool or None, not {type(starts_in_reasoning).__name__}")
-    if not starts_in_reasoning:
-        return CONTENT
-    # Gemma-4 style families only ever reason after an explicit start.
-    return AWAITING if fam.awaiting_start else SEEDED
+    return start_state(starts_in_reasoning, fam.awaiting_start)
 
 
-def _render(text: str, segs, fmt: Optional[LabelStripper]) -> tuple[str, str, str]:
-    """(reasoning, content, held) of ``text`` as classified by ``segs``."""
+# Bits of what ``_render`` saw: a start delimiter consumed, a reasoning block
+# left (by an end, a terminator, a header or content after reasoning).
+_OPENED, _ENDED = 1, 2
+
+
+def _render(text: str, segs, fmt: Optional[LabelStripper], side: bool) -> tuple[str, str, str, int, bool]:
+    """``(reasoning, content, held, seen, side)`` of ``text`` as classified by
+    ``segs``; ``side`` is True while on the reasoning side (given: before the
+    first segment; returned: after the last), ``seen`` the ``_OPENED``/``_ENDED``
+    bits."""
     reasoning: list[str] = []
     content: list[str] = []
     held = ""
+    seen = 0
     for kind, a, b in segs:
         if kind == SEG_REASONING:
+            side = True
             piece = text[a:b]
             if fmt is not None:
                 piece = fmt(piece)
@@ -79,9 +86,16 @@ def _render(text: str, segs, fmt: Optional[LabelStripper]) -> tuple[str, str, st
                     reasoning.append(pending)
                 if kind == SEG_START:
                     fmt.begin_block()
+            if kind == SEG_START:
+                seen |= _OPENED
+                side = True
+                continue
+            if side:
+                seen |= _ENDED
+                side = False
             if kind == SEG_CONTENT:
                 content.append(text[a:b])
-    return "".join(reasoning), "".join(content), held
+    return "".join(reasoning), "".join(content), held, seen, side
 
 
 def _longest_delimiter(tables: Tables) -> int:
@@ -121,13 +135,16 @@ class TextReasoningParser:
         "_held",
         "_fmt",
         "_oneshot",
+        "_side",
+        "_seen",
+        "_label_done",
     )
 
     def __init__(
         self,
         family: Family | str,
         *,
-        starts_in_reasoning: Optional[bool] = None,
+        starts_in_reasoning: bool | str | None = None,
         max_buffer: int = DEFAULT_MAX_BUFFER,
         backend: Optional[str] = None,
     ) -> None:
@@ -155,8 +172,9 @@ class TextReasoningParser:
         self._feed_text = self._engine.feed_text_side
         self._fmt = LabelStripper(fam.label) if fam.label else None
         self._oneshot = None
-        self._held = ""
-        self._engine.set_state(self._initial)
+        # "inside": the prompt opened the block, label included.
+        self._label_done = starts_in_reasoning == INSIDE and isinstance(starts_in_reasoning, str)
+        self.reset()
 
     # -- one shot -------------------------------------------------------------
     def parse(self, text: str) -> tuple[str, str]:
@@ -167,11 +185,11 @@ class TextReasoningParser:
         if eng is None:
             eng = self._oneshot = self._mod.Engine(self._tables)
         eng.set_state(self._initial)
-        fmt = LabelStripper(self.family.label) if self.family.label else None
+        fmt = self._new_label()
         segs, _ = eng.feed_text(text)
-        reasoning, content, held = _render(text, segs, fmt)
+        reasoning, content, held, _, side = _render(text, segs, fmt, self._initial in (REASONING, SEEDED))
         tail, _ = eng.finish()
-        r2, c2, _ = _render(held, tail, fmt)
+        r2, c2, _, _, _ = _render(held, tail, fmt, side)
         pending = fmt.flush() if fmt is not None else None
         return reasoning + r2 + (pending or ""), content + c2
 
@@ -192,7 +210,8 @@ class TextReasoningParser:
 
     def _feed_slow(self, chunk: str, segs) -> tuple[str, str]:
         text = self._held + chunk if self._held else chunk
-        reasoning, content, held = _render(text, segs, self._fmt)
+        reasoning, content, held, seen, self._side = _render(text, segs, self._fmt, self._side)
+        self._seen |= seen
         self._held = held
         if len(held) > self.max_buffer:  # pragma: no cover - max_buffer >= the longest delimiter
             # Defensive: give up on the partial delimiter and release it as the current side.
@@ -204,7 +223,8 @@ class TextReasoningParser:
         held = self._held if self._engine.held else ""
         segs, _ = self._engine.finish()
         self._held = ""
-        reasoning, content, _ = _render(held, segs, self._fmt)
+        reasoning, content, _, seen, self._side = _render(held, segs, self._fmt, self._side)
+        self._seen |= seen
         return reasoning, content
 
     def finish(self) -> tuple[str, str]:
@@ -220,13 +240,26 @@ class TextReasoningParser:
         """Start a new text in an engine state (a token-level parser's, for its decoder)."""
         self.reset()
         self._engine.set_state(state)
+        self._side = state in (REASONING, SEEDED)
 
     def reset(self) -> None:
         """Start a new text: initial state, nothing held."""
         self._engine.set_state(self._initial)
         self._held = ""
+        self._side = self._initial in (REASONING, SEEDED)
+        self._seen = 0
         if self._fmt is not None:
             self._fmt.reset()
+            if self._label_done:
+                self._fmt.flush()
+
+    def _new_label(self) -> Optional[LabelStripper]:
+        if self._fmt is None:
+            return None
+        fmt = LabelStripper(self.family.label)
+        if self._label_done:
+            fmt.flush()
+        return fmt
 
     # -- introspection ------------------------------------------------------------
     @property
@@ -243,6 +276,19 @@ class TextReasoningParser:
     def is_reasoning(self) -> bool:
         return self._engine.state in (REASONING, SEEDED)
 
+    @property
+    def start_seen(self) -> bool:
+        """A start delimiter was consumed in the text fed since the last reset
+        (a block was opened by the output)."""
+        return bool(self._seen & _OPENED)
+
+    @property
+    def end_seen(self) -> bool:
+        """A reasoning block ended in the text fed since the last reset (by its
+        end delimiter, a terminator or an answer header), whether the output
+        or the initial state opened it."""
+        return bool(self._seen & _ENDED)
+
     def __repr__(self) -> str:
         return f"<TextReasoningParser family={self.family.name!r} backend={self.backend!r}>"
 
@@ -250,7 +296,7 @@ class TextReasoningParser:
 def text_parser(
     name: str,
     *,
-    starts_in_reasoning: Optional[bool] = None,
+    starts_in_reasoning: bool | str | None = None,
     max_buffer: int = DEFAULT_MAX_BUFFER,
     backend: Optional[str] = None,
 ) -> TextReasoningParser:

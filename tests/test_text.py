@@ -270,7 +270,7 @@ def test_bad_names_and_options():
         text_parser("no_such_family")
     with pytest.raises(TypeError):
         text_parser(None)
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="starts_in_reasoning"):
         text_parser("qwen3", starts_in_reasoning="yes")
     with pytest.raises(ValueError):
         text_parser("qwen3", backend="rust")

@@ -76,7 +76,6 @@ _SglReasoningParser = _rp.ReasoningParser
 StreamingParseResult = _rp.StreamingParseResult
 
 from ..families import ENGINE_PARSER_NAMES, RUNTIME_ENGINE_NAMES, Family, family_for_tokenizer, get_family
-from .._tables import SEEDED
 from ..text import TextReasoningParser
 
 __all__ = [
@@ -302,17 +301,10 @@ class RcReasoningDetector(_SglBase):
         fam = self._family
         if not self._inside:
             return TextReasoningParser(fam, starts_in_reasoning=False)
-        tp = TextReasoningParser(fam, starts_in_reasoning=True)
-        if fam.awaiting_start:
-            # Inside a block the output did not open (Gemma 4's forced thought
-            # channel), not awaiting its start: the engine's seeded state (a
-            # first start re-opens the block).  The label belongs to the
-            # template's start, so it is not stripped from the output's head.
-            tp.seed(SEEDED)
-            fmt = tp._fmt
-            if fmt is not None:
-                fmt.flush()
-        return tp
+        # Inside a block the output did not open (Gemma 4's forced thought
+        # channel included: not awaiting its start, and its label belongs to
+        # the template's start, so it is not stripped from the output's head).
+        return TextReasoningParser(fam, starts_in_reasoning="inside")
 
     # -- one shot ---------------------------------------------------------------
     def detect_and_parse(self, text: str) -> StreamingParseResult:

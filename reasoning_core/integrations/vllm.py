@@ -33,7 +33,6 @@ except ImportError as exc:  # pragma: no cover - exercised without vLLM
 
 from .._tables import (
     CONTENT,
-    SEEDED,
     SEG_START,
     BOUNDARY,
     END,
@@ -419,11 +418,10 @@ class VllmReasoningParser(_VllmReasoningParser):
             self._begin()
 
     def _begin(self) -> None:
-        self._parser.begin(starts_in_reasoning=self._start_state)
-        if self._start_state and self._family.awaiting_start and self._opened_by_prompt:
-            # The prompt already opened the block (Gemma 4 after a tool
-            # response): the output continues it, no start to wait for.
-            self._parser.engine.set_state(SEEDED)
+        # A block the prompt already opened (Gemma 4 after a tool response):
+        # the output continues it, no start to wait for.
+        self._parser.begin(starts_in_reasoning="inside" if self._start_state and self._opened_by_prompt
+                           else self._start_state)
         self._eng = self._parser.engine
         self._held_ids: list[int] = []
         if self._label is not None:
