@@ -47,20 +47,32 @@ def render(fmt: str, calls, style: int = 0) -> str:
             params = "".join(f"<parameter={k}>\n{_bare(v)}\n</parameter>\n" for k, v in args.items())
             body = f"<function={name}>\n{params}</function>"
             out.append(body if style == 1 else f"<seed:tool_call>\n{body}\n</seed:tool_call>")
+        elif fmt == "cohere_command":
+            obj = {"tool_call_id": str(len(out)), "tool_name": name, "parameters": args}
+            if style == 2:
+                obj = {"name": name, "arguments": args}
+            out.append(json.dumps(obj, ensure_ascii=style == 1, indent=4 if style == 0 else None))
         else:  # pragma: no cover
             raise KeyError(fmt)
+    if fmt == "cohere_command":
+        body = out[0] if style == 2 and len(out) == 1 else "[\n" + ",\n".join(out) + "\n]"
+        return "<|START_ACTION|>" + body + "<|END_ACTION|>"
     return "".join(out)
 
 
 # per format: markup a content string must not contain, and the markers of the format
 CONTENT_AVOID = {
+    "cohere_command": ("<|START_ACTION|>", "<|START_THINKING|>"),
     "seed_oss": ("<seed:tool_call>", "<function=", "<seed:think>"),
 }
 MARKERS = {
+    "cohere_command": ["<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>", "<|END_THINKING|>",
+                       '"tool_name": "f"', '"parameters": {', '"tool_call_id": "0"', "<|START_RESPONSE|>"],
     "seed_oss": ["<seed:tool_call>", "</seed:tool_call>", "<function=", "</function>", "<parameter=",
                  "</parameter>", "<seed:think>", "</seed:think>", ">", "\n"],
 }
-THINK = {"seed_oss": ("<seed:think>", "</seed:think>")}
+THINK = {"cohere_command": ("<|START_THINKING|>", "<|END_THINKING|>"),
+         "seed_oss": ("<seed:think>", "</seed:think>")}
 
 _names = st.sampled_from(["get_weather", "f", "search-web", "A1", "tool_9"])
 _keys = st.sampled_from(["a", "city", "n", "k_1", "x-y", "日本"])
@@ -161,6 +173,8 @@ def test_marker_soup_is_chunking_invariant_and_conserves_content(fmt, data):
 
 SECRET = "s3cr3t_payload"
 BROKEN = {
+    "cohere_command": f'<|START_ACTION|>[{{"tool_call_id": "0", "tool_name": "{SECRET} bad", "parameters": {{}}}}]'
+                      "<|END_ACTION|>",
     "seed_oss": f"<seed:tool_call>\n<function={SECRET} bad>\n<parameter=a>\n1\n</parameter>\n</function>\n"
                 "</seed:tool_call>",
 }
@@ -222,3 +236,22 @@ def test_seed_oss_values_are_typed_by_schema():
     # reasoning is never read for calls
     t = "<seed:think>maybe <seed:tool_call>\n<function=f>\n</function>\n</seed:tool_call></seed:think>ok"
     assert _run("seed_oss", t) == (t, [])
+
+
+def test_cohere_command_actions():
+    text = ('<|START_THINKING|>I should look.<|END_THINKING|><|START_RESPONSE|>Sure.<|END_RESPONSE|>'
+            '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "f", "parameters": {"a": [1, "中"], "n": -2.5e3}},'
+            '\n    {"parameters": {"q": "x"}, "tool_call_id": "1", "tool_name": "g"},'
+            '\n    {"tool_call_id": "2", "tool_name": "h"}\n]<|END_ACTION|>')
+    assert _run("cohere_command", text) == (
+        "<|START_THINKING|>I should look.<|END_THINKING|><|START_RESPONSE|>Sure.<|END_RESPONSE|>",
+        [("f", {"a": [1, "中"], "n": -2.5e3}), ("g", {"q": "x"}), ("h", {})])
+    # one object without the list; text after the list inside the block is dropped
+    assert _run("cohere_command", 'A<|START_ACTION|>{"tool_name": "f", "parameters": {}} junk<|END_ACTION|>B') == (
+        "AB", [("f", {})])
+    # a broken second action keeps the first call; the block's rest is dropped
+    assert _run("cohere_command", '<|START_ACTION|>[{"tool_name": "f", "parameters": {"a": 1}}, '
+                '{"tool_name": "g", "parameters": [1]}]<|END_ACTION|>ok') == ("ok", [("f", {"a": 1})])
+    # reasoning is never read for calls
+    t = '<|START_THINKING|><|START_ACTION|>[{"tool_name": "f", "parameters": {}}]<|END_ACTION|><|END_THINKING|>'
+    assert _run("cohere_command", t) == (t, [])

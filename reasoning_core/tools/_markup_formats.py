@@ -1,13 +1,17 @@
 """Channel and markup tool formats, and the engines' names for formats we have.
 
 Seed-OSS writes Qwen3-Coder's XML inside ``<seed:tool_call>``; Step-5 and
-Poolside's V1 name formats we already parse (Qwen3-Coder, Laguna).
+Poolside's V1 name formats we already parse (Qwen3-Coder, Laguna); Cohere
+Command writes a JSON list of actions between ``<|START_ACTION|>`` and
+``<|END_ACTION|>``.
 """
 
 from __future__ import annotations
 
-from ..families import think_pair_of
-from ._base import BaseToolParser, _drop, markers, valid_name
+from typing import Optional
+
+from ..families import terminators_of, think_pair_of
+from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
 from ._xml_formats import Qwen3CoderToolParser
 
 # ---------------------------------------------------------------------------- seed_oss
@@ -42,9 +46,142 @@ class SeedOssToolParser(Qwen3CoderToolParser):
         return (yield from self._params(name, "<parameter=", str.strip))
 
 
+# ---------------------------------------------------------------------------- cohere_command
+
+_ACTION, _ACTION_END = "<|START_ACTION|>", "<|END_ACTION|>"
+_NAME_KEYS = ("tool_name", "name")
+_ARG_KEYS = ("parameters", "arguments")
+
+
+class CohereCommandToolParser(BaseToolParser):
+    """Cohere Command (A, A Reasoning, 4): ``<|START_ACTION|>[{"tool_call_id": "0",
+    "tool_name": "NAME", "parameters": {...}}, …]<|END_ACTION|>`` (one object
+    without the list too; ``name``/``arguments`` spellings accepted). The model's
+    ``tool_call_id`` is a per-turn counter ("0", "1", …), not an id: calls get
+    fresh ids. Anything after the list up to ``<|END_ACTION|>`` is dropped; text
+    after the block is content. Reasoning (``<|START_THINKING|>`` …) is never
+    read for calls; the answer's ``<|START_RESPONSE|>`` frame stays content."""
+
+    format_name = "cohere_command"
+    openers = terminators_of("cohere_command")
+    think_pairs = (think_pair_of("cohere_command"),)
+    _END = markers(_ACTION_END)
+
+    def _section(self, opener):
+        yield from self._skip_ws()
+        c = yield from self._peek()
+        if c == "[":
+            self._pos += 1
+            first = True
+            while True:
+                yield from self._skip_ws()
+                c = yield from self._peek()
+                if first and c == "]":
+                    self._pos += 1
+                    break
+                if c != "{":
+                    self._fail()
+                    break
+                self._pos += 1
+                if not (yield from self._action()):
+                    break
+                yield from self._skip_ws()
+                c = yield from self._peek()
+                if c == ",":
+                    self._pos += 1
+                    first = False
+                    continue
+                if c == "]":
+                    self._pos += 1
+                else:
+                    self._fail()
+                break
+        elif c == "{":
+            self._pos += 1
+            yield from self._action()
+        else:
+            self._fail()
+        yield from self._until(self._END, _drop)
+        return None
+
+    def _action(self):
+        """One ``{"tool_name": …, "parameters": {…}}`` object, its ``{`` consumed:
+        True (a call), False (broken; a call opened before the break is failed)."""
+        name = None
+        args_seen = False
+        pending: Optional[list] = None
+        first = True
+        while True:
+            yield from self._skip_ws()
+            c = yield from self._peek()
+            if first and c == "}":
+                self._pos += 1
+                break
+            if c != '"':
+                return self._broken()
+            key_parts: list[str] = []
+            if not (yield from self._json(key_parts.append)):
+                return self._broken()
+            key = _json_string("".join(key_parts))
+            yield from self._skip_ws()
+            if not (yield from self._expect(":")):
+                return self._broken()
+            yield from self._skip_ws()
+            if key in _NAME_KEYS and name is None:
+                parts: list[str] = []
+                if not (yield from self._json(parts.append)):
+                    return self._broken()
+                value = _json_string("".join(parts))
+                if value is None or not valid_name(value.strip()):
+                    return self._broken()
+                name = value.strip()
+                if args_seen:
+                    self._open_call(name)
+                    self._emit_args("".join(pending))
+            elif key in _ARG_KEYS and not args_seen:
+                if (yield from self._peek()) != "{":
+                    return self._broken()
+                args_seen = True
+                if name is not None:
+                    self._open_call(name)
+                    sink = self._emit_args
+                else:
+                    pending = []
+                    sink = pending.append
+                if not (yield from self._json(sink, True)):
+                    return self._broken()
+            elif not (yield from self._json(_drop)):
+                return self._broken()
+            yield from self._skip_ws()
+            c = yield from self._peek()
+            if c == ",":
+                self._pos += 1
+                first = False
+                continue
+            if c == "}":
+                self._pos += 1
+                break
+            return self._broken()
+        if name is None:
+            return self._broken()
+        if not args_seen:
+            self._open_call(name)
+            self._emit_args("{}")
+        self._close_call(True)
+        return True
+
+    def _broken(self):
+        if self._cur is not None:
+            self._close_call(False)
+        else:
+            self._fail()
+        return False
+
+
 # our format name (and aliases) -> parser class, for reasoning_core.tools.create
 PARSERS: dict[str, type[BaseToolParser]] = {
     "seed_oss": SeedOssToolParser,
+    "cohere_command": CohereCommandToolParser,
 }
 # vLLM 0.33 tool-parser name -> our format name
 VLLM_NAMES: dict[str, str] = {
@@ -53,11 +190,16 @@ VLLM_NAMES: dict[str, str] = {
     "step5": "qwen3_coder",
     # GLM-4.5's pairs with Laguna's value rule (Poolside's own model)
     "poolside_v1": "laguna",
+    # vLLM parses Command's whole message with cohere_melody (an action block
+    # is this JSON list); its ToolParser classes are capability stubs
+    "cohere_command3": "cohere_command",
+    "cohere_command4": "cohere_command",
 }
 # SGLang 0.5.23 function-call parser name -> (our format, one-shot tool_index
 # mode "tools"|"local", unlisted tools dropped one-shot, ... dropped streaming)
 SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "poolside_v1": ("laguna", "tools", True, True),
+    "cohere_command4": ("cohere_command", "tools", True, True),
 }
 # engine name -> why it is not served (the README lists these)
 VLLM_UNSERVED: dict[str, str] = {}

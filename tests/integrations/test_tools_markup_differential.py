@@ -162,6 +162,20 @@ def render_glm(calls, rnd):
     return "\n".join(out)
 
 
+def render_cohere(calls, rnd):
+    ind = rnd.choice([None, 4])
+    items = [json.dumps({"tool_call_id": str(i), "tool_name": n, "parameters": a}, ensure_ascii=rnd.random() < 0.5,
+                        indent=ind) for i, (n, a) in enumerate(calls)]
+    return "<|START_ACTION|>[\n" + ",\n".join(items) + "\n]<|END_ACTION|>"
+
+
+COHERE_SPECIALS = ("<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>", "<|END_THINKING|>",
+                   "<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|END_OF_TURN_TOKEN|>")
+# vLLM names whose own parser cannot run here (vLLM parses Command's whole
+# message with cohere_melody, absent from the peers venv; its ToolParser
+# classes are stubs): ours is compared with SGLang's parser of the same format
+VLLM_VIA_SGLANG = {"cohere_command3": "cohere_command4", "cohere_command4": "cohere_command4"}
+
 # vLLM name -> (renderer, special tokens of its vocabulary)
 QWEN_SPECIALS = ("<tool_call>", "</tool_call>", "<think>", "</think>")
 VLLM = {
@@ -169,14 +183,20 @@ VLLM = {
                                "<seed:bos>", "<seed:eos>")),
     "step5": (render_qwen, QWEN_SPECIALS),
     "poolside_v1": (render_glm, QWEN_SPECIALS + ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>")),
+    "cohere_command3": (render_cohere, COHERE_SPECIALS),
+    "cohere_command4": (render_cohere, COHERE_SPECIALS),
 }
 # SGLang name -> renderer
 SGLANG = {
     "poolside_v1": render_glm,
+    "cohere_command4": render_cohere,
 }
 # engine names whose one-shot parse drops the text after the calls
 VLLM_DROPS_AFTER = {"seed_oss", "step5", "poolside_v1"}
-SGLANG_DROPS_AFTER = {"poolside_v1"}
+SGLANG_DROPS_AFTER = {"poolside_v1", "cohere_command4"}
+# SGLang streams a cohere action block's calls with the tool's index in the
+# request (two calls of one tool share an index); ours number the calls
+SGLANG_STREAM_TOOL_INDEX = {"cohere_command4"}
 
 
 def test_every_wired_name_is_tested_here():
@@ -226,7 +246,13 @@ def _vllm_stream(cls, tok, text):
 def _vllm_pair(name):
     _, specials = VLLM[name]
     tok = vllm_tokenizer(specials)
-    return tok, ToolParserManager.get_tool_parser(name), rcv.TOOL_PARSERS[name]
+    theirs = ToolParserManager.get_tool_parser(name) if name not in VLLM_VIA_SGLANG else None
+    return tok, theirs, rcv.TOOL_PARSERS[name]
+
+
+def _via_sglang(name, text):
+    r = SGL_NATIVE[VLLM_VIA_SGLANG[name]]().detect_and_parse(text, SGL_TOOLS)
+    return [(c.name, json.loads(c.parameters)) for c in r.calls], _norm(r.normal_text)
 
 
 def vllm_case(name, seed):
@@ -245,7 +271,8 @@ def test_vllm_one_shot_equals(name):
     tok, theirs, ours = _vllm_pair(name)
     for seed in VSEEDS:
         before, calls, text = vllm_case(name, seed)
-        a, b = _vllm_one(theirs, tok, text), _vllm_one(ours, tok, text)
+        a = _via_sglang(name, text) if theirs is None else _vllm_one(theirs, tok, text)
+        b = _vllm_one(ours, tok, text)
         assert a[0] == want_calls(calls), (seed, text)  # the generator writes what the engine reads
         assert b == a, (seed, text)
         assert b[1] == _norm(before)
@@ -256,7 +283,8 @@ def test_vllm_streamed_equals(name):
     tok, theirs, ours = _vllm_pair(name)
     for seed in range(8):
         before, calls, text = vllm_case(name, seed)
-        a, b = _vllm_stream(theirs, tok, text), _vllm_stream(ours, tok, text)
+        a = _via_sglang(name, text) if theirs is None else _vllm_stream(theirs, tok, text)
+        b = _vllm_stream(ours, tok, text)
         assert b == a, (seed, text)
         assert b[0] == want_calls(calls)
 
@@ -265,7 +293,9 @@ def _vllm_after_params():
     out = []
     for n in sorted(VLLM):
         marks = [pytest.mark.xfail(strict=True, reason=f"vLLM's {n} one-shot drops the text after the calls")] \
-            if n in VLLM_DROPS_AFTER else []
+            if n in VLLM_DROPS_AFTER else [pytest.mark.xfail(strict=True, reason="SGLang's cohere_command4 one-shot "
+                                                      "drops the text after the action block")] \
+        if n in VLLM_VIA_SGLANG else []
         out.append(pytest.param(n, marks=marks))
     return out
 
@@ -275,7 +305,8 @@ def test_vllm_one_shot_keeps_text_after_calls(name):
     tok, theirs, ours = _vllm_pair(name)
     before, calls, text = vllm_case(name, 1)
     text += "\nDone, see above."
-    a, b = _vllm_one(theirs, tok, text), _vllm_one(ours, tok, text)
+    a = _via_sglang(name, text) if theirs is None else _vllm_one(theirs, tok, text)
+    b = _vllm_one(ours, tok, text)
     assert b[0] == a[0] == want_calls(calls)
     assert b[1] == _norm(before + "\nDone, see above.")
     assert a[1] == b[1]
@@ -289,26 +320,31 @@ def _sgl_one(det, text):
     return [(c.tool_index, c.name, json.loads(c.parameters)) for c in r.calls], _norm(r.normal_text)
 
 
-def _sgl_stream(det, pieces):
-    normal, calls = [], {}
-    for piece in pieces:
-        r = det.parse_streaming_increment(piece, SGL_TOOLS)
-        normal.append(r.normal_text or "")
-        for c in r.calls:
-            s = calls.setdefault(c.tool_index, {"name": None, "args": ""})
-            if c.name:
-                s["name"] = c.name
-            s["args"] += c.parameters or ""
+def _sgl_stream(det, pieces, by_index=True):
+    """Streamed results: (calls merged by tool_index, or in emission order with
+    ``by_index=False``, a name item starting each call; content)."""
+    normal, calls, order = [], {}, []
+    results = [det.parse_streaming_increment(piece, SGL_TOOLS) for piece in pieces]
     fin = getattr(det, "finish", None)
     if fin is not None:
-        r = fin(SGL_TOOLS)
+        results.append(fin(SGL_TOOLS))
+    for r in results:
         normal.append(r.normal_text or "")
         for c in r.calls:
+            if c.name:
+                order.append({"name": c.name, "args": ""})
+            elif not order:
+                continue
+            order[-1]["args"] += c.parameters or ""
             s = calls.setdefault(c.tool_index, {"name": None, "args": ""})
             if c.name:
                 s["name"] = c.name
             s["args"] += c.parameters or ""
-    return [(k, c["name"], json.loads(c["args"] or "{}")) for k, c in sorted(calls.items())], _norm("".join(normal))
+    if by_index:
+        merged = [(k, c["name"], json.loads(c["args"] or "{}")) for k, c in sorted(calls.items())]
+    else:
+        merged = [(c["name"], json.loads(c["args"] or "{}")) for c in order]
+    return merged, _norm("".join(normal))
 
 
 def _chunks(text, rnd):
@@ -344,7 +380,27 @@ def test_sglang_streamed_equals(name):
     for seed in VSEEDS:
         before, calls, text, rnd = sglang_case(name, seed)
         pieces = _chunks(text, rnd)
-        a = _sgl_stream(SGL_NATIVE[name](), pieces)
-        b = _sgl_stream(rcs.TOOL_DETECTORS[name](), pieces)
+        by_index = name not in SGLANG_STREAM_TOOL_INDEX
+        a = _sgl_stream(SGL_NATIVE[name](), pieces, by_index)
+        b = _sgl_stream(rcs.TOOL_DETECTORS[name](), pieces, by_index)
         assert b == a, (seed, pieces)
-        assert [(n, x) for _, n, x in b[0]] == want_calls(calls)
+        got = b[0] if not by_index else [(n, x) for _, n, x in b[0]]
+        assert got == want_calls(calls)
+        assert [k for k, _, _ in _sgl_stream(rcs.TOOL_DETECTORS[name](), pieces)[0]] == list(range(len(calls)))
+
+
+def _sglang_after_params():
+    return [pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=f"SGLang's {n} one-shot drops the text "
+                                                     "after the calls")] if n in SGLANG_DROPS_AFTER else [])
+            for n in sorted(SGLANG)]
+
+
+@pytest.mark.parametrize("name", _sglang_after_params())
+def test_sglang_one_shot_keeps_text_after_calls(name):
+    before, calls, text, _ = sglang_case(name, 2)
+    text += "\nDone, see above."
+    a = _sgl_one(SGL_NATIVE[name](), text)
+    b = _sgl_one(rcs.TOOL_DETECTORS[name](), text)
+    assert [(n, x) for _, n, x in b[0]] == want_calls(calls)
+    assert b[1] == _norm(before + "\nDone, see above.")
+    assert a == b
