@@ -1,16 +1,307 @@
-"""Tool-call formats (work in progress)."""
+"""Formats whose calls are JSON (or near-JSON) framed by their own tags:
+apertus, hunyuan_a13b, gigachat3, functiongemma, longcat (hermes with other tags),
+and mimo (qwen3_coder's elements with verbatim values).
+
+Each section is read with the shared machinery: ``_json`` streams a call's
+arguments as they arrive; a malformed call fails cleanly (the section's text up
+to its end tag is dropped, as hermes does) and never raises while streaming.
+"""
 
 from __future__ import annotations
 
-from ._base import BaseToolParser
+import re
+
+from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
+from ._json import dump_str, typed_value
+from ._json_formats import HermesToolParser
+from ._xml_formats import Qwen3CoderToolParser
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+class _JsonListSection(BaseToolParser):
+    """``OPEN [elem, elem, …] CLOSE``: a JSON list of calls after the opener.
+
+    Whitespace is allowed around the list. The close tag is optional (a cut-off
+    answer keeps its calls); text after the list that is not the close tag is
+    content again. A malformed element ends the section: the rest up to the close
+    tag is dropped, the calls before it stay.
+    """
+
+    close: str = ""
+
+    def _section(self, opener):
+        yield from self._skip_ws()
+        c = yield from self._peek()
+        if c != "[":
+            return (yield from self._broken())
+        self._pos += 1
+        first = True
+        while True:
+            yield from self._skip_ws()
+            c = yield from self._peek()
+            if first and c == "]":
+                self._pos += 1
+                self._fail()  # an empty list is markup without a call
+                break
+            if c != "{":
+                return (yield from self._broken())
+            self._pos += 1
+            if not (yield from self._element()):
+                return (yield from self._broken())
+            yield from self._skip_ws()
+            c = yield from self._peek()
+            if c == ",":
+                self._pos += 1
+                first = False
+                continue
+            if c != "]":
+                return (yield from self._broken())
+            self._pos += 1
+            break
+        yield from self._ws_then(self.close)
+        return None
+
+    def _ws_then(self, lit: str):
+        """Whitespace then ``lit``, both consumed; without ``lit`` the whitespace
+        is content again (only markup is dropped)."""
+        held: list[str] = []
+        while True:
+            m = _WS.match(self._buf, self._pos)
+            held.append(m.group())
+            self._pos = m.end()
+            if self._pos < len(self._buf) or self._eof:
+                break
+            yield
+        if not (yield from self._expect(lit)):
+            self._content("".join(held))
+
+    def _broken(self):
+        self._fail()
+        yield from self._until(markers(self.close), _drop)
+        return None
+
+    def _element(self):  # pragma: no cover - overridden
+        raise NotImplementedError
+        yield
+
+
+class ApertusToolParser(_JsonListSection):
+    """``<|tools_prefix|>[{"NAME": {args}}, {"NAME2": {args}}]<|tools_suffix|>``:
+    each element is an object whose first key is the tool name and whose value is
+    the arguments object (further keys are ignored)."""
+
+    format_name = "apertus"
+    openers = ("<|tools_prefix|>",)
+    close = "<|tools_suffix|>"
+
+    def _element(self):
+        yield from self._skip_ws()
+        if (yield from self._peek()) != '"':
+            return False
+        parts: list[str] = []
+        if not (yield from self._json(parts.append)):
+            return False
+        name = _json_string("".join(parts))
+        yield from self._skip_ws()
+        if name is None or not valid_name(name) or not (yield from self._expect(":")):
+            return False
+        yield from self._skip_ws()
+        if (yield from self._peek()) != "{":
+            return False
+        self._open_call(name)
+        if not (yield from self._json(self._emit_args, True)):
+            self._close_call(False)
+            return False
+        while True:  # further keys of the element: read and dropped
+            yield from self._skip_ws()
+            c = yield from self._peek()
+            if c == "}":
+                self._pos += 1
+                self._close_call(True)
+                return True
+            ok = c == ","
+            if ok:
+                self._pos += 1
+                yield from self._skip_ws()
+                ok = (yield from self._peek()) == '"' and (yield from self._json(_drop))
+            if ok:
+                yield from self._skip_ws()
+                ok = yield from self._expect(":")
+            if ok:
+                yield from self._skip_ws()
+                ok = yield from self._json(_drop)
+            if not ok:
+                self._close_call(False)
+                return False
+
+
+class HunyuanA13BToolParser(_JsonListSection):
+    """``<tool_calls>[{"name": NAME, "arguments": {...}}, …]</tool_calls>``
+    (Hunyuan-A13B)."""
+
+    format_name = "hunyuan_a13b"
+    openers = ("<tool_calls>",)
+    close = "</tool_calls>"
+
+    def _element(self):
+        return bool((yield from self._call_object(True)))
+
+
+class LongcatToolParser(HermesToolParser):
+    """Hermes's ``{"name": …, "arguments": {…}}`` blocks inside
+    ``<longcat_tool_call>`` … ``</longcat_tool_call>`` (LongCat-Flash)."""
+
+    format_name = "longcat"
+    openers = ("<longcat_tool_call>",)
+    _END = markers("</longcat_tool_call>", "<longcat_tool_call>")
+
+
+GC_FUNCTION_CALL = "<|function_call|>"
+GC_ROLE_CALL = "function call<|role_sep|>\n"
+GC_MESSAGE_SEP = "<|message_sep|>"
+
+
+class GigaChat3ToolParser(BaseToolParser):
+    """``content<|message_sep|>function call<|role_sep|>\\n{"name": …, "arguments": {…}}``
+    (``<|function_call|>`` in place of the role header too): one JSON call object;
+    an ``</s>`` right after it is dropped, other text after it is content."""
+
+    format_name = "gigachat3"
+    openers = (GC_FUNCTION_CALL, GC_ROLE_CALL, GC_MESSAGE_SEP + GC_ROLE_CALL, GC_MESSAGE_SEP + GC_FUNCTION_CALL)
+
+    def _section(self, opener):
+        yield from self._skip_ws()
+        if (yield from self._peek()) != "{":
+            self._fail()
+            return None
+        self._pos += 1
+        if (yield from self._call_object(True)):
+            yield from self._expect("</s>")
+        return None
+
+
+FG_CALL = "<start_function_call>"
+FG_CALL_END = "<end_function_call>"
+FG_ESC = "<escape>"
+_FG_NAME_END = markers("{", FG_CALL_END, FG_CALL)
+_FG_AFTER = markers(FG_CALL_END, FG_CALL)
+_FG_KEY_END = markers(":", "}", FG_CALL_END, FG_CALL)
+_FG_ESC_END = markers(FG_ESC, FG_CALL_END, FG_CALL)
+_FG_BARE_END = markers(",", "}", FG_CALL_END, FG_CALL)
+_BAD = object()  # a malformed pair inside a call
+
+
+class FunctionGemmaToolParser(BaseToolParser):
+    """``<start_function_call>call:NAME{key:<escape>value<escape>,n:5}<end_function_call>``
+    (FunctionGemma), repeated; text around calls is content.
+
+    A value between ``<escape>`` tags is JSON when it parses as JSON, else a string
+    (a schema decides when given); a bare value runs to the next ``,`` or ``}``.
+    """
+
+    format_name = "functiongemma"
+    openers = (FG_CALL,)
+
+    def _section(self, opener):
+        if not (yield from self._expect("call:")):
+            self._fail()
+            m = yield from self._until(_FG_AFTER, _drop)
+            return m if m == FG_CALL else None
+        name, m = yield from self._text_until(_FG_NAME_END)
+        name = name.strip()
+        if m != "{" or not valid_name(name):
+            self._fail()
+            if m != "{":
+                return m if m == FG_CALL else None
+            m = yield from self._until(_FG_AFTER, _drop)
+            return m if m == FG_CALL else None
+        self._open_call(name)
+        m = yield from self._args(name)
+        self._close_call(m == "}")
+        if m == "}" or m is _BAD:
+            m = yield from self._until(_FG_AFTER, _drop)
+        return m if m == FG_CALL else None
+
+    def _args(self, fname):
+        """Key/value pairs up to the closing ``}`` (returned); another marker or
+        the end of input (returned) breaks the call, and so does a malformed pair
+        (``_BAD``: the call's text is then dropped up to its end tag)."""
+        count = 0
+        while True:
+            key, m = yield from self._text_until(_FG_KEY_END)
+            key = key.strip()
+            if count and key.startswith(","):
+                key = key[1:].strip()
+            if m == "}" and not key:
+                self._emit_args("}" if count else "{}")
+                return m
+            if m != ":" or not valid_name(key):
+                return _BAD if m in (":", "}") else m
+            self._param_prefix(count, key)
+            count += 1
+            types = self._types_for(fname, key)
+            yield from self._skip_ws()
+            if (yield from self._expect(FG_ESC)):
+                value, m = yield from self._text_until(_FG_ESC_END)
+                if m != FG_ESC:
+                    return m
+                self._emit_args(typed_value(value, types))
+                continue
+            value, m = yield from self._text_until(_FG_BARE_END)
+            if m not in (",", "}"):
+                return m
+            self._emit_args(typed_value(value.strip(), types))
+            if m == "}":
+                self._emit_args("}")
+                return m
+
+
+class MiMoToolParser(Qwen3CoderToolParser):
+    """qwen3_coder's ``<tool_call><function=NAME><parameter=K>V</parameter></function></tool_call>``
+    with values written verbatim (MiMo): a value is a string as written, newlines
+    included, unless the request's schema gives the parameter another type."""
+
+    format_name = "mimo"
+
+    def _xml_value(self, fname, key, ends):
+        parts: list[str] = []
+        m = yield from self._until(ends, parts.append)
+        v = "".join(parts)
+        types = self._types_for(fname, key)
+        self._emit_args(typed_value(v, types) if types else dump_str(v))
+        return m
+
 
 # our format name (and aliases) -> parser class, for reasoning_core.tools.create
-PARSERS: dict[str, type[BaseToolParser]] = {}
+PARSERS: dict[str, type[BaseToolParser]] = {
+    "apertus": ApertusToolParser,
+    "hunyuan_a13b": HunyuanA13BToolParser,
+    "longcat": LongcatToolParser,
+    "gigachat3": GigaChat3ToolParser,
+    "functiongemma": FunctionGemmaToolParser,
+    "mimo": MiMoToolParser,
+}
 # vLLM 0.33 tool-parser name -> our format name
-VLLM_NAMES: dict[str, str] = {}
+VLLM_NAMES: dict[str, str] = {
+    "apertus": "apertus",
+    "hunyuan_a13b": "hunyuan_a13b",
+    "longcat": "longcat",
+    "gigachat3": "gigachat3",
+    "functiongemma": "functiongemma",
+    "mimo": "mimo",
+    "ernie45": "hermes",
+    "ling3": "glm45",
+}
 # SGLang 0.5.23 function-call parser name -> (our format, one-shot tool_index
 # mode "tools"|"local", unlisted tools dropped one-shot, ... dropped streaming)
-SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {}
+SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
+    "apertus2509": ("apertus", "local", True, True),
+    "gigachat3": ("gigachat3", "tools", True, True),
+    "mimo": ("mimo", "tools", True, True),
+    "ling3": ("glm45", "tools", True, False),
+}
 # engine name -> why it is not served (the README lists these)
 VLLM_UNSERVED: dict[str, str] = {}
 SGLANG_UNSERVED: dict[str, str] = {}
