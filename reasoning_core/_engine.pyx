@@ -326,32 +326,6 @@ cdef class _IdBuffer:
             self.data[i] = v
         return 0
 
-    cdef const int64_t* load_text(self, str text, Py_ssize_t* n) except NULL:
-        cdef Py_ssize_t i = 0, size = len(text)
-        cdef int64_t* grown
-        self.keep = None
-        if size + 1 > self.cap:
-            grown = <int64_t*>realloc(self.data, (size + 16) * sizeof(int64_t))
-            if grown == NULL:
-                raise MemoryError()
-            self.data = grown
-            self.cap = size + 16
-        # Straight from the string's storage, one tight loop per width.
-        cdef int kind = PyUnicode_KIND(text)
-        cdef const void* src = PyUnicode_DATA(text)
-        cdef int64_t* dst = self.data
-        if kind == 1:
-            for i in range(size):
-                dst[i] = (<const uint8_t*>src)[i]
-        elif kind == 2:
-            for i in range(size):
-                dst[i] = (<const uint16_t*>src)[i]
-        else:
-            for i in range(size):
-                dst[i] = (<const uint32_t*>src)[i]
-        n[0] = size
-        return self.data
-
 
 cdef class Engine:
     """Per-request reasoning state machine over token ids."""
@@ -556,19 +530,24 @@ cdef class Engine:
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        cdef Py_ssize_t n, j = 0
-        cdef const int64_t* ids
-        cdef _Walk w = self.t.w
+        cdef Py_ssize_t n = len(text), j
         cdef int state = self._state
+        cdef int kind
+        cdef const void* src
         self._enter()
         try:
-            ids = self.buf.load_text(text, &n)
-            if n and w.depth[self._node] == 0 and state != AWAITING:
-                while j < n and _stays(&w, state, ids[j]):
-                    j += 1
+            if n and self.t.w.depth[self._node] == 0 and state != AWAITING:
+                kind = PyUnicode_KIND(text)
+                src = PyUnicode_DATA(text)
+                if kind == 1:
+                    j = _stay_run(&self.t.w, state, <const uint8_t*>src, n)
+                elif kind == 2:
+                    j = _stay_run(&self.t.w, state, <const uint16_t*>src, n)
+                else:
+                    j = _stay_run(&self.t.w, state, <const uint32_t*>src, n)
                 if j == n:
                     return SEG_REASONING if state == REASONING or state == SEEDED else SEG_CONTENT
-            return self._feed(ids, n)
+            return self._feed_str(text)
         finally:
             self._exit()
 
@@ -576,63 +555,25 @@ cdef class Engine:
         """``feed`` over the code points of ``text`` (tables built from code points)."""
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        cdef Py_ssize_t n
-        cdef const int64_t* ids
         self._enter()
         try:
-            ids = self.buf.load_text(text, &n)
-            return self._feed(ids, n)
+            return self._feed_str(text)
         finally:
             self._exit()
 
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
     cdef tuple _feed(self, const int64_t* ids, Py_ssize_t n):
-        cdef _Walk w = self.t.w  # by value: stores below cannot force reloads
-        cdef Py_ssize_t i = 0, j
-        cdef int state = self._state, node = self._node
-        cdef int n_prefix = w.depth[node]
-        cdef _Move mv
-        cdef _Seg seg
-        seg.cur = -1
-        seg.start = 0
-        seg.pos = 0
-        cdef list segs = []
-        while i < n:
-            if w.depth[node] == 0:
-                # Nothing held: ids outside the delimiter alphabet's range are
-                # decided at once, so plain text is a tight scan.
-                j = i
-                if state == AWAITING:
-                    while j < n and (ids[j] < w.lo or ids[j] > w.hi):
-                        j += 1
-                else:
-                    while j < n and _stays(&w, state, ids[j]):
-                        j += 1
-                if j > i:
-                    if state == REASONING or state == SEEDED:
-                        _emit(segs, &seg, SEG_REASONING, j - i)
-                    else:
-                        state = CONTENT  # AWAITING ends at the first content token
-                        _emit(segs, &seg, SEG_CONTENT, j - i)
-                    i = j
-                    continue
-            _advance(&w, &state, &node, ids[i], &mv)
-            if mv.released:
-                _emit(segs, &seg, SEG_REASONING if mv.was_reasoning else SEG_CONTENT, mv.released)
-            if mv.fired:
-                if not mv.consumed:
-                    _emit(segs, &seg, SEG_CONTENT, mv.fired)
-                else:
-                    _emit(segs, &seg, SEG_START if state == REASONING else SEG_DELIMITER, mv.fired)
-            i += 1
-        if seg.cur >= 0:
-            segs.append((seg.cur, seg.start, seg.pos))
-        if w.depth[node]:
-            segs.append((SEG_HELD, seg.pos, seg.pos + w.depth[node]))
-        self._state = state
-        self._node = node
-        return segs, n_prefix
+        return _walk(self, ids, n)
+
+    cdef tuple _feed_str(self, str text):
+        # Straight over the string's storage (no copy), one walk per width.
+        cdef int kind = PyUnicode_KIND(text)
+        cdef const void* src = PyUnicode_DATA(text)
+        cdef Py_ssize_t n = len(text)
+        if kind == 1:
+            return _walk(self, <const uint8_t*>src, n)
+        if kind == 2:
+            return _walk(self, <const uint16_t*>src, n)
+        return _walk(self, <const uint32_t*>src, n)
 
     def finish(self):
         """Release held tokens to the current side (end of generation)."""
@@ -1225,3 +1166,70 @@ cdef class TokenSplit:
         return (self.tokens, self.segments, self.is_reasoning) == (other.tokens, other.segments, other.is_reasoning)
 
     __hash__ = None
+
+
+ctypedef fused _unit:
+    uint8_t
+    uint16_t
+    uint32_t
+    int64_t
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef tuple _walk(Engine self, const _unit* ids, Py_ssize_t n):
+    # The engine's walk over ``n`` ids (or code points) from the state it is
+    # in: ``(segments, n_prefix)``.
+    cdef _Walk w = self.t.w  # by value: stores below cannot force reloads
+    cdef Py_ssize_t i = 0, j
+    cdef int state = self._state, node = self._node
+    cdef int n_prefix = w.depth[node]
+    cdef _Move mv
+    cdef _Seg seg
+    seg.cur = -1
+    seg.start = 0
+    seg.pos = 0
+    cdef list segs = []
+    while i < n:
+        if w.depth[node] == 0:
+            # Nothing held: ids outside the delimiter alphabet's range are
+            # decided at once, so plain text is a tight scan.
+            j = i
+            if state == AWAITING:
+                while j < n and (ids[j] < w.lo or ids[j] > w.hi):
+                    j += 1
+            else:
+                while j < n and _stays(&w, state, ids[j]):
+                    j += 1
+            if j > i:
+                if state == REASONING or state == SEEDED:
+                    _emit(segs, &seg, SEG_REASONING, j - i)
+                else:
+                    state = CONTENT  # AWAITING ends at the first content token
+                    _emit(segs, &seg, SEG_CONTENT, j - i)
+                i = j
+                continue
+        _advance(&w, &state, &node, ids[i], &mv)
+        if mv.released:
+            _emit(segs, &seg, SEG_REASONING if mv.was_reasoning else SEG_CONTENT, mv.released)
+        if mv.fired:
+            if not mv.consumed:
+                _emit(segs, &seg, SEG_CONTENT, mv.fired)
+            else:
+                _emit(segs, &seg, SEG_START if state == REASONING else SEG_DELIMITER, mv.fired)
+        i += 1
+    if seg.cur >= 0:
+        segs.append((seg.cur, seg.start, seg.pos))
+    if w.depth[node]:
+        segs.append((SEG_HELD, seg.pos, seg.pos + w.depth[node]))
+    self._state = state
+    self._node = node
+    return segs, n_prefix
+
+
+cdef inline Py_ssize_t _stay_run(const _Walk* w, int state, const _unit* ids, Py_ssize_t n) noexcept nogil:
+    # How many leading ids leave ``state``'s root node where it is.
+    cdef Py_ssize_t j = 0
+    while j < n and _stays(w, state, ids[j]):
+        j += 1
+    return j
