@@ -1,16 +1,242 @@
-"""Tool-call formats (work in progress)."""
+"""The engines' remaining tool formats and their names for formats we have.
+
+DeepSeek V3.2 and V4.1 write the DSML block of V4 under other tags (one parser,
+the tags as data); Trinity writes hermes blocks that may sit inside ``<think>``;
+IQuest Q1 writes GLM-4.7's argument pairs inside its own call tags. Each is a
+generator on the shared incremental machine (``_base``).
+"""
 
 from __future__ import annotations
 
-from ._base import BaseToolParser
+import re
+
+from ._base import BaseToolParser, _drop, markers, valid_name
+from ._json import dump_str, normalize
+from ._json_formats import HermesToolParser
+from ._max_formats import _Values
+from ._xml_formats import Glm45ToolParser
+
+# ---------------------------------------------------------------------------- DSML (V3.2, V4.1)
+
+_DSML = "｜DSML｜"
+_DSML_NAME = re.compile(r'\s*name\s*=\s*"(.*?)"\s*(/?)', re.DOTALL)
+_DSML_PARAM_HEAD = re.compile(r'\s*name\s*=\s*"(.*?)"(?:\s+string\s*=\s*"([^"]*)")?\s*', re.DOTALL)
+
+
+class _DsmlToolParser(_Values):
+    """DeepSeek's DSML block, the tag names as data (``_BLOCK``, ``_INVOKE``,
+    ``_PARAM``; V4.1 spells them with a leading space)::
+
+        \\n\\n<｜DSML｜BLOCK>
+        <｜DSML｜INVOKE name="NAME">
+        <｜DSML｜PARAM name="K" string="true">text</｜DSML｜PARAM>
+        <｜DSML｜PARAM name="N" string="false">3</｜DSML｜PARAM>
+        </｜DSML｜INVOKE>
+        </｜DSML｜BLOCK>
+
+    The two newlines before the block belong to it (the template writes them).
+    ``string="true"`` values are strings byte for byte; others are JSON (a value
+    that does not parse stays a string); without the attribute a schema decides.
+    ``<｜DSML｜INVOKE name="NAME"/>`` is a call without arguments. Text between
+    elements inside the block is dropped; text after the block is content. An
+    invoke whose end never came ends at the next invoke or the block end.
+    """
+
+    _BLOCK = "function_calls"
+    _INVOKE_TAG = "invoke"
+    _PARAM_TAG = "parameter"
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        calls, calls_end = f"<{_DSML}{cls._BLOCK}>", f"</{_DSML}{cls._BLOCK}>"
+        inv, inv_end = f"<{_DSML}{cls._INVOKE_TAG}", f"</{_DSML}{cls._INVOKE_TAG}>"
+        par, par_end = f"<{_DSML}{cls._PARAM_TAG}", f"</{_DSML}{cls._PARAM_TAG}>"
+        cls._INVOKE, cls._INVOKE_END, cls._PARAM, cls._PARAM_END = inv, inv_end, par, par_end
+        cls.openers = ("\n\n" + calls, calls)
+        cls._SECTION = markers(inv, calls_end)
+        cls._HEAD_END = markers(">", inv_end, inv, calls_end)
+        cls._PARAM_SCAN = markers(par, inv_end, inv, calls_end)
+        cls._PHEAD_END = markers(">", par_end, par, inv_end, inv, calls_end)
+        cls._VALUE_END = markers(par_end, par, inv_end, inv, calls_end)
+        cls._TO_INVOKE_END = markers(inv_end, inv, calls_end)
+
+    def _section(self, opener):
+        found = False
+        m = yield from self._until(self._SECTION, _drop)
+        while m == self._INVOKE:
+            found = True
+            m = yield from self._invoke()
+            if m == self._INVOKE_END:
+                m = yield from self._until(self._SECTION, _drop)
+        if not found:
+            self._fail()
+        return None
+
+    def _invoke(self):
+        head, m = yield from self._text_until(self._HEAD_END)
+        hm = _DSML_NAME.fullmatch(head) if m == ">" else None
+        name = hm.group(1).strip() if hm else ""
+        if not valid_name(name):
+            self._fail()
+            if m != ">":
+                return m
+            return (yield from self._until(self._TO_INVOKE_END, _drop))
+        self._open_call(name)
+        if hm.group(2):  # self-closing: no arguments, no end tag
+            self._emit_args("{}")
+            self._close_call(True)
+            return self._INVOKE_END
+        count = 0
+        m = yield from self._until(self._PARAM_SCAN, _drop)
+        while m == self._PARAM:
+            head, m = yield from self._text_until(self._PHEAD_END)
+            pm = _DSML_PARAM_HEAD.fullmatch(head) if m == ">" else None
+            if pm is None:
+                if m == ">" or m == self._PARAM_END:
+                    m = yield from self._until(self._PARAM_SCAN, _drop)
+                continue
+            key, flag = pm.group(1), pm.group(2)
+            self._param_prefix(count, key)
+            count += 1
+            if flag == "true":
+                m = yield from self._verbatim_string(self._VALUE_END)
+            elif flag is not None:
+                raw, m = yield from self._text_until(self._VALUE_END)
+                canon = normalize(raw)
+                self._emit_args(canon if canon is not None else dump_str(raw))
+            else:
+                m = yield from self._verbatim_typed(name, key, self._VALUE_END)
+            if m == self._PARAM_END:
+                m = yield from self._until(self._PARAM_SCAN, _drop)
+        self._emit_args("}" if count else "{}")
+        self._close_call(True)
+        return m
+
+
+class DeepSeekV32ToolParser(_DsmlToolParser):
+    """DeepSeek V3.2: ``<｜DSML｜function_calls>`` … ``</｜DSML｜function_calls>``."""
+
+    format_name = "deepseek_v32"
+
+
+class DeepSeekV41ToolParser(_DsmlToolParser):
+    """DeepSeek V4.1: ``<｜DSML｜ calls>``, ``<｜DSML｜ invoke name=…>``,
+    ``<｜DSML｜ parameter name=…>`` (a space after the DSML marker)."""
+
+    format_name = "deepseek_v41"
+    _BLOCK = " calls"
+    _INVOKE_TAG = " invoke"
+    _PARAM_TAG = " parameter"
+
+
+# ---------------------------------------------------------------------------- trinity
+
+_THINK_TAGS = ("<think>", "</think>")
+
+
+class TrinityToolParser(HermesToolParser):
+    """Hermes blocks (``<tool_call>{"name": …, "arguments": {…}}</tool_call>``) that
+    may sit inside reasoning: ``<think>`` and ``</think>`` are dropped wherever they
+    are and the text between them is read for calls like any other (SGLang's
+    Trinity detector)."""
+
+    format_name = "trinity"
+    think_pairs = ()
+    openers = (*HermesToolParser.openers, *_THINK_TAGS)
+
+    def reset(self) -> None:
+        super().reset()
+        self._tool_seen = False
+
+    def _section(self, opener):
+        if opener in _THINK_TAGS:
+            if not self._tool_seen:  # a think tag is not tool markup
+                self._marker_at = None
+            return None
+        self._tool_seen = True
+        return (yield from HermesToolParser._section(self, opener))
+
+
+# ---------------------------------------------------------------------------- iquest_q1
+
+IQ_CALL, IQ_CALL_END = "<iquest_tool_call>", "</iquest_tool_call>"
+
+
+class IQuestQ1ToolParser(Glm45ToolParser):
+    """IQuest Q1: GLM-4.7's argument pairs in IQuest's own call tags,
+    ``<iquest_tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value>…</iquest_tool_call>``
+    (a newline after the name and between pairs is allowed)."""
+
+    format_name = "iquest_q1"
+    openers = (IQ_CALL,)
+    _END = markers(IQ_CALL_END)
+    _NAME_END = markers("\n", "<arg_key>", IQ_CALL_END)
+    _SCAN_ARGS = markers("<arg_key>", IQ_CALL_END)
+    _KEY_END = markers("</arg_key>", "<arg_key>", IQ_CALL_END)
+    _TO_VALUE = markers("<arg_value>", "<arg_key>", IQ_CALL_END)
+    _VALUE_END = markers("</arg_value>", "<arg_key>", IQ_CALL_END)
+
+    def _section(self, opener):
+        name, m = yield from self._text_until(self._NAME_END)
+        name = name.strip()
+        if m is None or not valid_name(name):
+            self._fail()
+            if m is not None and m != IQ_CALL_END:
+                yield from self._until(self._END, _drop)
+            return None
+        self._open_call(name)
+        count = 0
+        while m is not None and m != IQ_CALL_END:
+            if m != "<arg_key>":
+                m = yield from self._until(self._SCAN_ARGS, _drop)
+                continue
+            key, m = yield from self._text_until(self._KEY_END)
+            if m != "</arg_key>":
+                continue
+            m = yield from self._until(self._TO_VALUE, _drop)
+            if m != "<arg_value>":
+                continue
+            key = key.strip()
+            self._param_prefix(count, key)
+            count += 1
+            m = yield from self._xml_value(name, key, self._VALUE_END)
+            if m == "</arg_value>":
+                m = yield from self._until(self._SCAN_ARGS, _drop)
+        self._emit_args("}" if count else "{}")
+        self._close_call(True)
+        return None
+
 
 # our format name (and aliases) -> parser class, for reasoning_core.tools.create
-PARSERS: dict[str, type[BaseToolParser]] = {}
+PARSERS: dict[str, type[BaseToolParser]] = {
+    "deepseek_v32": DeepSeekV32ToolParser,
+    "deepseek_v41": DeepSeekV41ToolParser,
+    "trinity": TrinityToolParser,
+    "iquest_q1": IQuestQ1ToolParser,
+}
 # vLLM 0.33 tool-parser name -> our format name
-VLLM_NAMES: dict[str, str] = {}
+VLLM_NAMES: dict[str, str] = {
+    # the same parser class as another name in vLLM's registry
+    "qwen3_json": "hermes",
+    "qwen3_xml": "qwen3_coder",
+    "llama4_json": "llama3_json",
+    "deepseek_v32": "deepseek_v32",
+    "deepseek_v41": "deepseek_v41",
+}
 # SGLang 0.5.23 function-call parser name -> (our format, one-shot tool_index
 # mode "tools"|"local", unlisted tools dropped one-shot, ... dropped streaming)
-SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {}
+SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
+    # SGLang registers its Qwen3CoderDetector under these names too
+    "step3p5": ("qwen3_coder", "local", False, False),
+    "nanbeige": ("qwen3_coder", "local", False, False),
+    "deepseekv32": ("deepseek_v32", "tools", True, False),
+    "deepseekv4": ("deepseekv4", "tools", True, False),
+    "deepseekv41": ("deepseek_v41", "tools", True, False),
+    "glm47": ("glm45", "tools", True, False),
+    "gemma4": ("gemma4", "tools", False, True),
+    "trinity": ("trinity", "tools", True, True),
+    "iquest_q1": ("iquest_q1", "local", True, True),
+}
 # engine name -> why it is not served (the README lists these)
 VLLM_UNSERVED: dict[str, str] = {}
 SGLANG_UNSERVED: dict[str, str] = {}
