@@ -23,15 +23,16 @@ from reasoning_core import tools
 from reasoning_core.tools import _tagged_json_formats as fm
 from toolstreams import stream
 
-FORMATS = ("apertus", "hunyuan_a13b", "longcat", "gigachat3", "functiongemma", "mimo")
+FORMATS = ("apertus", "hunyuan_a13b", "longcat", "gigachat3", "functiongemma", "mimo", "hunyuan")
 # the formats whose parameters are text: values typed by the schema
-TEXT_VALUES = ("functiongemma", "mimo")
+TEXT_VALUES = ("functiongemma", "mimo", "hunyuan")
 
 MARKERS = [
     "<|tools_prefix|>", "<|tools_suffix|>", "<tool_calls>", "</tool_calls>", "<longcat_tool_call>",
     "</longcat_tool_call>", "<|message_sep|>", "function call<|role_sep|>\n", "<|function_call|>", "</s>",
     "<start_function_call>", "<end_function_call>", "<escape>", "<tool_call>", "</tool_call>", "<function=",
-    "</function>", "<parameter=", "</parameter>", "<think>", "</think>",
+    "</function>", "<parameter=", "</parameter>", "<think>", "</think>", "<tool_calls", "<tool_sep>", "<arg_key>",
+    "</arg_key>", "<arg_value>", "</arg_value>", "<tool_calls:x1>", "</tool_calls:x1>", "<tool_call:x1>",
 ]
 FRAGMENTS = MARKERS + [m[: len(m) // 2] for m in MARKERS] + [
     "{", "}", "[", "]", '"', "\\", ":", ",", "\n", " ", "name", "arguments", '"name": "f"', "call:", "f", ">",
@@ -71,6 +72,14 @@ def render(fmt: str, calls, style: int = 0) -> str:
         return "".join(f"<tool_call>\n<function={n}>\n"
                        + "".join(f"<parameter={k}>{_text(v)}</parameter>\n" for k, v in a.items())
                        + "</function>\n</tool_call>" for n, a in calls)
+    if fmt == "hunyuan":
+        sfx = ":x1" if style % 3 == 2 else ""
+        nl = "\n" if style % 2 else ""
+        sep = f"<tool_sep{sfx}>{nl}" if style % 2 else ""
+        return (f"<tool_calls{sfx}>{nl}" + "".join(
+            f"<tool_call{sfx}>{n}{sep}" + "".join(
+                f"<arg_key{sfx}>{k}</arg_key{sfx}>{nl}<arg_value{sfx}>{_text(v)}</arg_value{sfx}>{nl}"
+                for k, v in a.items()) + f"</tool_call{sfx}>{nl}" for n, a in calls) + f"</tool_calls{sfx}>")
     raise KeyError(fmt)
 
 
@@ -259,6 +268,29 @@ def test_mimo_values_are_verbatim_strings_unless_the_schema_types_them():
     assert _run("qwen3_coder", text)[1] == [("f", {"cmd": "pwd && ls", "n": 12})]
 
 
+def test_hunyuan_hy3_hy4_and_suffixed_tags():
+    hy3 = ("Hi <tool_calls>\n<tool_call>f<tool_sep>\n<arg_key>s</arg_key>\n<arg_value>\n two \n</arg_value>\n"
+           "<arg_key>n</arg_key>\n<arg_value>12</arg_value>\n</tool_call>\n</tool_calls> bye")
+    assert _run("hunyuan", hy3) == ("Hi  bye", [("f", {"s": "\n two \n", "n": "12"})])
+    assert _run("hunyuan", hy3, {"f": {"properties": {"n": {"type": "integer"}}}})[1] == [
+        ("f", {"s": "\n two \n", "n": 12})]
+    hy4 = ("<tool_calls:6124c78e><tool_call:6124c78e>g<arg_key:6124c78e>k</arg_key:6124c78e>"
+           "<arg_value:6124c78e>v</arg_value:6124c78e></tool_call:6124c78e><tool_call:6124c78e>h"
+           "</tool_call:6124c78e></tool_calls:6124c78e>")
+    assert _run("hunyuan", hy4) == ("", [("g", {"k": "v"}), ("h", {})])
+    # tags of another suffix are not this section's tags
+    with pytest.raises(ValueError, match="hunyuan"):
+        tools.create("hunyuan").parse_complete("<tool_calls:a><tool_call:b>g</tool_call:b></tool_calls:a>x")
+    assert stream(tools.create("hunyuan"), ["<tool_calls:a><tool_call:b>g</tool_call:b></tool_calls:a>x"],
+                  with_ids=False) == ("x", [])
+    # "<tool_calls" that is no tag stays content (and is reported as markup without a call)
+    with pytest.raises(ValueError, match="hunyuan"):
+        tools.create("hunyuan").parse_complete("a <tool_calls are listed> b")
+    assert stream(tools.create("hunyuan"), list("a <tool_calls are listed> b"), with_ids=False) == (
+        "a <tool_calls are listed> b", [])
+    assert tools.get_parser_cls("hy_v3") is tools.get_parser_cls("hy_v4") is tools.get_parser_cls("hunyuan")
+
+
 def test_engine_names_are_wired():
     assert fm.VLLM_NAMES["ernie45"] == "hermes" and fm.VLLM_NAMES["ling3"] == "glm45"
     for name, fmt in fm.VLLM_NAMES.items():
@@ -282,6 +314,7 @@ BROKEN = {
     "gigachat3": f'<|function_call|>{{"name": "{SECRET} bad", "arguments": {{}}}}',
     "functiongemma": f"<start_function_call>call:{SECRET} bad{{a:<escape>1<escape>}}<end_function_call>",
     "mimo": f"<tool_call>\n<function={SECRET} bad>\n<parameter=a>1</parameter>\n</function>\n</tool_call>",
+    "hunyuan": f"<tool_calls><tool_call>{SECRET} bad<arg_key>a</arg_key><arg_value>1</arg_value></tool_call></tool_calls>",
 }
 GOOD = {
     "apertus": '<|tools_prefix|>[{"ok": {"x": 1}}]<|tools_suffix|>',
@@ -290,6 +323,7 @@ GOOD = {
     "gigachat3": '<|function_call|>{"name": "ok", "arguments": {"x": 1}}',
     "functiongemma": "<start_function_call>call:ok{x:<escape>1<escape>}<end_function_call>",
     "mimo": "<tool_call>\n<function=ok>\n<parameter=x>1</parameter>\n</function>\n</tool_call>",
+    "hunyuan": "<tool_calls><tool_call>ok<arg_key>x</arg_key><arg_value>1</arg_value></tool_call></tool_calls>",
 }
 INT_X = {"ok": {"properties": {"x": {"type": "integer"}}}}
 
@@ -318,7 +352,8 @@ def test_cut_off_call_is_completed_when_its_body_parses(fmt):
     good = GOOD[fmt]
     cut = {"apertus": good[: -len("<|tools_suffix|>")], "hunyuan_a13b": good[: -len("</tool_calls>")],
            "longcat": good[: -len("</longcat_tool_call>")], "gigachat3": good,
-           "functiongemma": good[: -len("<end_function_call>")], "mimo": good.split("\n</function>")[0]}[fmt]
+           "functiongemma": good[: -len("<end_function_call>")], "mimo": good.split("\n</function>")[0],
+           "hunyuan": good.split("</arg_value>")[0]}[fmt]
     p = tools.create(fmt)
     p.set_streaming_tool_schemas(INT_X)
     r = p.parse_complete("x " + cut)
@@ -338,6 +373,7 @@ def _huge(fmt: str, body: str) -> str:
         "gigachat3": f'<|function_call|>{{"name": "f", "arguments": {{"x": "{body}"}}}}',
         "functiongemma": f"<start_function_call>call:f{{x:<escape>{body}<escape>}}<end_function_call>",
         "mimo": f"<tool_call>\n<function=f>\n<parameter=x>{body}</parameter>\n</function>\n</tool_call>",
+        "hunyuan": f"<tool_calls><tool_call>f<arg_key>x</arg_key><arg_value>{body}</arg_value></tool_call></tool_calls>",
     }[fmt]
 
 

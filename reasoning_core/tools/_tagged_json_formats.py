@@ -10,6 +10,7 @@ to its end tag is dropped, as hermes does) and never raises while streaming.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
 from ._json import dump_str, typed_value
@@ -274,6 +275,103 @@ class MiMoToolParser(Qwen3CoderToolParser):
         return m
 
 
+# ---------------------------------------------------------------------------- hunyuan (Hy3, Hy4)
+
+_HY_SUFFIX = re.compile(r"[^\s<>]{0,65}")
+
+
+@lru_cache(maxsize=None)
+def _hy_tags(sfx: str) -> dict:
+    t = {k: f"<{k}{sfx}>" for k in ("tool_call", "tool_sep", "arg_key", "arg_value")}
+    t.update({"/" + k: f"</{k}{sfx}>" for k in ("tool_calls", "tool_call", "arg_key", "arg_value")})
+    stop = (t["/tool_call"], t["/tool_calls"], t["tool_call"])  # what ends a call
+    return {
+        **t,
+        "section": markers(t["tool_call"], t["/tool_calls"]),
+        "name_end": markers(t["tool_sep"], t["arg_key"], *stop),
+        "scan": markers(t["arg_key"], *stop),
+        "key_end": markers(t["/arg_key"], t["arg_key"], *stop),
+        "to_value": markers(t["arg_value"], t["arg_key"], *stop),
+        "value_end": markers(t["/arg_value"], t["arg_key"], *stop),
+    }
+
+
+class HunyuanToolParser(BaseToolParser):
+    """``<tool_calls><tool_call>NAME<tool_sep><arg_key>K</arg_key><arg_value>V</arg_value>…
+    </tool_call>…</tool_calls>`` (Hunyuan Hy3; Hy4 writes no ``<tool_sep>``).
+
+    A checkpoint may suffix every tag (``<tool_calls:6124c78e>``): the suffix is
+    read from the section's opening tag and expected on the tags inside it. Text
+    between tags inside the section is dropped; text after it is content. A value
+    is the text as written, unless the request's schema gives the parameter a
+    non-string type (then it is typed as JSON).
+    """
+
+    format_name = "hunyuan"
+    openers = ("<tool_calls",)
+
+    def _section(self, opener):
+        sfx = yield from self._suffix()
+        if sfx is None:
+            return None
+        t = _hy_tags(sfx)
+        m = yield from self._until(t["section"], _drop)
+        while m == t["tool_call"]:
+            m = yield from self._call(t)
+            if m == t["/tool_call"]:
+                m = yield from self._until(t["section"], _drop)
+        return None
+
+    def _suffix(self):
+        """The tag suffix up to ``>`` ("" or ``:…``), or None (then the text
+        read is content: ``<tool_calls`` was not a tag)."""
+        parts: list[str] = []
+        while True:
+            m = _HY_SUFFIX.match(self._buf, self._pos)
+            parts.append(m.group())
+            self._pos = m.end()
+            sfx = "".join(parts)
+            if len(sfx) > 64 or self._pos < len(self._buf) or self._eof:
+                break
+            yield
+        if len(sfx) <= 64 and (sfx == "" or sfx[0] == ":") and (yield from self._expect(">")):
+            return sfx
+        self._fail()
+        self._content("<tool_calls" + sfx)
+        return None
+
+    def _call(self, t):
+        name, m = yield from self._text_until(t["name_end"])
+        name = name.strip()
+        if not valid_name(name) or m in (None, t["/tool_calls"], t["tool_call"]):
+            self._fail()
+            if m in (t["tool_sep"], t["arg_key"]):
+                m = yield from self._until(markers(t["/tool_call"], t["/tool_calls"], t["tool_call"]), _drop)
+            return m
+        self._open_call(name)
+        if m == t["tool_sep"]:
+            m = yield from self._until(t["scan"], _drop)
+        count = 0
+        while m == t["arg_key"]:
+            key, m = yield from self._text_until(t["key_end"])
+            if m != t["/arg_key"]:
+                continue
+            m = yield from self._until(t["to_value"], _drop)
+            if m != t["arg_value"]:
+                continue
+            key = key.strip()
+            value, m = yield from self._text_until(t["value_end"])
+            types = self._types_for(name, key)
+            self._param_prefix(count, key)
+            count += 1
+            self._emit_args(typed_value(value, types) if types else dump_str(value))
+            if m == t["/arg_value"]:
+                m = yield from self._until(t["scan"], _drop)
+        self._emit_args("}" if count else "{}")
+        self._close_call(True)
+        return m
+
+
 # our format name (and aliases) -> parser class, for reasoning_core.tools.create
 PARSERS: dict[str, type[BaseToolParser]] = {
     "apertus": ApertusToolParser,
@@ -282,6 +380,9 @@ PARSERS: dict[str, type[BaseToolParser]] = {
     "gigachat3": GigaChat3ToolParser,
     "functiongemma": FunctionGemmaToolParser,
     "mimo": MiMoToolParser,
+    "hunyuan": HunyuanToolParser,
+    "hy_v3": HunyuanToolParser,
+    "hy_v4": HunyuanToolParser,
 }
 # vLLM 0.33 tool-parser name -> our format name
 VLLM_NAMES: dict[str, str] = {
@@ -293,6 +394,8 @@ VLLM_NAMES: dict[str, str] = {
     "mimo": "mimo",
     "ernie45": "hermes",
     "ling3": "glm45",
+    "hy_v3": "hunyuan",
+    "hy_v4": "hunyuan",
 }
 # SGLang 0.5.23 function-call parser name -> (our format, one-shot tool_index
 # mode "tools"|"local", unlisted tools dropped one-shot, ... dropped streaming)
@@ -301,6 +404,7 @@ SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "gigachat3": ("gigachat3", "tools", True, True),
     "mimo": ("mimo", "tools", True, True),
     "ling3": ("glm45", "tools", True, False),
+    "hunyuan": ("hunyuan", "tools", True, False),
 }
 # engine name -> why it is not served (the README lists these)
 VLLM_UNSERVED: dict[str, str] = {}

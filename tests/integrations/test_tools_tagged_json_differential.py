@@ -81,6 +81,15 @@ def write(fmt: str, calls: list) -> str:
         return "".join(f"<tool_call>{n}\n"
                        + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{_v(v)}</arg_value>\n" for k, v in a.items())
                        + "</tool_call>" for n, a in calls)
+    if fmt == "hy_v3":
+        return ("<tool_calls>\n" + "".join(
+            f"<tool_call>{n}<tool_sep>\n"
+            + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{_v(v)}</arg_value>\n" for k, v in a.items())
+            + "</tool_call>\n" for n, a in calls) + "</tool_calls>")
+    if fmt == "hy_v4":
+        return "<tool_calls>" + "".join(
+            f"<tool_call>{n}" + "".join(f"<arg_key>{k}</arg_key><arg_value>{_v(v)}</arg_value>" for k, v in a.items())
+            + "</tool_call>" for n, a in calls) + "</tool_calls>"
     tags = {"longcat": ("<longcat_tool_call>", "</longcat_tool_call>"), "ernie45": ("<tool_call>", "</tool_call>")}
     start, end = tags[fmt]
     return "\n".join(f"{start}\n{_j({'name': n, 'arguments': a})}\n{end}" for n, a in calls)
@@ -100,6 +109,8 @@ def outputs(fmt: str) -> dict[str, str]:
     return out
 
 
+_HY = ("<think>", "</think>", "<tool_calls>", "</tool_calls>", "<tool_call>", "</tool_call>", "<arg_key>",
+       "</arg_key>", "<arg_value>", "</arg_value>")
 SPECIALS = {
     "apertus": ("<|tools_prefix|>", "<|tools_suffix|>"),
     "hunyuan_a13b": ("<think>", "</think>", "<tool_calls>", "</tool_calls>"),
@@ -109,17 +120,20 @@ SPECIALS = {
     "mimo": ("<think>", "</think>", "<tool_call>", "</tool_call>"),
     "ernie45": ("<think>", "</think>", "<tool_call>", "</tool_call>", "<response>", "</response>"),
     "ling3": FAMILY_SPECIALS["glm47"],
+    "hy_v3": _HY + ("<tool_sep>",),
+    "hy_v4": _HY,
 }
 # the engine name's format in ``write`` (SGLang's names)
-SGL_FORMAT = {"apertus2509": "apertus", "gigachat3": "gigachat3", "mimo": "mimo", "ling3": "ling3"}
+SGL_FORMAT = {"apertus2509": "apertus", "gigachat3": "gigachat3", "mimo": "mimo", "ling3": "ling3",
+              "hunyuan": "hy_v3"}
 
 # Where an engine's parser loses or moves text, or cannot read a well-formed case.
 _AFTER_LOST = "the engine keeps only the text before the first call (the text after it is lost)"
 _A13B_STREAM = "vLLM streams everything as content unless the answer starts with the call"
 VLLM_XFAIL = {
     **{(n, "after", "one_shot"): _AFTER_LOST
-       for n in ("hunyuan_a13b", "ernie45", "functiongemma", "ling3", "longcat", "mimo")},
-    **{(n, "after", "stream"): _AFTER_LOST for n in ("ernie45", "longcat")},
+       for n in ("hunyuan_a13b", "ernie45", "functiongemma", "ling3", "longcat", "mimo", "hy_v3", "hy_v4")},
+    **{(n, "after", "stream"): _AFTER_LOST for n in ("ernie45", "longcat", "hy_v3", "hy_v4")},
     **{("hunyuan_a13b", c, "stream"): _A13B_STREAM for c in ("one", "rich", "two", "after", "single")},
     ("hunyuan_a13b", "first", "stream"): "vLLM streams the <tool_calls> tag as content",
     **{("functiongemma", c, "stream"): "vLLM streams a call of several parameters as two closed objects "
@@ -132,6 +146,7 @@ SGL_XFAIL = {
     ("gigachat3", "after", "stream"): "SGLang streams the text after the call object into its arguments",
     ("ling3", "after", "one_shot"): _AFTER_LOST,
     ("mimo", "after", "one_shot"): _AFTER_LOST,
+    ("hunyuan", "after", "one_shot"): _AFTER_LOST,
     ("mimo", "after", "stream"): "SGLang's mimo holds the text after a call for a further call and never "
                                  "releases it",
 }
@@ -248,3 +263,23 @@ def test_sglang_equal(name, case, mode):
         a = _sgl_stream(FunctionCallParser(SGL_TOOLS, name), pieces)
         b = _sgl_stream(FunctionCallParser(SGL_TOOLS, f"rc_{name}"), pieces)
         assert b == a, pieces
+
+
+@pytest.mark.parametrize("mode", ["one_shot", "stream"])
+def test_vllm_hy_v4_suffixed_tags(mode):
+    """A checkpoint whose tags carry a suffix (``<tool_calls:6124c78e>``): vLLM
+    reads it from the vocabulary, ours from the section's opening tag."""
+    sfx = ":6124c78e"
+    tok = vllm_tokenizer(tuple(m[:-1] + sfx + ">" for m in _HY))
+    text = re.sub(r"<(/?(?:tool_calls|tool_call|arg_key|arg_value))>", lambda m: f"<{m.group(1)}{sfx}>",
+                  PRE + write("hy_v4", [WEATHER, TIME]))
+    theirs, ours = _vllm_pair("hy_v4", tok)
+    req = chat_request(tools=VLLM_TOOLS)
+    if mode == "one_shot":
+        a, b = theirs.extract_tool_calls(text, req), ours.extract_tool_calls(text, req)
+        assert (b.tools_called, _calls(b), _ws(b.content)) == (a.tools_called, _calls(a), _ws(a.content))
+        assert len(_calls(b)) == 2
+    else:
+        ids = list(tok.encode(text, add_special_tokens=False))
+        got = _vllm_stream(ours, tok, ids, req)
+        assert got == _vllm_stream(theirs, tok, ids, req) and len(got[0]) == 2
