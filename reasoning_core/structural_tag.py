@@ -277,7 +277,7 @@ def _spec_of(fmt: str) -> Optional[ToolTagSpec]:
     from . import tools
 
     cls = tools.get_parser_cls(fmt)  # ValueError naming the unknown format
-    spec = cls.__dict__.get("tool_tag") or getattr(cls, "tool_tag", None)
+    spec = getattr(cls, "tool_tag", None)
     if spec is None:
         spec = _SPECS.get(getattr(cls, "format_name", fmt))
     if spec is not None and not isinstance(spec, ToolTagSpec):

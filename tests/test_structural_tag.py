@@ -72,6 +72,14 @@ def test_every_first_format_has_a_tag(fmt):
         assert SCHEMA in schemas(tag)
 
 
+def test_has_tool_tag():
+    described = {f for f in rc_tools.available() if has_tool_tag(f)}
+    assert set(FIRST_FORMATS) <= described
+    assert not has_tool_tag("no_such_format")
+    for fmt in described:  # aliases and the further modules' formats that describe their calls
+        json.dumps(structural_tag(None, TOOLS, tool_format=fmt, tool_choice="required"))
+
+
 def test_reasoning_block_open_at_start():
     tag = structural_tag("deepseek_r1", TOOLS, builtin=False)
     prefix, answer = tag["format"]["elements"]

@@ -185,6 +185,17 @@ def test_format_tag(fmt):
     assert accepts(loose, call)
 
 
+def test_every_described_format_compiles():
+    """Every registered format whose parser describes its calls (the further
+    format modules' too) gives a tag xgrammar compiles, for each tool_choice."""
+    comp = _compiler()[0]
+    described = [f for f in rc_tools.available() if has_tool_tag(f)]
+    assert set(OUR_FORMATS) <= set(described)
+    for fmt in described:
+        for choice in ("auto", "required", "get_time", "none"):
+            comp.compile_structural_tag(json.dumps(structural_tag(None, TOOLS, tool_format=fmt, tool_choice=choice)))
+
+
 # ---------------------------------------------------------------------------- families
 
 def _reasoned(fam, text: str, starts: bool, sep: str = "\n\n") -> str:
