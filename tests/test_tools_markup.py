@@ -52,8 +52,15 @@ def render(fmt: str, calls, style: int = 0) -> str:
             if style == 2:
                 obj = {"name": name, "arguments": args}
             out.append(json.dumps(obj, ensure_ascii=style == 1, indent=4 if style == 0 else None))
+        elif fmt == "step3":
+            params = "".join(f'<steptml:parameter name="{k}">{_bare(v)}</steptml:parameter>\n'
+                             for k, v in args.items())
+            out.append(f'<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{name}">\n{params}'
+                       "</steptml:invoke><｜tool_call_end｜>")
         else:  # pragma: no cover
             raise KeyError(fmt)
+    if fmt == "step3":
+        return "<｜tool_calls_begin｜>\n" + "\n".join(out) + "\n<｜tool_calls_end｜>"
     if fmt == "cohere_command":
         body = out[0] if style == 2 and len(out) == 1 else "[\n" + ",\n".join(out) + "\n]"
         return "<|START_ACTION|>" + body + "<|END_ACTION|>"
@@ -62,16 +69,21 @@ def render(fmt: str, calls, style: int = 0) -> str:
 
 # per format: markup a content string must not contain, and the markers of the format
 CONTENT_AVOID = {
+    "step3": ("<｜tool_calls_begin｜>", "<think>"),
     "cohere_command": ("<|START_ACTION|>", "<|START_THINKING|>"),
     "seed_oss": ("<seed:tool_call>", "<function=", "<seed:think>"),
 }
 MARKERS = {
+    "step3": ["<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "<｜tool_call_begin｜>", "<｜tool_call_end｜>",
+              "<｜tool_sep｜>", "function", '<steptml:invoke name="f">', "</steptml:invoke>",
+              '<steptml:parameter name="a">', "</steptml:parameter>", "<think>", "</think>"],
     "cohere_command": ["<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>", "<|END_THINKING|>",
                        '"tool_name": "f"', '"parameters": {', '"tool_call_id": "0"', "<|START_RESPONSE|>"],
     "seed_oss": ["<seed:tool_call>", "</seed:tool_call>", "<function=", "</function>", "<parameter=",
                  "</parameter>", "<seed:think>", "</seed:think>", ">", "\n"],
 }
-THINK = {"cohere_command": ("<|START_THINKING|>", "<|END_THINKING|>"),
+THINK = {"step3": ("<think>", "</think>"),
+         "cohere_command": ("<|START_THINKING|>", "<|END_THINKING|>"),
          "seed_oss": ("<seed:think>", "</seed:think>")}
 
 _names = st.sampled_from(["get_weather", "f", "search-web", "A1", "tool_9"])
@@ -89,17 +101,20 @@ _json = st.recursive(
 def xml_string(draw):
     """A string value no XML-style format can mistake for JSON: trimmed, not JSON."""
     s = draw(_plain).strip()
+    if not s:
+        return "text"
     try:
         json.loads(s)
         ok = False
     except ValueError:
         ok = bool(s) and s not in ("True", "False", "None")
-    return s if ok else "text " + s
+    return s if ok else ("text " + s).strip()
 
 
 @st.composite
 def call(draw, fmt):
-    args = draw(st.dictionaries(_keys, xml_string() | _json, max_size=4))
+    # a top-level string is trimmed and not JSON-like (XML-style formats trim values)
+    args = draw(st.dictionaries(_keys, xml_string() | _json.filter(lambda v: not isinstance(v, str)), max_size=4))
     return draw(_names), args
 
 
@@ -107,12 +122,26 @@ def _canon(args) -> str:
     return json.dumps(args, ensure_ascii=False)
 
 
+def _type_of(v) -> str:
+    if isinstance(v, bool):
+        return "boolean"
+    for t, name in ((str, "string"), (int, "integer"), (float, "number"), (list, "array"), (dict, "object")):
+        if isinstance(v, t):
+            return name
+    return "null"
+
+
 @st.composite
 def output(draw, fmt):
+    """(text, content, calls, schemas): the schema declares each parameter's type
+    as generated (the first one seen for a tool and key)."""
     text, content, calls = [], [], []
+    seen: dict = {}
     for kind in draw(st.lists(st.sampled_from(["text", "calls", "think"]), max_size=5)):
         if kind == "calls":
             group = draw(st.lists(call(fmt), min_size=1, max_size=3))
+            if any(seen.setdefault((n, k), _type_of(v)) != _type_of(v) for n, a in group for k, v in a.items()):
+                continue
             text.append(render(fmt, group, draw(st.integers(0, 2))))
             calls.extend((n, json.loads(_canon(a))) for n, a in group)
             continue
@@ -124,7 +153,10 @@ def output(draw, fmt):
             continue
         text.append(piece)
         content.append(piece)
-    return "".join(text), "".join(content), calls
+    schemas: dict = {}
+    for (n, k), t in seen.items():
+        schemas.setdefault(n, {"type": "object", "properties": {}})["properties"][k] = {"type": t}
+    return "".join(text), "".join(content), calls, schemas
 
 
 def chunked(data, text):
@@ -140,12 +172,16 @@ def _calls(pairs):
 @pytest.mark.parametrize("fmt", FORMATS)
 @given(data=st.data())
 def test_any_chunking_streams_to_the_one_shot_result(fmt, data):
-    text, content, calls = data.draw(output(fmt), label="output")
-    full = tools.create(fmt).parse_complete(text)
+    text, content, calls, schemas = data.draw(output(fmt), label="output")
+    p = tools.create(fmt)
+    p.set_streaming_tool_schemas(schemas)
+    full = p.parse_complete(text)
     assert (full.content or "") == content
     assert _calls((c.name, c.arguments) for c in full.tool_calls) == calls
     assert all(re.fullmatch(r"call_[0-9a-f]{24}", c.id) for c in full.tool_calls)
-    got = stream(tools.create(fmt), chunked(data, text), with_ids=False)
+    q = tools.create(fmt)
+    q.set_streaming_tool_schemas(schemas)
+    got = stream(q, chunked(data, text), with_ids=False)
     assert got[0] == content
     assert got[1] == [(c.name, c.arguments) for c in full.tool_calls]
 
@@ -173,6 +209,8 @@ def test_marker_soup_is_chunking_invariant_and_conserves_content(fmt, data):
 
 SECRET = "s3cr3t_payload"
 BROKEN = {
+    "step3": f'<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{SECRET} bad">'
+             '<steptml:parameter name="a">1</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>',
     "cohere_command": f'<|START_ACTION|>[{{"tool_call_id": "0", "tool_name": "{SECRET} bad", "parameters": {{}}}}]'
                       "<|END_ACTION|>",
     "seed_oss": f"<seed:tool_call>\n<function={SECRET} bad>\n<parameter=a>\n1\n</parameter>\n</function>\n"
@@ -186,25 +224,29 @@ def test_malformed_call_is_skipped_and_errors_never_echo_output(fmt):
         tools.create(fmt).parse_complete("before " + BROKEN[fmt])
     msg = str(e.value)
     assert fmt in msg and re.search(r"offset \d+", msg) and SECRET not in msg
-    good = render(fmt, [("ok", {"x": 1})])
+    good = render(fmt, [("ok", {"x": "one"})])
     text = "before " + BROKEN[fmt] + " mid " + good + " after"
     r = tools.create(fmt).parse_complete(text)
-    assert _calls((c.name, c.arguments) for c in r.tool_calls) == [("ok", {"x": 1})]
+    assert _calls((c.name, c.arguments) for c in r.tool_calls) == [("ok", {"x": "one"})]
     assert r.content.startswith("before ") and r.content.endswith(" after")
     content, calls = stream(tools.create(fmt), list(text), with_ids=False)
-    assert _calls(calls) == [("ok", {"x": 1})] and content == r.content
+    assert _calls(calls) == [("ok", {"x": "one"})] and content == r.content
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_huge_argument_finishes(fmt):
     big = "x\u00e9 " * 70_000  # ~210k characters
     text = "Working. " + render(fmt, [("write", {"content": "start " + big + " end", "n": 3})])
-    r = tools.create(fmt).parse_complete(text)
+    schemas = {"write": {"properties": {"content": {"type": "string"}, "n": {"type": "integer"}}}}
+    p = tools.create(fmt)
+    p.set_streaming_tool_schemas(schemas)
+    r = p.parse_complete(text)
     assert r.content == "Working. "
-    assert json.loads(r.tool_calls[0].arguments) == {"content": "start " + big.strip() + " end", "n": 3} \
-        or json.loads(r.tool_calls[0].arguments) == {"content": "start " + big + " end", "n": 3}
+    assert json.loads(r.tool_calls[0].arguments) == {"content": "start " + big + " end", "n": 3}
     n = 4096
-    content, calls = stream(tools.create(fmt), [text[i:i + n] for i in range(0, len(text), n)], with_ids=False)
+    q = tools.create(fmt)
+    q.set_streaming_tool_schemas(schemas)
+    content, calls = stream(q, [text[i:i + n] for i in range(0, len(text), n)], with_ids=False)
     assert content == "Working. " and calls == [(c.name, c.arguments) for c in r.tool_calls]
 
 
@@ -255,3 +297,21 @@ def test_cohere_command_actions():
     # reasoning is never read for calls
     t = '<|START_THINKING|><|START_ACTION|>[{"tool_name": "f", "parameters": {}}]<|END_ACTION|><|END_THINKING|>'
     assert _run("cohere_command", t) == (t, [])
+
+
+def test_step3_values_are_strings_unless_the_schema_types_them():
+    text = ('Sure.<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="f">\n'
+            '<steptml:parameter name="n"> 12 </steptml:parameter>\n<steptml:parameter name="b">True</steptml:parameter>\n'
+            '<steptml:parameter name="o">{"a": [1, "中"]}</steptml:parameter>\n'
+            '<steptml:parameter name="s"> 12 </steptml:parameter>\n<steptml:parameter name="x">abc</steptml:parameter>\n'
+            '</steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜> Done.')
+    assert _run("step3", text) == ("Sure. Done.", [("f", {"n": "12", "b": "True", "o": '{"a": [1, "中"]}', "s": "12",
+                                                          "x": "abc"})])
+    schema = {"f": {"properties": {"n": {"type": "integer"}, "b": {"type": "boolean"}, "o": {"type": "object"},
+                                   "s": {"type": "string"}, "x": {"type": "integer"}}}}
+    assert _run("step3", text, schema)[1] == [("f", {"n": 12, "b": True, "o": {"a": [1, "中"]}, "s": "12",
+                                                     "x": "abc"})]
+    # a call of another type than "function" is skipped; the block's other calls stay
+    t2 = text.replace("<｜tool_calls_begin｜>\n", "<｜tool_calls_begin｜>\n<｜tool_call_begin｜>python<｜tool_sep｜>"
+                      "print(1)<｜tool_call_end｜>")
+    assert _run("step3", t2)[1] == _run("step3", text)[1]

@@ -12,6 +12,9 @@ from typing import Optional
 
 from ..families import terminators_of, think_pair_of
 from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
+from ._json import dump_str
+from ._max_formats import _laguna_value
+from ._xml_formats import _unquote
 from ._xml_formats import Qwen3CoderToolParser
 
 # ---------------------------------------------------------------------------- seed_oss
@@ -178,10 +181,104 @@ class CohereCommandToolParser(BaseToolParser):
         return False
 
 
+# ---------------------------------------------------------------------------- step3
+
+_S3_CALLS, _S3_CALLS_END = "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"
+_S3_CALL, _S3_CALL_END, _S3_SEP = "<｜tool_call_begin｜>", "<｜tool_call_end｜>", "<｜tool_sep｜>"
+_S3_INVOKE, _S3_INVOKE_END = "<steptml:invoke name=", "</steptml:invoke>"
+_S3_PARAM, _S3_PARAM_END = "<steptml:parameter name=", "</steptml:parameter>"
+_STRING = frozenset(["string"])
+
+
+def _step3_value(raw: str, types: frozenset) -> str:
+    """Step-3's value rule: the trimmed text, a string unless the schema gives
+    the parameter another type; then JSON or Python's ``True``/``False``/``None``
+    when it parses to an allowed kind."""
+    v = raw.strip()
+    if not types or types == _STRING:
+        return dump_str(v)
+    return _laguna_value(v, types)
+
+
+class Step3ToolParser(BaseToolParser):
+    """Step-3: ``<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>
+    <steptml:invoke name="NAME"><steptml:parameter name="K">V</steptml:parameter>…
+    </steptml:invoke><｜tool_call_end｜>…<｜tool_calls_end｜>``.
+
+    Values are trimmed strings unless the request's schema types the parameter
+    (then JSON or a Python literal of an allowed kind). Text between elements in
+    the block is dropped; text after it is content. A call whose end never came
+    ends at the next call or the block end."""
+
+    format_name = "step3"
+    openers = (_S3_CALLS,)
+    _SECTION = markers(_S3_CALL, _S3_CALLS_END)
+    _HEAD_END = markers(_S3_SEP, _S3_CALL_END, _S3_CALL, _S3_CALLS_END)
+    _TO_INVOKE = markers(_S3_INVOKE, _S3_CALL_END, _S3_CALL, _S3_CALLS_END)
+    _NAME_END = markers(">", _S3_CALL_END, _S3_CALL, _S3_CALLS_END)
+    _PARAM_SCAN = markers(_S3_PARAM, _S3_INVOKE_END, _S3_CALL_END, _S3_CALL, _S3_CALLS_END)
+    _KEY_END = markers(">", _S3_PARAM_END, _S3_INVOKE_END, _S3_CALL_END, _S3_CALL, _S3_CALLS_END)
+    _VALUE_END = markers(_S3_PARAM_END, _S3_PARAM, _S3_INVOKE_END, _S3_CALL_END, _S3_CALL, _S3_CALLS_END)
+    _TAIL = markers(_S3_CALL_END, _S3_CALL, _S3_CALLS_END)
+
+    def _section(self, opener):
+        found = False
+        m = yield from self._until(self._SECTION, _drop)
+        while m == _S3_CALL:
+            found = True
+            m = yield from self._call()
+            if m == _S3_CALL_END:
+                m = yield from self._until(self._SECTION, _drop)
+        if not found:
+            self._fail()
+        return None
+
+    def _skip(self, m):
+        """A broken call: drop to its end (returned)."""
+        self._fail()
+        if m in (None, _S3_CALL_END, _S3_CALL, _S3_CALLS_END):
+            return m
+        return (yield from self._until(self._TAIL, _drop))
+
+    def _call(self):
+        kind, m = yield from self._text_until(self._HEAD_END)
+        if m != _S3_SEP or kind.strip() != "function":
+            return (yield from self._skip(m))
+        m = yield from self._until(self._TO_INVOKE, _drop)
+        if m != _S3_INVOKE:
+            return (yield from self._skip(m))
+        name, m = yield from self._text_until(self._NAME_END)
+        name = _unquote(name)
+        if m != ">" or not valid_name(name):
+            return (yield from self._skip(m))
+        self._open_call(name)
+        count = 0
+        m = yield from self._until(self._PARAM_SCAN, _drop)
+        while m == _S3_PARAM:
+            key, m = yield from self._text_until(self._KEY_END)
+            if m != ">":
+                if m == _S3_PARAM_END:
+                    m = yield from self._until(self._PARAM_SCAN, _drop)
+                continue
+            key = _unquote(key)
+            raw, m = yield from self._text_until(self._VALUE_END)
+            self._param_prefix(count, key)
+            count += 1
+            self._emit_args(_step3_value(raw, self._types_for(name, key)))
+            if m == _S3_PARAM_END:
+                m = yield from self._until(self._PARAM_SCAN, _drop)
+        self._emit_args("}" if count else "{}")
+        self._close_call(True)
+        if m == _S3_INVOKE_END:
+            m = yield from self._until(self._TAIL, _drop)
+        return m
+
+
 # our format name (and aliases) -> parser class, for reasoning_core.tools.create
 PARSERS: dict[str, type[BaseToolParser]] = {
     "seed_oss": SeedOssToolParser,
     "cohere_command": CohereCommandToolParser,
+    "step3": Step3ToolParser,
 }
 # vLLM 0.33 tool-parser name -> our format name
 VLLM_NAMES: dict[str, str] = {
@@ -194,12 +291,14 @@ VLLM_NAMES: dict[str, str] = {
     # is this JSON list); its ToolParser classes are capability stubs
     "cohere_command3": "cohere_command",
     "cohere_command4": "cohere_command",
+    "step3": "step3",
 }
 # SGLang 0.5.23 function-call parser name -> (our format, one-shot tool_index
 # mode "tools"|"local", unlisted tools dropped one-shot, ... dropped streaming)
 SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "poolside_v1": ("laguna", "tools", True, True),
     "cohere_command4": ("cohere_command", "tools", True, True),
+    "step3": ("step3", "tools", True, True),
 }
 # engine name -> why it is not served (the README lists these)
 VLLM_UNSERVED: dict[str, str] = {}

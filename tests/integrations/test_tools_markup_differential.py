@@ -82,11 +82,11 @@ def _string(rnd):
                 return s
 
 
-def _json_value(rnd, depth=0):
+def _json_value(rnd, depth=0, lt=True):
     kinds = ["str", "int", "float", "bool", "null"] + (["list", "dict"] if depth < 2 else [])
     k = rnd.choice(kinds)
     if k == "str":
-        return _text(rnd, extra=['"', "\\", "\n", "<", ">", "{", "}"])
+        return _text(rnd, extra=['"', "\\", "\n", "{", "}"] + (["<", ">"] if lt else []))
     if k == "int":
         return rnd.choice([rnd.randint(-9, 9), rnd.randint(-10**6, 10**6), 10**18 + 7])
     if k == "float":
@@ -96,12 +96,12 @@ def _json_value(rnd, depth=0):
     if k == "null":
         return None
     if k == "list":
-        return [_json_value(rnd, depth + 1) for _ in range(rnd.randint(0, 3))]
-    return {rnd.choice(["a", "k_1", "日本", "x y", 'q"t']): _json_value(rnd, depth + 1)
+        return [_json_value(rnd, depth + 1, lt) for _ in range(rnd.randint(0, 3))]
+    return {rnd.choice(["a", "k_1", "日本", "x y", 'q"t']): _json_value(rnd, depth + 1, lt)
             for _ in range(rnd.randint(0, 3))}
 
 
-def _typed(rnd, schema):
+def _typed(rnd, schema, lt=True):
     t = schema["type"]
     if t == "string":
         return _string(rnd)
@@ -112,17 +112,19 @@ def _typed(rnd, schema):
     if t == "boolean":
         return rnd.random() < 0.5
     if t == "object":
-        return {rnd.choice(["a", "k_1", "日本"]): _json_value(rnd, 1) for _ in range(rnd.randint(1, 3))}
-    return [_json_value(rnd, 1) for _ in range(rnd.randint(1, 3))]
+        return {rnd.choice(["a", "k_1", "日本"]): _json_value(rnd, 1, lt) for _ in range(rnd.randint(1, 3))}
+    return [_json_value(rnd, 1, lt) for _ in range(rnd.randint(1, 3))]
 
 
-def gen_calls(rnd, most=3):
+def gen_calls(rnd, most=3, lt=True, scalars_only=False):
     calls = []
     for _ in range(rnd.randint(1, most)):
         name = rnd.choice(list(TOOL_SPECS))
         props = TOOL_SPECS[name]
         keys = rnd.sample(list(props), rnd.randint(0, len(props))) if props else []
-        calls.append((name, {k: _typed(rnd, props[k]) for k in keys}))
+        if scalars_only:
+            keys = [k for k in keys if props[k]["type"] not in ("object", "array")]
+        calls.append((name, {k: _typed(rnd, props[k], lt) for k in keys}))
     return calls
 
 
@@ -169,6 +171,17 @@ def render_cohere(calls, rnd):
     return "<|START_ACTION|>[\n" + ",\n".join(items) + "\n]<|END_ACTION|>"
 
 
+def render_step3(calls, rnd):
+    out = []
+    for name, args in calls:
+        params = "".join(f'<steptml:parameter name="{k}">{bare(v)}</steptml:parameter>\n' for k, v in args.items())
+        out.append(f'<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{name}">\n{params}'
+                   "</steptml:invoke><｜tool_call_end｜>")
+    return "<｜tool_calls_begin｜>\n" + "\n".join(out) + "\n<｜tool_calls_end｜>"
+
+
+STEP3_SPECIALS = ("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "<｜tool_call_begin｜>", "<｜tool_call_end｜>",
+                  "<｜tool_sep｜>", "<think>", "</think>")
 COHERE_SPECIALS = ("<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>", "<|END_THINKING|>",
                    "<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|END_OF_TURN_TOKEN|>")
 # vLLM names whose own parser cannot run here (vLLM parses Command's whole
@@ -185,18 +198,27 @@ VLLM = {
     "poolside_v1": (render_glm, QWEN_SPECIALS + ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>")),
     "cohere_command3": (render_cohere, COHERE_SPECIALS),
     "cohere_command4": (render_cohere, COHERE_SPECIALS),
+    "step3": (render_step3, STEP3_SPECIALS),
 }
 # SGLang name -> renderer
 SGLANG = {
     "poolside_v1": render_glm,
     "cohere_command4": render_cohere,
+    "step3": render_step3,
 }
+# vLLM's step3 leaves an object or array parameter's text a string
+VLLM_SCALARS_ONLY = {"step3"}
+# values may not hold "<" (SGLang's step3 parameter pattern stops at it)
+NO_LT = {"step3"}
 # engine names whose one-shot parse drops the text after the calls
 VLLM_DROPS_AFTER = {"seed_oss", "step5", "poolside_v1"}
 SGLANG_DROPS_AFTER = {"poolside_v1", "cohere_command4"}
 # SGLang streams a cohere action block's calls with the tool's index in the
 # request (two calls of one tool share an index); ours number the calls
 SGLANG_STREAM_TOOL_INDEX = {"cohere_command4"}
+# SGLang's step3 streaming reads the parameters of every call still in its
+# buffer into the current one: ours streamed is compared with its one-shot
+SGLANG_STREAM_BROKEN = {"step3"}
 
 
 def test_every_wired_name_is_tested_here():
@@ -216,13 +238,13 @@ def _norm(s):
 
 
 def _vllm_one(cls, tok, text):
-    p = cls(tok, None)
+    p = cls(tok, _request_tools())  # vLLM's serving layer builds the parser with the request's tools
     info = p.extract_tool_calls(text, chat_request(tools=OPENAI_TOOLS))
     return [(c.function.name, json.loads(c.function.arguments)) for c in info.tool_calls], _norm(info.content)
 
 
 def _vllm_stream(cls, tok, text):
-    p = cls(tok, None)
+    p = cls(tok, _request_tools())
     req = chat_request(tools=OPENAI_TOOLS)
     ids = list(tok.encode(text, add_special_tokens=False))
     msgs = [p.extract_tool_calls_streaming(pt, ct, dt, pi, ci, di, req)
@@ -250,6 +272,10 @@ def _vllm_pair(name):
     return tok, theirs, rcv.TOOL_PARSERS[name]
 
 
+def _request_tools():
+    return chat_request(tools=OPENAI_TOOLS).tools
+
+
 def _via_sglang(name, text):
     r = SGL_NATIVE[VLLM_VIA_SGLANG[name]]().detect_and_parse(text, SGL_TOOLS)
     return [(c.name, json.loads(c.parameters)) for c in r.calls], _norm(r.normal_text)
@@ -258,7 +284,7 @@ def _via_sglang(name, text):
 def vllm_case(name, seed):
     rnd = random.Random(f"vllm-{name}-{seed}")
     render, _ = VLLM[name]
-    calls = gen_calls(rnd)
+    calls = gen_calls(rnd, lt=name not in NO_LT, scalars_only=name in VLLM_SCALARS_ONLY)
     before = content_before(rnd)
     return before, calls, before + render(calls, rnd)
 
@@ -355,7 +381,7 @@ def _chunks(text, rnd):
 
 def sglang_case(name, seed):
     rnd = random.Random(f"sglang-{name}-{seed}")
-    calls = gen_calls(rnd)
+    calls = gen_calls(rnd, lt=name not in NO_LT)
     before = content_before(rnd)
     return before, calls, before + SGLANG[name](calls, rnd), rnd
 
@@ -380,6 +406,11 @@ def test_sglang_streamed_equals(name):
     for seed in VSEEDS:
         before, calls, text, rnd = sglang_case(name, seed)
         pieces = _chunks(text, rnd)
+        if name in SGLANG_STREAM_BROKEN:
+            one, content = _sgl_one(SGL_NATIVE[name](), text)
+            got = _sgl_stream(rcs.TOOL_DETECTORS[name](), pieces)
+            assert got == ([(i, n, x) for i, (_, n, x) in enumerate(one)], content), (seed, pieces)
+            continue
         by_index = name not in SGLANG_STREAM_TOOL_INDEX
         a = _sgl_stream(SGL_NATIVE[name](), pieces, by_index)
         b = _sgl_stream(rcs.TOOL_DETECTORS[name](), pieces, by_index)
@@ -403,4 +434,23 @@ def test_sglang_one_shot_keeps_text_after_calls(name):
     b = _sgl_one(rcs.TOOL_DETECTORS[name](), text)
     assert [(n, x) for _, n, x in b[0]] == want_calls(calls)
     assert b[1] == _norm(before + "\nDone, see above.")
+    assert a == b
+
+
+@pytest.mark.xfail(strict=True, reason="vLLM's step3 leaves an object or array parameter a string")
+def test_vllm_step3_object_parameter_is_json():
+    tok, theirs, ours = _vllm_pair("step3")
+    text = render_step3([("get_weather", {"opts": {"a": [1, "x"]}, "tags": [1, 2]})], None)
+    b = _vllm_one(ours, tok, text)
+    assert b[0] == [("get_weather", {"opts": {"a": [1, "x"]}, "tags": [1, 2]})]
+    assert _vllm_one(theirs, tok, text) == b
+
+
+@pytest.mark.xfail(strict=True, reason="SGLang's step3 streaming reads a later call's parameters into the current one")
+def test_sglang_step3_streams_two_calls_in_one_chunk():
+    calls = [("get_weather", {"city": "Paris"}), ("search_web", {"query": "x", "limit": 2})]
+    text = "Hi " + render_step3(calls, None)
+    a = _sgl_stream(SGL_NATIVE["step3"](), [text])
+    b = _sgl_stream(rcs.TOOL_DETECTORS["step3"](), [text])
+    assert b == ([(0, "get_weather", {"city": "Paris"}), (1, "search_web", {"query": "x", "limit": 2})], "Hi")
     assert a == b
