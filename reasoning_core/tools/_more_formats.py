@@ -238,5 +238,10 @@ SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "iquest_q1": ("iquest_q1", "local", True, True),
 }
 # engine name -> why it is not served (the README lists these)
-VLLM_UNSERVED: dict[str, str] = {}
-SGLANG_UNSERVED: dict[str, str] = {}
+VLLM_UNSERVED: dict[str, str] = {
+    "hf": "the format is the checkpoint's response_template metadata (read from its tokenizer), not a fixed one",
+}
+SGLANG_UNSERVED: dict[str, str] = {
+    "response_template": "the format is the checkpoint's response_template metadata (read from its tokenizer), "
+                         "not a fixed one",
+}

@@ -388,3 +388,52 @@ def test_vllm_one_shot_and_streaming_equal_the_engine(name):
         sb = _v_stream(rcv.TOOL_PARSERS[name](tok, None), tok, ids, req)
         assert sb[1] == _want(calls), where
         assert sb == sa, where
+
+
+# ------------------------------------------------------------------ where the engines lose text (ours keeps it)
+
+_DSML_SGL = {"deepseekv32": "deepseek_v32", "deepseekv4": "deepseekv4", "deepseekv41": "deepseek_v41"}
+
+
+@pytest.mark.xfail(strict=True, reason="vLLM and SGLang drop text after a DSML block (the block ends the turn); "
+                                       "ours keeps it as content")
+@pytest.mark.parametrize("name", sorted(_DSML_SGL) + ["v:deepseek_v32", "v:deepseek_v41"])
+def test_dsml_text_after_the_block(name):
+    fmt = _DSML_SGL.get(name) or name[2:]
+    text = "Checking." + render(fmt, [("get_weather", {"city": "Paris"})], random.Random(0)) + " Done."
+    if name.startswith("v:"):
+        tok = vllm_tokenizer(VLLM[name[2:]][1] + _DSML_TOKS)
+        req = chat_request(tools=V_TOOLS)
+        a = ToolParserManager.get_tool_parser(name[2:])(tok, None).extract_tool_calls(text, req)
+        b = rcv.TOOL_PARSERS[name[2:]](tok, None).extract_tool_calls(text, req)
+        assert _v_calls(a) == _v_calls(b) == [("get_weather", {"city": "Paris"})]
+        assert _ws(a.content) == _ws(b.content)
+    else:
+        a = _sgl_one_shot(SGL_NATIVE[name](), text, SGL_TOOLS)
+        b = _sgl_one_shot(rcs.TOOL_DETECTORS[name](), text, SGL_TOOLS)
+        assert a[1] == b[1] == [(0, "get_weather", {"city": "Paris"})]
+        assert a == b
+
+
+@pytest.mark.xfail(strict=True, reason="SGLang trims a string=\"true\" value; vLLM (and MAX) keep it byte for "
+                                       "byte, as ours does")
+@pytest.mark.parametrize("name", sorted(_DSML_SGL))
+def test_sglang_dsml_string_value_with_surrounding_spaces(name):
+    text = render(_DSML_SGL[name], [("get_weather", {"city": " Paris "})], random.Random(0))
+    b = _sgl_one_shot(rcs.TOOL_DETECTORS[name](), text, SGL_TOOLS)
+    assert b[1] == [(0, "get_weather", {"city": " Paris "})]
+    assert _sgl_one_shot(SGL_NATIVE[name](), text, SGL_TOOLS) == b
+
+
+@pytest.mark.xfail(strict=True, reason="SGLang's gemma4 reads a bare null or exponent number nested in an "
+                                       "object or array as a string")
+def test_sglang_gemma4_nested_bare_values():
+    text = "<|tool_call>call:get_weather{opts:{a:null,b:3e-05},items:[null]}<tool_call|>"
+    b = _sgl_one_shot(rcs.TOOL_DETECTORS["gemma4"](), text, SGL_TOOLS)
+    assert b[1] == [(0, "get_weather", {"opts": {"a": None, "b": 3e-05}, "items": [None]})]
+    assert _sgl_one_shot(SGL_NATIVE["gemma4"](), text, SGL_TOOLS) == b
+
+
+def test_unserved_names_are_the_engines_own():
+    assert set(more.VLLM_UNSERVED) <= set(ToolParserManager.list_registered())
+    assert set(more.SGLANG_UNSERVED) <= set(SGL_NATIVE)
