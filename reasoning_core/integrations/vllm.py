@@ -1063,6 +1063,7 @@ _STRUCTURAL_TAG_MODELS: dict[str, str] = {
     "llama4_json": "llama",
     "deepseek_v32": "deepseek_v3_2",
     "deepseek_v41": "deepseek_v4_1",
+    "kimi_k3": "kimi_k3",
 }
 _OWN_TAG = "reasoning_core:"
 

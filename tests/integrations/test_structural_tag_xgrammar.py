@@ -110,14 +110,28 @@ def _markers() -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=None)
-def _compiler():
+def _hf_tokenizer():
     from transformers import PreTrainedTokenizerFast
     from vocab import build_tokenizer
 
-    tok = PreTrainedTokenizerFast(tokenizer_object=build_tokenizer(_markers()))
+    return PreTrainedTokenizerFast(tokenizer_object=build_tokenizer(_markers()))
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler():
+    tok = _hf_tokenizer()
     eos = tok.convert_tokens_to_ids(EOS)
     info = xgr.TokenizerInfo.from_huggingface(tok, stop_token_ids=[eos])
     return xgr.GrammarCompiler(info, max_threads=1), eos
+
+
+def accepts_tokens(tag, text: str) -> bool:
+    """As ``accepts``, fed the token ids a model would emit (markers are single
+    special tokens)."""
+    comp, eos = _compiler()
+    matcher = xgr.GrammarMatcher(comp.compile_structural_tag(json.dumps(tag)))
+    ids = _hf_tokenizer().encode(text, add_special_tokens=False)
+    return all(matcher.accept_token(t) for t in ids) and matcher.accept_token(eos) and matcher.is_terminated()
 
 
 @functools.lru_cache(maxsize=1)
@@ -214,6 +228,7 @@ def test_family_tag(name, builtin):
     starts = fam.starts_in_reasoning
     tag = structural_tag(name, TOOLS, builtin=builtin)
     assert accepts(tag, _reasoned(fam, "Checking. " + call, starts))
+    assert accepts_tokens(tag, _reasoned(fam, "Checking. " + call, starts))
     assert accepts(tag, _reasoned(fam, "The answer is 4.", starts))
     assert not accepts(tag, _reasoned(fam, bad, starts))
     assert not accepts(tag, _reasoned(fam, unknown, starts))
