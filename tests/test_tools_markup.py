@@ -52,6 +52,10 @@ def render(fmt: str, calls, style: int = 0) -> str:
             if style == 2:
                 obj = {"name": name, "arguments": args}
             out.append(json.dumps(obj, ensure_ascii=style == 1, indent=4 if style == 0 else None))
+        elif fmt == "kimi_k3":
+            params = "".join(f'<|open|>argument key="{k}" type="{_type_of(v)}"<|sep|>{_bare(v)}<|close|>argument<|sep|>'
+                             for k, v in args.items())
+            out.append(f'<|open|>call tool="{name}" index="{len(out) + 1}"<|sep|>{params}<|close|>call<|sep|>')
         elif fmt == "step3":
             params = "".join(f'<steptml:parameter name="{k}">{_bare(v)}</steptml:parameter>\n'
                              for k, v in args.items())
@@ -59,6 +63,9 @@ def render(fmt: str, calls, style: int = 0) -> str:
                        "</steptml:invoke><｜tool_call_end｜>")
         else:  # pragma: no cover
             raise KeyError(fmt)
+    if fmt == "kimi_k3":
+        nl = "\n" if style == 1 else ""
+        return f"<|open|>tools<|sep|>{nl}" + nl.join(out) + f"{nl}<|close|>tools<|sep|>"
     if fmt == "step3":
         return "<｜tool_calls_begin｜>\n" + "\n".join(out) + "\n<｜tool_calls_end｜>"
     if fmt == "cohere_command":
@@ -69,11 +76,16 @@ def render(fmt: str, calls, style: int = 0) -> str:
 
 # per format: markup a content string must not contain, and the markers of the format
 CONTENT_AVOID = {
+    "kimi_k3": ("<|open|>", "<|close|>"),
     "step3": ("<｜tool_calls_begin｜>", "<think>"),
     "cohere_command": ("<|START_ACTION|>", "<|START_THINKING|>"),
     "seed_oss": ("<seed:tool_call>", "<function=", "<seed:think>"),
 }
 MARKERS = {
+    "kimi_k3": ["<|open|>tools<|sep|>", "<|close|>tools<|sep|>", "<|open|>call", ' tool="f"', "<|sep|>",
+                "<|close|>call<|sep|>", "<|open|>argument", ' key="a" type="string"', ' key="b" type="integer"',
+                "<|close|>argument<|sep|>", "<|open|>response<|sep|>", "<|close|>response<|sep|>",
+                "<|close|>message<|sep|>", "<|open|>think<|sep|>", "<|close|>think<|sep|>"],
     "step3": ["<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "<｜tool_call_begin｜>", "<｜tool_call_end｜>",
               "<｜tool_sep｜>", "function", '<steptml:invoke name="f">', "</steptml:invoke>",
               '<steptml:parameter name="a">', "</steptml:parameter>", "<think>", "</think>"],
@@ -82,7 +94,8 @@ MARKERS = {
     "seed_oss": ["<seed:tool_call>", "</seed:tool_call>", "<function=", "</function>", "<parameter=",
                  "</parameter>", "<seed:think>", "</seed:think>", ">", "\n"],
 }
-THINK = {"step3": ("<think>", "</think>"),
+THINK = {"kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+         "step3": ("<think>", "</think>"),
          "cohere_command": ("<|START_THINKING|>", "<|END_THINKING|>"),
          "seed_oss": ("<seed:think>", "</seed:think>")}
 
@@ -209,6 +222,8 @@ def test_marker_soup_is_chunking_invariant_and_conserves_content(fmt, data):
 
 SECRET = "s3cr3t_payload"
 BROKEN = {
+    "kimi_k3": f'<|open|>tools<|sep|><|open|>call tool="{SECRET} bad"<|sep|><|open|>argument key="a" type="string"<|sep|>'
+               "x<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
     "step3": f'<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{SECRET} bad">'
              '<steptml:parameter name="a">1</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>',
     "cohere_command": f'<|START_ACTION|>[{{"tool_call_id": "0", "tool_name": "{SECRET} bad", "parameters": {{}}}}]'
@@ -315,3 +330,20 @@ def test_step3_values_are_strings_unless_the_schema_types_them():
     t2 = text.replace("<｜tool_calls_begin｜>\n", "<｜tool_calls_begin｜>\n<｜tool_call_begin｜>python<｜tool_sep｜>"
                       "print(1)<｜tool_call_end｜>")
     assert _run("step3", t2)[1] == _run("step3", text)[1]
+
+
+def test_kimi_k3_channels():
+    text = ('<|open|>think<|sep|>Let me look.<|close|>think<|sep|><|open|>response<|sep|>On it.'
+            '<|close|>response<|sep|><|open|>tools<|sep|>\n<|open|>call tool="f" index="1"<|sep|>\n'
+            '<|open|>argument key="code" type="string"<|sep|> print(1)\n<|close|>argument<|sep|>\n'
+            '<|open|>argument key="n" type="integer"<|sep|>12<|close|>argument<|sep|>\n'
+            '<|open|>argument key="o" type="object"<|sep|>{"a": [1, "中"]}<|close|>argument<|sep|>\n'
+            '<|open|>argument key="bad" type="number"<|sep|>1.2.3<|close|>argument<|sep|>\n'
+            '<|open|>argument key="q&quot;k" type="string"<|sep|>v<|close|>argument<|sep|>\n'
+            '<|close|>call<|sep|>\n<|open|>call tool="g" index="2"<|sep|><|close|>call<|sep|>\n'
+            '<|close|>tools<|sep|><|close|>message<|sep|>')
+    assert _run("kimi_k3", text) == (
+        "<|open|>think<|sep|>Let me look.<|close|>think<|sep|>On it.",
+        [("f", {"code": " print(1)\n", "n": 12, "o": {"a": [1, "中"]}, "bad": "1.2.3", 'q"k': "v"}), ("g", {})])
+    # the response frame alone is not tool markup: no error, the frame is dropped
+    assert tools.create("kimi_k3").parse_complete("Hi<|close|>response<|sep|>").content == "Hi"

@@ -8,11 +8,12 @@ Command writes a JSON list of actions between ``<|START_ACTION|>`` and
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from ..families import terminators_of, think_pair_of
 from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
-from ._json import dump_str
+from ._json import dump_str, escape, normalize
 from ._max_formats import _laguna_value
 from ._xml_formats import _unquote
 from ._xml_formats import Qwen3CoderToolParser
@@ -274,11 +275,112 @@ class Step3ToolParser(BaseToolParser):
         return m
 
 
+# ---------------------------------------------------------------------------- kimi_k3
+
+_K3_TOOLS, _K3_TOOLS_END = "<|open|>tools<|sep|>", "<|close|>tools<|sep|>"
+_K3_CALL, _K3_CALL_END = "<|open|>call", "<|close|>call<|sep|>"
+_K3_ARG, _K3_ARG_END = "<|open|>argument", "<|close|>argument<|sep|>"
+_K3_SEP = "<|sep|>"
+# the response channel's frame: dropped from content, as both engines do
+_K3_FRAMES = ("<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>")
+_K3_ATTR = re.compile(r'(\w+)="([^"]*)"')
+
+
+def _k3_attrs(head: str) -> Optional[dict]:
+    """``tool="x" index="1"`` -> ``{"tool": "x", "index": "1"}`` (the template's
+    ``&quot;``/``&amp;`` escapes undone); ``None`` unless whitespace leads."""
+    if not head[:1].isspace():
+        return None
+    return {k: v.replace("&quot;", '"').replace("&amp;", "&") for k, v in _K3_ATTR.findall(head)}
+
+
+class KimiK3ToolParser(BaseToolParser):
+    """Kimi K3 (XTML): a ``tools`` channel of ``call`` blocks, one ``argument``
+    block per parameter::
+
+        <|open|>tools<|sep|>
+        <|open|>call tool="NAME" index="1"<|sep|>
+        <|open|>argument key="k" type="string"<|sep|>raw text<|close|>argument<|sep|>
+        <|open|>argument key="n" type="integer"<|sep|>3<|close|>argument<|sep|>
+        <|close|>call<|sep|>
+        <|close|>tools<|sep|>
+
+    ``type="string"`` (or no type) values are the raw text, streamed as they
+    arrive; other types are JSON (a value that does not parse stays a string).
+    Text between blocks in the channel is dropped; text after it is content.
+    The response channel's frame (``<|open|>response<|sep|>``,
+    ``<|close|>response<|sep|>``, ``<|close|>message<|sep|>``) is dropped from
+    content; ``<|open|>think<|sep|>`` … is reasoning, never read for calls."""
+
+    format_name = "kimi_k3"
+    openers = (_K3_TOOLS, *_K3_FRAMES)
+    think_pairs = (think_pair_of("kimi_k3"),)
+    _SECTION = markers(_K3_CALL, _K3_TOOLS_END)
+    _HEAD_END = markers(_K3_SEP, _K3_CALL_END, _K3_CALL, _K3_TOOLS_END)
+    _ARG_SCAN = markers(_K3_ARG, _K3_CALL_END, _K3_CALL, _K3_TOOLS_END)
+    _AHEAD_END = markers(_K3_SEP, _K3_ARG_END, _K3_CALL_END, _K3_CALL, _K3_TOOLS_END)
+    _VALUE_END = markers(_K3_ARG_END, _K3_CALL_END, _K3_CALL, _K3_TOOLS_END)
+    _TO_CALL_END = markers(_K3_CALL_END, _K3_CALL, _K3_TOOLS_END)
+
+    def _section(self, opener):
+        if opener != _K3_TOOLS:
+            # a frame marker is not tool markup
+            if self._marker_at == self._base + self._pos - len(opener):
+                self._marker_at = None
+            return None
+        found = False
+        m = yield from self._until(self._SECTION, _drop)
+        while m == _K3_CALL:
+            found = True
+            m = yield from self._call()
+            if m == _K3_CALL_END:
+                m = yield from self._until(self._SECTION, _drop)
+        if not found:
+            self._fail()
+        return None
+
+    def _call(self):
+        head, m = yield from self._text_until(self._HEAD_END)
+        attrs = _k3_attrs(head) if m == _K3_SEP else None
+        name = attrs.get("tool", "") if attrs else ""
+        if not valid_name(name):
+            self._fail()
+            if m != _K3_SEP:
+                return m
+            return (yield from self._until(self._TO_CALL_END, _drop))
+        self._open_call(name)
+        count = 0
+        m = yield from self._until(self._ARG_SCAN, _drop)
+        while m == _K3_ARG:
+            head, m = yield from self._text_until(self._AHEAD_END)
+            attrs = _k3_attrs(head) if m == _K3_SEP else None
+            if attrs is None:
+                if m == _K3_SEP or m == _K3_ARG_END:
+                    m = yield from self._until(self._ARG_SCAN, _drop)
+                continue
+            self._param_prefix(count, attrs.get("key", ""))
+            count += 1
+            if attrs.get("type", "string") == "string":
+                self._emit_args('"')
+                m = yield from self._until(self._VALUE_END, lambda t: self._emit_args(escape(t)))
+                self._emit_args('"')
+            else:
+                raw, m = yield from self._text_until(self._VALUE_END)
+                canon = normalize(raw)
+                self._emit_args(canon if canon is not None else dump_str(raw))
+            if m == _K3_ARG_END:
+                m = yield from self._until(self._ARG_SCAN, _drop)
+        self._emit_args("}" if count else "{}")
+        self._close_call(True)
+        return m
+
+
 # our format name (and aliases) -> parser class, for reasoning_core.tools.create
 PARSERS: dict[str, type[BaseToolParser]] = {
     "seed_oss": SeedOssToolParser,
     "cohere_command": CohereCommandToolParser,
     "step3": Step3ToolParser,
+    "kimi_k3": KimiK3ToolParser,
 }
 # vLLM 0.33 tool-parser name -> our format name
 VLLM_NAMES: dict[str, str] = {
@@ -292,6 +394,7 @@ VLLM_NAMES: dict[str, str] = {
     "cohere_command3": "cohere_command",
     "cohere_command4": "cohere_command",
     "step3": "step3",
+    "kimi_k3": "kimi_k3",
 }
 # SGLang 0.5.23 function-call parser name -> (our format, one-shot tool_index
 # mode "tools"|"local", unlisted tools dropped one-shot, ... dropped streaming)
@@ -299,6 +402,7 @@ SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "poolside_v1": ("laguna", "tools", True, True),
     "cohere_command4": ("cohere_command", "tools", True, True),
     "step3": ("step3", "tools", True, True),
+    "kimi_k3": ("kimi_k3", "local", False, False),
 }
 # engine name -> why it is not served (the README lists these)
 VLLM_UNSERVED: dict[str, str] = {}

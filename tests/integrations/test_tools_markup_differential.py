@@ -180,6 +180,34 @@ def render_step3(calls, rnd):
     return "<｜tool_calls_begin｜>\n" + "\n".join(out) + "\n<｜tool_calls_end｜>"
 
 
+def _k3_type(v):
+    if isinstance(v, bool):
+        return "boolean"
+    if v is None:
+        return "null"
+    return {str: "string", int: "integer", float: "number", list: "array", dict: "object"}[type(v)]
+
+
+def render_k3(calls, rnd):
+    nl = rnd.choice(["", "\n"]) if rnd is not None else ""
+    out = []
+    for i, (name, args) in enumerate(calls):
+        params = "".join(f'<|open|>argument key="{k}" type="{_k3_type(v)}"<|sep|>{bare(v)}<|close|>argument<|sep|>{nl}'
+                         for k, v in args.items())
+        out.append(f'<|open|>call tool="{name}" index="{i + 1}"<|sep|>{nl}{params}<|close|>call<|sep|>{nl}')
+    return f"<|open|>tools<|sep|>{nl}" + "".join(out) + "<|close|>tools<|sep|>"
+
+
+def frame_k3(before, rnd):
+    """The response channel around the content, as the model writes it (the
+    opening marker is often the prompt's generation prefix)."""
+    k = rnd.randint(0, 2)
+    if k == 0 or not before:
+        return before
+    return ("<|open|>response<|sep|>" if k == 2 else "") + before + "<|close|>response<|sep|>"
+
+
+K3_SPECIALS = ("<|open|>", "<|close|>", "<|sep|>")
 STEP3_SPECIALS = ("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "<｜tool_call_begin｜>", "<｜tool_call_end｜>",
                   "<｜tool_sep｜>", "<think>", "</think>")
 COHERE_SPECIALS = ("<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>", "<|END_THINKING|>",
@@ -199,20 +227,24 @@ VLLM = {
     "cohere_command3": (render_cohere, COHERE_SPECIALS),
     "cohere_command4": (render_cohere, COHERE_SPECIALS),
     "step3": (render_step3, STEP3_SPECIALS),
+    "kimi_k3": (render_k3, K3_SPECIALS),
 }
 # SGLang name -> renderer
 SGLANG = {
     "poolside_v1": render_glm,
     "cohere_command4": render_cohere,
     "step3": render_step3,
+    "kimi_k3": render_k3,
 }
 # vLLM's step3 leaves an object or array parameter's text a string
 VLLM_SCALARS_ONLY = {"step3"}
 # values may not hold "<" (SGLang's step3 parameter pattern stops at it)
 NO_LT = {"step3"}
 # engine names whose one-shot parse drops the text after the calls
-VLLM_DROPS_AFTER = {"seed_oss", "step5", "poolside_v1"}
-SGLANG_DROPS_AFTER = {"poolside_v1", "cohere_command4"}
+VLLM_DROPS_AFTER = {"seed_oss", "step5", "poolside_v1", "kimi_k3"}
+SGLANG_DROPS_AFTER = {"poolside_v1", "cohere_command4", "kimi_k3"}
+# content framed by the format's response channel (the frame is dropped)
+FRAMES = {"kimi_k3": frame_k3}
 # SGLang streams a cohere action block's calls with the tool's index in the
 # request (two calls of one tool share an index); ours number the calls
 SGLANG_STREAM_TOOL_INDEX = {"cohere_command4"}
@@ -286,7 +318,8 @@ def vllm_case(name, seed):
     render, _ = VLLM[name]
     calls = gen_calls(rnd, lt=name not in NO_LT, scalars_only=name in VLLM_SCALARS_ONLY)
     before = content_before(rnd)
-    return before, calls, before + render(calls, rnd)
+    framed = FRAMES[name](before, rnd) if name in FRAMES else before
+    return before, calls, framed + render(calls, rnd)
 
 
 VSEEDS = range(25)
@@ -383,7 +416,8 @@ def sglang_case(name, seed):
     rnd = random.Random(f"sglang-{name}-{seed}")
     calls = gen_calls(rnd, lt=name not in NO_LT)
     before = content_before(rnd)
-    return before, calls, before + SGLANG[name](calls, rnd), rnd
+    framed = FRAMES[name](before, rnd) if name in FRAMES else before
+    return before, calls, framed + SGLANG[name](calls, rnd), rnd
 
 
 def _indexed(calls):
