@@ -327,6 +327,14 @@ def test_vllm_get_structural_tag_every_name():
             tag = parser.get_structural_tag(_request(), strict_level=ToolStrictLevel.PARAMETER)
             assert accepts(tag, render(cls.rc_format, "get_weather", GOOD)), name
             assert not accepts(tag, render(cls.rc_format, "get_weather", BAD)), name
+            # what vLLM's serving layer then does with it (parallel_tool_calls=False, then JSON)
+            from vllm.tool_parsers.structural_tag_registry import limit_to_single_tool_call
+
+            single = limit_to_single_tool_call(parser.get_structural_tag(_request(),
+                                                                         strict_level=ToolStrictLevel.PARAMETER))
+            call = render(cls.rc_format, "get_weather", GOOD)
+            assert accepts(json.loads(json.dumps(single.model_dump())), call), name
+            assert not accepts(single, call + render(cls.rc_format, "get_time", {"tz": "UTC"})), name
             # a non-strict tool at level FUNCTION: the call is held, not its arguments
             loose = parser.get_structural_tag(_request(), strict_level=ToolStrictLevel.FUNCTION)
             assert accepts(loose, render(cls.rc_format, "get_weather", BAD)), name
