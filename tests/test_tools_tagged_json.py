@@ -23,9 +23,9 @@ from reasoning_core import tools
 from reasoning_core.tools import _tagged_json_formats as fm
 from toolstreams import stream
 
-FORMATS = ("apertus", "hunyuan_a13b", "longcat", "gigachat3", "functiongemma", "mimo", "hunyuan")
+FORMATS = ("apertus", "hunyuan_a13b", "longcat", "gigachat3", "functiongemma", "mimo", "hunyuan", "dots")
 # the formats whose parameters are text: values typed by the schema
-TEXT_VALUES = ("functiongemma", "mimo", "hunyuan")
+TEXT_VALUES = ("functiongemma", "mimo", "hunyuan", "dots")
 
 MARKERS = [
     "<|tools_prefix|>", "<|tools_suffix|>", "<tool_calls>", "</tool_calls>", "<longcat_tool_call>",
@@ -33,6 +33,7 @@ MARKERS = [
     "<start_function_call>", "<end_function_call>", "<escape>", "<tool_call>", "</tool_call>", "<function=",
     "</function>", "<parameter=", "</parameter>", "<think>", "</think>", "<tool_calls", "<tool_sep>", "<arg_key>",
     "</arg_key>", "<arg_value>", "</arg_value>", "<tool_calls:x1>", "</tool_calls:x1>", "<tool_call:x1>",
+    "<dots_function_call>", "</dots_function_call>", "<invoke name=", "</invoke>", "<parameter name=",
 ]
 FRAGMENTS = MARKERS + [m[: len(m) // 2] for m in MARKERS] + [
     "{", "}", "[", "]", '"', "\\", ":", ",", "\n", " ", "name", "arguments", '"name": "f"', "call:", "f", ">",
@@ -80,6 +81,15 @@ def render(fmt: str, calls, style: int = 0) -> str:
             f"<tool_call{sfx}>{n}{sep}" + "".join(
                 f"<arg_key{sfx}>{k}</arg_key{sfx}>{nl}<arg_value{sfx}>{_text(v)}</arg_value{sfx}>{nl}"
                 for k, v in a.items()) + f"</tool_call{sfx}>{nl}" for n, a in calls) + f"</tool_calls{sfx}>")
+    if fmt == "dots":
+        if style % 3 == 2:  # the JSON body
+            return "".join(f"<dots_function_call>{_j({'name': n, 'arguments': a}, style)}</dots_function_call>"
+                           for n, a in calls)
+        q = '"' if style % 2 else ""
+        return "<dots_function_call>\n" + "".join(
+            f"<invoke name={q}{n}{q}>\n" + "".join(f"<parameter name={q}{k}{q}> {_text(v)}\n</parameter>\n"
+                                                   for k, v in a.items())
+            + "</invoke>\n" for n, a in calls) + "</dots_function_call>"
     raise KeyError(fmt)
 
 
@@ -119,6 +129,8 @@ def call(draw, fmt):
     if fmt in TEXT_VALUES:
         # a surrogate cannot be written as raw text and read back as JSON
         assume("\ud800" not in json.dumps(args, ensure_ascii=False))
+    if fmt == "dots":  # values are trimmed
+        assume(all(_text(v).strip() == _text(v) for v in args.values()))
     return draw(names), args
 
 
@@ -291,6 +303,16 @@ def test_hunyuan_hy3_hy4_and_suffixed_tags():
     assert tools.get_parser_cls("hy_v3") is tools.get_parser_cls("hy_v4") is tools.get_parser_cls("hunyuan")
 
 
+def test_dots_invokes_or_a_json_body():
+    text = ('Hi <dots_function_call>\n<invoke name="f">\n<parameter name="s">\n two words \n</parameter>\n'
+            '<parameter name=n>12</parameter>\n</invoke>\n<invoke name="g">\n</invoke>\n</dots_function_call> and '
+            '<dots_function_call>\n{"name": "h", "arguments": {"a": [1]}}\n</dots_function_call>.')
+    assert _run("dots", text) == ("Hi  and .", [("f", {"s": "two words", "n": "12"}), ("g", {}), ("h", {"a": [1]})])
+    assert _run("dots", text, {"f": {"properties": {"n": {"type": "integer"}}}})[1][0] == (
+        "f", {"s": "two words", "n": 12})
+    assert issubclass(tools.get_parser_cls("dots"), tools.get_parser_cls("minimax_m2"))
+
+
 def test_engine_names_are_wired():
     assert fm.VLLM_NAMES["ernie45"] == "hermes" and fm.VLLM_NAMES["ling3"] == "glm45"
     for name, fmt in fm.VLLM_NAMES.items():
@@ -315,6 +337,7 @@ BROKEN = {
     "functiongemma": f"<start_function_call>call:{SECRET} bad{{a:<escape>1<escape>}}<end_function_call>",
     "mimo": f"<tool_call>\n<function={SECRET} bad>\n<parameter=a>1</parameter>\n</function>\n</tool_call>",
     "hunyuan": f"<tool_calls><tool_call>{SECRET} bad<arg_key>a</arg_key><arg_value>1</arg_value></tool_call></tool_calls>",
+    "dots": f'<dots_function_call><invoke name="{SECRET} bad"></invoke></dots_function_call>',
 }
 GOOD = {
     "apertus": '<|tools_prefix|>[{"ok": {"x": 1}}]<|tools_suffix|>',
@@ -324,6 +347,7 @@ GOOD = {
     "functiongemma": "<start_function_call>call:ok{x:<escape>1<escape>}<end_function_call>",
     "mimo": "<tool_call>\n<function=ok>\n<parameter=x>1</parameter>\n</function>\n</tool_call>",
     "hunyuan": "<tool_calls><tool_call>ok<arg_key>x</arg_key><arg_value>1</arg_value></tool_call></tool_calls>",
+    "dots": '<dots_function_call><invoke name="ok"><parameter name="x">1</parameter></invoke></dots_function_call>',
 }
 INT_X = {"ok": {"properties": {"x": {"type": "integer"}}}}
 
@@ -353,7 +377,7 @@ def test_cut_off_call_is_completed_when_its_body_parses(fmt):
     cut = {"apertus": good[: -len("<|tools_suffix|>")], "hunyuan_a13b": good[: -len("</tool_calls>")],
            "longcat": good[: -len("</longcat_tool_call>")], "gigachat3": good,
            "functiongemma": good[: -len("<end_function_call>")], "mimo": good.split("\n</function>")[0],
-           "hunyuan": good.split("</arg_value>")[0]}[fmt]
+           "hunyuan": good.split("</arg_value>")[0], "dots": good.split("</parameter>")[0]}[fmt]
     p = tools.create(fmt)
     p.set_streaming_tool_schemas(INT_X)
     r = p.parse_complete("x " + cut)
@@ -374,12 +398,13 @@ def _huge(fmt: str, body: str) -> str:
         "functiongemma": f"<start_function_call>call:f{{x:<escape>{body}<escape>}}<end_function_call>",
         "mimo": f"<tool_call>\n<function=f>\n<parameter=x>{body}</parameter>\n</function>\n</tool_call>",
         "hunyuan": f"<tool_calls><tool_call>f<arg_key>x</arg_key><arg_value>{body}</arg_value></tool_call></tool_calls>",
+        "dots": f'<dots_function_call><invoke name="f"><parameter name="x">{body}</parameter></invoke></dots_function_call>',
     }[fmt]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_huge_argument_finishes(fmt):
-    body = "ab cd é " * 25_000  # 200k characters
+    body = ("ab cd é " * 25_000).strip()  # 200k characters
     text = "go " + _huge(fmt, body) + " end"
     r = tools.create(fmt).parse_complete(text)
     assert [(c.name, json.loads(c.arguments)) for c in r.tool_calls] == [("f", {"x": body})]

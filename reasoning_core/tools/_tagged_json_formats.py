@@ -15,7 +15,7 @@ from functools import lru_cache
 from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
 from ._json import dump_str, typed_value
 from ._json_formats import HermesToolParser
-from ._xml_formats import Qwen3CoderToolParser
+from ._xml_formats import _INVOKE, _PARAM, MiniMaxM2ToolParser, Qwen3CoderToolParser
 
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -275,6 +275,49 @@ class MiMoToolParser(Qwen3CoderToolParser):
         return m
 
 
+# ---------------------------------------------------------------------------- dots
+
+DOTS_CALL = "<dots_function_call>"
+DOTS_END = "</dots_function_call>"
+
+
+class DotsToolParser(MiniMaxM2ToolParser):
+    """``<dots_function_call><invoke name="X"><parameter name="K">V</parameter></invoke>…
+    </dots_function_call>`` (dots.llm), or a JSON ``{"name": …, "arguments": {…}}``
+    object as the block's body; several blocks per answer.
+
+    A value is trimmed and kept as a string unless the request's schema gives the
+    parameter a non-string type (then it is typed as JSON).
+    """
+
+    format_name = "dots"
+    openers = (DOTS_CALL,)
+    _SECTION = markers(_INVOKE, DOTS_END)
+    _NAME_END = markers(">", "</invoke>", _INVOKE, DOTS_END)
+    _TO_INVOKE_END = markers("</invoke>", _INVOKE, DOTS_END)
+    _PARAM_SCAN = markers(_PARAM, "</invoke>", _INVOKE, DOTS_END)
+    _KEY_END = markers(">", "</parameter>", _PARAM, "</invoke>", _INVOKE, DOTS_END)
+    _VALUE_END = markers("</parameter>", _PARAM, "</invoke>", _INVOKE, DOTS_END)
+    _TO_END = markers(DOTS_END)
+
+    def _section(self, opener):
+        yield from self._skip_ws()
+        if (yield from self._peek()) == "{":
+            self._pos += 1
+            yield from self._call_object(False)
+            yield from self._until(self._TO_END, _drop)
+            return None
+        return (yield from super()._section(opener))
+
+    def _xml_value(self, fname, key, ends):
+        parts: list[str] = []
+        m = yield from self._until(ends, parts.append)
+        v = "".join(parts).strip()
+        types = self._types_for(fname, key)
+        self._emit_args(typed_value(v, types) if types else dump_str(v))
+        return m
+
+
 # ---------------------------------------------------------------------------- hunyuan (Hy3, Hy4)
 
 _HY_SUFFIX = re.compile(r"[^\s<>]{0,65}")
@@ -381,6 +424,7 @@ PARSERS: dict[str, type[BaseToolParser]] = {
     "functiongemma": FunctionGemmaToolParser,
     "mimo": MiMoToolParser,
     "hunyuan": HunyuanToolParser,
+    "dots": DotsToolParser,
     "hy_v3": HunyuanToolParser,
     "hy_v4": HunyuanToolParser,
 }
@@ -396,6 +440,7 @@ VLLM_NAMES: dict[str, str] = {
     "ling3": "glm45",
     "hy_v3": "hunyuan",
     "hy_v4": "hunyuan",
+    "dots": "dots",
 }
 # SGLang 0.5.23 function-call parser name -> (our format, one-shot tool_index
 # mode "tools"|"local", unlisted tools dropped one-shot, ... dropped streaming)
@@ -405,6 +450,7 @@ SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "mimo": ("mimo", "tools", True, True),
     "ling3": ("glm45", "tools", True, False),
     "hunyuan": ("hunyuan", "tools", True, False),
+    "dots": ("dots", "tools", True, True),
 }
 # engine name -> why it is not served (the README lists these)
 VLLM_UNSERVED: dict[str, str] = {}

@@ -86,6 +86,13 @@ def write(fmt: str, calls: list) -> str:
             f"<tool_call>{n}<tool_sep>\n"
             + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{_v(v)}</arg_value>\n" for k, v in a.items())
             + "</tool_call>\n" for n, a in calls) + "</tool_calls>")
+    if fmt == "dots":
+        return "".join("<dots_function_call>\n" + "".join(
+            f'<invoke name="{n}">\n' + "".join(f'<parameter name="{k}">{_v(v)}</parameter>\n' for k, v in a.items())
+            + "</invoke>\n" for n, a in calls) + "</dots_function_call>" for _ in (0,))
+    if fmt == "dots_json":
+        return "".join(f"<dots_function_call>\n{_j({'name': n, 'arguments': a})}\n</dots_function_call>"
+                       for n, a in calls)
     if fmt == "hy_v4":
         return "<tool_calls>" + "".join(
             f"<tool_call>{n}" + "".join(f"<arg_key>{k}</arg_key><arg_value>{_v(v)}</arg_value>" for k, v in a.items())
@@ -104,6 +111,8 @@ def outputs(fmt: str) -> dict[str, str]:
         "single": PRE + write(fmt, [TIME]),
         "none": "The weather in Paris is sunny.",
     }
+    if fmt == "dots":  # the JSON body the format also accepts
+        out["json"] = PRE + write("dots_json", [WEATHER, TIME])
     if fmt != "gigachat3":  # one call per answer
         out["two"] = PRE + write(fmt, [WEATHER, TIME])
     return out
@@ -122,17 +131,18 @@ SPECIALS = {
     "ling3": FAMILY_SPECIALS["glm47"],
     "hy_v3": _HY + ("<tool_sep>",),
     "hy_v4": _HY,
+    "dots": ("<dots_function_call>", "</dots_function_call>"),
 }
 # the engine name's format in ``write`` (SGLang's names)
 SGL_FORMAT = {"apertus2509": "apertus", "gigachat3": "gigachat3", "mimo": "mimo", "ling3": "ling3",
-              "hunyuan": "hy_v3"}
+              "hunyuan": "hy_v3", "dots": "dots"}
 
 # Where an engine's parser loses or moves text, or cannot read a well-formed case.
 _AFTER_LOST = "the engine keeps only the text before the first call (the text after it is lost)"
 _A13B_STREAM = "vLLM streams everything as content unless the answer starts with the call"
 VLLM_XFAIL = {
     **{(n, "after", "one_shot"): _AFTER_LOST
-       for n in ("hunyuan_a13b", "ernie45", "functiongemma", "ling3", "longcat", "mimo", "hy_v3", "hy_v4")},
+       for n in ("hunyuan_a13b", "ernie45", "functiongemma", "ling3", "longcat", "mimo", "hy_v3", "hy_v4", "dots")},
     **{(n, "after", "stream"): _AFTER_LOST for n in ("ernie45", "longcat", "hy_v3", "hy_v4")},
     **{("hunyuan_a13b", c, "stream"): _A13B_STREAM for c in ("one", "rich", "two", "after", "single")},
     ("hunyuan_a13b", "first", "stream"): "vLLM streams the <tool_calls> tag as content",
@@ -147,9 +157,13 @@ SGL_XFAIL = {
     ("ling3", "after", "one_shot"): _AFTER_LOST,
     ("mimo", "after", "one_shot"): _AFTER_LOST,
     ("hunyuan", "after", "one_shot"): _AFTER_LOST,
+    ("dots", "after", "one_shot"): _AFTER_LOST,
     ("mimo", "after", "stream"): "SGLang's mimo holds the text after a call for a further call and never "
                                  "releases it",
 }
+
+
+N_CALLS = {"none": 0, "two": 2, "json": 2}
 
 
 def _ws(text) -> str | None:
@@ -213,7 +227,7 @@ def test_vllm_equal(name, case, mode):
         ids = list(tok.encode(text, add_special_tokens=False))
         got = _vllm_stream(ours, tok, ids, req)
         assert got == _vllm_stream(theirs, tok, ids, req)
-        assert len(got[0]) == (0 if case == "none" else 2 if case == "two" else 1)
+        assert len(got[0]) == N_CALLS.get(case, 1)
 
 
 # ---------------------------------------------------------------------------- SGLang
@@ -255,7 +269,7 @@ def test_sglang_equal(name, case, mode):
         norm = lambda r: (_ws(r[0]), [(c.tool_index, c.name, json.loads(c.parameters)) for c in r[1]])  # noqa: E731
         got = norm(ours.parse_non_stream(text))
         assert got == norm(theirs.parse_non_stream(text))
-        assert len(got[1]) == (0 if case == "none" else 2 if case == "two" else 1)
+        assert len(got[1]) == N_CALLS.get(case, 1)
         return
     rng = random.Random(f"{name}/{case}")
     for _ in range(4):
