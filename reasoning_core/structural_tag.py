@@ -234,9 +234,10 @@ def _atem_call(name: str, parameters: Any) -> Tag:
 
 
 def _kimi_call(name: str, parameters: Any) -> Tag:
+    # the call id's index (functions.NAME:IDX) is any number
+    index = {"type": "regex", "pattern": r"[0-9]+"}
     return _tag(f"<|tool_call_begin|>functions.{name}:",
-                _seq([{"type": "regex", "pattern": r"[0-9]+"}, _const("<|tool_call_argument_begin|>"), _json(parameters)]),
-                "<|tool_call_end|>")
+                _seq([index, _const("<|tool_call_argument_begin|>"), _json(parameters)]), "<|tool_call_end|>")
 
 
 _DS_CALLS = ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>")
@@ -320,7 +321,7 @@ def _tools(tools: Any) -> list[tuple[str, Any]]:
             raise ValueError(f"tools[{i}] is not a function spec "
                              "({'type': 'function', 'function': {'name': ..., 'parameters': ...}})")
         name = fn.get("name")
-        if not valid_name(name):
+        if not isinstance(name, str) or not valid_name(name):
             raise ValueError(f"tools[{i}] has no valid function name (1-64 of A-Z a-z 0-9 _ -): {name!r}")
         params = fn.get("parameters")
         if params is not None and not isinstance(params, (Mapping, bool)):
@@ -453,12 +454,14 @@ def structural_tag(
     spec = _spec_of(fmt)  # ValueError for an unknown format
     tool_list = _tools(tools)
     mode, forced = _choice(tool_choice, [n for n, _ in tool_list])
-    starts = fam.starts_in_reasoning if starts_in_reasoning is None and fam is not None else bool(starts_in_reasoning)
+    if starts_in_reasoning is None:
+        starts = fam.starts_in_reasoning if fam is not None else False
+    else:
+        starts = bool(starts_in_reasoning)  # "inside" (a block the prompt opened) too
 
-    model = BUILTIN_MODELS.get(fam.name) if fam is not None and builtin else None
-    if model is not None and (tool_format is None or fmt == fam.tool_parser):
-        tag = _builtin(model, tool_list, mode, forced, reasoning, starts, parallel_tool_calls)
-        return tag if as_object else tag.model_dump(mode="json")
+    if builtin and fam is not None and fam.name in BUILTIN_MODELS and fmt == fam.tool_parser:
+        xtag = _builtin(BUILTIN_MODELS[fam.name], tool_list, mode, forced, reasoning, starts, parallel_tool_calls)
+        return xtag if as_object else xtag.model_dump(mode="json")
 
     if spec is None:
         raise ValueError(f"tool format {fmt!r} does not describe its calls (no ToolTagSpec)")

@@ -64,7 +64,8 @@ def render(fmt: str, name: str, args: dict) -> str:
         return ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>"
                 f"{name}\n```json\n{a}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
     if fmt == "deepseek_v31":
-        return f"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{a}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+        return ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>"
+                f"{name}<｜tool▁sep｜>{a}<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
     if fmt == "kimi_k2":
         return (f"<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>"
                 f"{a}<|tool_call_end|><|tool_calls_section_end|>")
@@ -79,7 +80,8 @@ def render(fmt: str, name: str, args: dict) -> str:
     if fmt == "deepseekv4":
         params = _xml(lambda k, v: f'<｜DSML｜parameter name="{k}" string="{str(isinstance(v, str)).lower()}">',
                       "</｜DSML｜parameter>\n", args)
-        return f'<｜DSML｜tool_calls>\n<｜DSML｜invoke name="{name}">\n{params}</｜DSML｜invoke>\n</｜DSML｜tool_calls>'
+        return (f'<｜DSML｜tool_calls>\n<｜DSML｜invoke name="{name}">\n'
+                f"{params}</｜DSML｜invoke>\n</｜DSML｜tool_calls>")
     if fmt == "gemma4":
         body = ",".join(f'{k}:<|"|>{v}<|"|>' if isinstance(v, str) else f"{k}:{json.dumps(v)}"
                         for k, v in args.items())
