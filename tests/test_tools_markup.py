@@ -52,6 +52,15 @@ def render(fmt: str, calls, style: int = 0) -> str:
             if style == 2:
                 obj = {"name": name, "arguments": args}
             out.append(json.dumps(obj, ensure_ascii=style == 1, indent=4 if style == 0 else None))
+        elif fmt == "k2_horizon":
+            if style == 2:
+                body = json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
+            else:
+                body = name + "\n" + "".join(
+                    f"<ifm|arg_key>{k}</ifm|arg_key>"
+                    + (f"<ifm|arg_type>{_type_of(v)}</ifm|arg_type>" if style == 1 else "")
+                    + f"<ifm|arg_value>{_bare(v)}</ifm|arg_value>\n" for k, v in args.items())
+            out.append(f"<ifm|tool_call>{body}</ifm|tool_call>")
         elif fmt == "kimi_k3":
             params = "".join(f'<|open|>argument key="{k}" type="{_type_of(v)}"<|sep|>{_bare(v)}<|close|>argument<|sep|>'
                              for k, v in args.items())
@@ -63,6 +72,8 @@ def render(fmt: str, calls, style: int = 0) -> str:
                        "</steptml:invoke><｜tool_call_end｜>")
         else:  # pragma: no cover
             raise KeyError(fmt)
+    if fmt == "k2_horizon":
+        return "<ifm|tool_calls>\n" + "\n".join(out) + "\n</ifm|tool_calls>" if style != 1 else "".join(out)
     if fmt == "kimi_k3":
         nl = "\n" if style == 1 else ""
         return f"<|open|>tools<|sep|>{nl}" + nl.join(out) + f"{nl}<|close|>tools<|sep|>"
@@ -76,12 +87,17 @@ def render(fmt: str, calls, style: int = 0) -> str:
 
 # per format: markup a content string must not contain, and the markers of the format
 CONTENT_AVOID = {
+    "k2_horizon": ("<ifm|",),
     "kimi_k3": ("<|open|>", "<|close|>"),
     "step3": ("<｜tool_calls_begin｜>", "<think>"),
     "cohere_command": ("<|START_ACTION|>", "<|START_THINKING|>"),
     "seed_oss": ("<seed:tool_call>", "<function=", "<seed:think>"),
 }
 MARKERS = {
+    "k2_horizon": ["<ifm|tool_calls>", "</ifm|tool_calls>", "<ifm|tool_call>", "</ifm|tool_call>", "<ifm|arg_key>",
+                   "</ifm|arg_key>", "<ifm|arg_type>", "</ifm|arg_type>", "<ifm|arg_value>", "</ifm|arg_value>",
+                   "<ifm|think>", "</ifm|think>", "<ifm|think_fast>", "</ifm|think_fast>", '{"name": "f"',
+                   '"arguments": {'],
     "kimi_k3": ["<|open|>tools<|sep|>", "<|close|>tools<|sep|>", "<|open|>call", ' tool="f"', "<|sep|>",
                 "<|close|>call<|sep|>", "<|open|>argument", ' key="a" type="string"', ' key="b" type="integer"',
                 "<|close|>argument<|sep|>", "<|open|>response<|sep|>", "<|close|>response<|sep|>",
@@ -94,7 +110,8 @@ MARKERS = {
     "seed_oss": ["<seed:tool_call>", "</seed:tool_call>", "<function=", "</function>", "<parameter=",
                  "</parameter>", "<seed:think>", "</seed:think>", ">", "\n"],
 }
-THINK = {"kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+THINK = {"k2_horizon": ("<ifm|think_fast>", "</ifm|think_fast>"),
+         "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
          "step3": ("<think>", "</think>"),
          "cohere_command": ("<|START_THINKING|>", "<|END_THINKING|>"),
          "seed_oss": ("<seed:think>", "</seed:think>")}
@@ -222,6 +239,8 @@ def test_marker_soup_is_chunking_invariant_and_conserves_content(fmt, data):
 
 SECRET = "s3cr3t_payload"
 BROKEN = {
+    "k2_horizon": f"<ifm|tool_calls><ifm|tool_call>{SECRET} bad<ifm|arg_key>a</ifm|arg_key><ifm|arg_value>1"
+                  "</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
     "kimi_k3": f'<|open|>tools<|sep|><|open|>call tool="{SECRET} bad"<|sep|><|open|>argument key="a" type="string"<|sep|>'
                "x<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
     "step3": f'<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{SECRET} bad">'
@@ -347,3 +366,22 @@ def test_kimi_k3_channels():
         [("f", {"code": " print(1)\n", "n": 12, "o": {"a": [1, "中"]}, "bad": "1.2.3", 'q"k': "v"}), ("g", {})])
     # the response frame alone is not tool markup: no error, the frame is dropped
     assert tools.create("kimi_k3").parse_complete("Hi<|close|>response<|sep|>").content == "Hi"
+
+
+def test_k2_horizon_dialects_and_values():
+    text = ("<ifm|think>hm <ifm|tool_call>f</ifm|tool_call></ifm|think>\nOk.<ifm|tool_calls>\n"
+            "<ifm|tool_call>f\n<ifm|arg_key>s</ifm|arg_key>\n<ifm|arg_value> two words\n</ifm|arg_value>\n"
+            "<ifm|arg_key>n</ifm|arg_key>\n<ifm|arg_value> 12 </ifm|arg_value>\n"
+            "<ifm|arg_key>t</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>12</ifm|arg_value>\n"
+            "<ifm|arg_key>o</ifm|arg_key><ifm|arg_type>object</ifm|arg_type><ifm|arg_value>{\"a\": [1]}</ifm|arg_value>\n"
+            "</ifm|tool_call>\n<ifm|tool_call>{\"name\": \"g\", \"arguments\": {\"q\": \"中\"}}</ifm|tool_call>\n"
+            "<ifm|tool_call>h</ifm|tool_call>\n</ifm|tool_calls> Done.")
+    think = "<ifm|think>hm <ifm|tool_call>f</ifm|tool_call></ifm|think>"
+    assert _run("k2_horizon", text) == (think + "\nOk. Done.", [
+        ("f", {"s": " two words\n", "n": 12, "t": "12", "o": {"a": [1]}}), ("g", {"q": "中"}), ("h", {})])
+    schema = {"f": {"properties": {"s": {"type": "string"}, "n": {"type": "string"}, "t": {"type": "integer"}}}}
+    assert _run("k2_horizon", text, schema)[1][0] == ("f", {"s": " two words\n", "n": " 12 ", "t": 12,
+                                                           "o": {"a": [1]}})
+    # a bare block outside the group is a call too
+    assert _run("k2_horizon", "A<ifm|tool_call>f<ifm|arg_key>x</ifm|arg_key><ifm|arg_value>1</ifm|arg_value>"
+                "</ifm|tool_call>B") == ("AB", [("f", {"x": 1})])

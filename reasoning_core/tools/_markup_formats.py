@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ..families import terminators_of, think_pair_of
+from ..families import get_family, terminators_of, think_pair_of
 from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
 from ._json import dump_str, escape, normalize
-from ._max_formats import _laguna_value
+from ._max_formats import _allowed, _laguna_value
 from ._xml_formats import _unquote
 from ._xml_formats import Qwen3CoderToolParser
 
@@ -375,12 +375,116 @@ class KimiK3ToolParser(BaseToolParser):
         return m
 
 
+# ---------------------------------------------------------------------------- k2_horizon
+
+_IFM_CALLS, _IFM_CALLS_END = "<ifm|tool_calls>", "</ifm|tool_calls>"
+_IFM_CALL, _IFM_CALL_END = "<ifm|tool_call>", "</ifm|tool_call>"
+_IFM_KEY, _IFM_KEY_END = "<ifm|arg_key>", "</ifm|arg_key>"
+_IFM_TYPE, _IFM_TYPE_END = "<ifm|arg_type>", "</ifm|arg_type>"
+_IFM_VALUE, _IFM_VALUE_END = "<ifm|arg_value>", "</ifm|arg_value>"
+
+
+def _ifm_value(raw: str, types: frozenset, inline: Optional[str]) -> str:
+    """K2 Horizon's value rule: a ``string`` parameter (by schema, else by its
+    ``<ifm|arg_type>``) is the text verbatim; otherwise the trimmed text as JSON
+    of an allowed kind, else the text as a string."""
+    if not types and inline:
+        base = inline.split("[", 1)[0].strip().lower()
+        if base in ("string", "any", "str"):
+            return dump_str(raw)
+    if types == _STRING:
+        return dump_str(raw)
+    canon = normalize(raw.strip())
+    if canon is None or (types and not _allowed(canon, types)):
+        return dump_str(raw.strip() if types else raw)
+    return canon
+
+
+class K2HorizonToolParser(BaseToolParser):
+    """K2 Horizon (IFM): ``<ifm|tool_calls><ifm|tool_call>BODY</ifm|tool_call>…
+    </ifm|tool_calls>``; a ``<ifm|tool_call>`` block outside the group too.
+    A body is one of the three ``tool_call_format`` dialects, told apart by its
+    text: ``{"name": …, "arguments": {…}}`` (json), or ``NAME`` followed by
+    ``<ifm|arg_key>K</ifm|arg_key>[<ifm|arg_type>T</ifm|arg_type>]
+    <ifm|arg_value>V</ifm|arg_value>`` pairs (xml, xml_typed). Values: see
+    ``_ifm_value``. Text between blocks in the group is dropped; text after it
+    is content; reasoning (``<ifm|think>``, ``<ifm|think_fast>``,
+    ``<ifm|think_faster>``) is never read for calls."""
+
+    format_name = "k2_horizon"
+    openers = (_IFM_CALLS, _IFM_CALL)
+    think_pairs = tuple(zip(get_family("k2_horizon").start, get_family("k2_horizon").end))
+    _SECTION = markers(_IFM_CALL, _IFM_CALLS_END)
+    _NAME_END = markers(_IFM_KEY, _IFM_CALL_END, _IFM_CALL, _IFM_CALLS_END)
+    _TO_CALL_END = markers(_IFM_CALL_END, _IFM_CALL, _IFM_CALLS_END)
+    _ARG_SCAN = markers(_IFM_KEY, _IFM_CALL_END, _IFM_CALL, _IFM_CALLS_END)
+    _KEY_END = markers(_IFM_KEY_END, _IFM_KEY, _IFM_CALL_END, _IFM_CALL, _IFM_CALLS_END)
+    _TO_VALUE = markers(_IFM_TYPE, _IFM_VALUE, _IFM_KEY, _IFM_CALL_END, _IFM_CALL, _IFM_CALLS_END)
+    _TYPE_END = markers(_IFM_TYPE_END, _IFM_VALUE, _IFM_KEY, _IFM_CALL_END, _IFM_CALL, _IFM_CALLS_END)
+    _VALUE_END = markers(_IFM_VALUE_END, _IFM_KEY, _IFM_CALL_END, _IFM_CALL, _IFM_CALLS_END)
+
+    def _section(self, opener):
+        if opener == _IFM_CALL:
+            m = yield from self._call()
+            return _IFM_CALL if m == _IFM_CALL else None
+        found = False
+        m = yield from self._until(self._SECTION, _drop)
+        while m == _IFM_CALL:
+            found = True
+            m = yield from self._call()
+            if m == _IFM_CALL_END:
+                m = yield from self._until(self._SECTION, _drop)
+        if not found:
+            self._fail()
+        return None
+
+    def _call(self):
+        """One block after its ``<ifm|tool_call>``; returns the marker that ended it."""
+        yield from self._skip_ws()
+        if (yield from self._peek()) == "{":
+            self._pos += 1
+            yield from self._call_object(False)
+            return (yield from self._until(self._TO_CALL_END, _drop))
+        name, m = yield from self._text_until(self._NAME_END)
+        name = name.strip()
+        if not valid_name(name):
+            self._fail()
+            if m == _IFM_KEY:
+                m = yield from self._until(self._TO_CALL_END, _drop)
+            return m
+        self._open_call(name)
+        count = 0
+        while m == _IFM_KEY:
+            key, m = yield from self._text_until(self._KEY_END)
+            if m != _IFM_KEY_END:
+                continue
+            key = key.strip()
+            inline = None
+            m = yield from self._until(self._TO_VALUE, _drop)
+            if m == _IFM_TYPE:
+                inline, m = yield from self._text_until(self._TYPE_END)
+                if m == _IFM_TYPE_END:
+                    m = yield from self._until(self._TO_VALUE, _drop)
+            if m != _IFM_VALUE:
+                continue
+            raw, m = yield from self._text_until(self._VALUE_END)
+            self._param_prefix(count, key)
+            count += 1
+            self._emit_args(_ifm_value(raw, self._types_for(name, key), inline))
+            if m == _IFM_VALUE_END:
+                m = yield from self._until(self._ARG_SCAN, _drop)
+        self._emit_args("}" if count else "{}")
+        self._close_call(True)
+        return m
+
+
 # our format name (and aliases) -> parser class, for reasoning_core.tools.create
 PARSERS: dict[str, type[BaseToolParser]] = {
     "seed_oss": SeedOssToolParser,
     "cohere_command": CohereCommandToolParser,
     "step3": Step3ToolParser,
     "kimi_k3": KimiK3ToolParser,
+    "k2_horizon": K2HorizonToolParser,
 }
 # vLLM 0.33 tool-parser name -> our format name
 VLLM_NAMES: dict[str, str] = {
@@ -395,6 +499,7 @@ VLLM_NAMES: dict[str, str] = {
     "cohere_command4": "cohere_command",
     "step3": "step3",
     "kimi_k3": "kimi_k3",
+    "k2_horizon": "k2_horizon",
 }
 # SGLang 0.5.23 function-call parser name -> (our format, one-shot tool_index
 # mode "tools"|"local", unlisted tools dropped one-shot, ... dropped streaming)
@@ -403,6 +508,7 @@ SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "cohere_command4": ("cohere_command", "tools", True, True),
     "step3": ("step3", "tools", True, True),
     "kimi_k3": ("kimi_k3", "local", False, False),
+    "k2_horizon": ("k2_horizon", "local", True, True),
 }
 # engine name -> why it is not served (the README lists these)
 VLLM_UNSERVED: dict[str, str] = {}

@@ -207,6 +207,25 @@ def frame_k3(before, rnd):
     return ("<|open|>response<|sep|>" if k == 2 else "") + before + "<|close|>response<|sep|>"
 
 
+def render_k2h(calls, rnd, dialect=None):
+    dialect = dialect or rnd.choice(["xml", "xml_typed", "json"])
+    nl = rnd.choice(["", "\n"])
+    out = []
+    for name, args in calls:
+        if dialect == "json":
+            body = json.dumps({"name": name, "arguments": args}, ensure_ascii=rnd.random() < 0.5)
+        else:
+            body = name + nl + "".join(
+                f"<ifm|arg_key>{k}</ifm|arg_key>"
+                + (f"<ifm|arg_type>{_k3_type(v)}</ifm|arg_type>" if dialect == "xml_typed" else "")
+                + f"<ifm|arg_value>{bare(v)}</ifm|arg_value>{nl}" for k, v in args.items())
+        out.append(f"<ifm|tool_call>{body}</ifm|tool_call>")
+    return f"<ifm|tool_calls>{nl}" + nl.join(out) + f"{nl}</ifm|tool_calls>"
+
+
+K2H_SPECIALS = ("<ifm|tool_calls>", "</ifm|tool_calls>", "<ifm|tool_call>", "</ifm|tool_call>", "<ifm|arg_key>",
+                "</ifm|arg_key>", "<ifm|arg_type>", "</ifm|arg_type>", "<ifm|arg_value>", "</ifm|arg_value>",
+                "<ifm|think>", "</ifm|think>")
 K3_SPECIALS = ("<|open|>", "<|close|>", "<|sep|>")
 STEP3_SPECIALS = ("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "<｜tool_call_begin｜>", "<｜tool_call_end｜>",
                   "<｜tool_sep｜>", "<think>", "</think>")
@@ -228,6 +247,7 @@ VLLM = {
     "cohere_command4": (render_cohere, COHERE_SPECIALS),
     "step3": (render_step3, STEP3_SPECIALS),
     "kimi_k3": (render_k3, K3_SPECIALS),
+    "k2_horizon": (render_k2h, K2H_SPECIALS),
 }
 # SGLang name -> renderer
 SGLANG = {
@@ -235,6 +255,7 @@ SGLANG = {
     "cohere_command4": render_cohere,
     "step3": render_step3,
     "kimi_k3": render_k3,
+    "k2_horizon": render_k2h,
 }
 # vLLM's step3 leaves an object or array parameter's text a string
 VLLM_SCALARS_ONLY = {"step3"}
@@ -243,6 +264,8 @@ NO_LT = {"step3"}
 # engine names whose one-shot parse drops the text after the calls
 VLLM_DROPS_AFTER = {"seed_oss", "step5", "poolside_v1", "kimi_k3"}
 SGLANG_DROPS_AFTER = {"poolside_v1", "cohere_command4", "kimi_k3"}
+# vLLM's k2_horizon reads the dialect the request's chat template asked for
+DIALECTS = {"k2_horizon": ("xml", "xml_typed", "json")}
 # content framed by the format's response channel (the frame is dropped)
 FRAMES = {"kimi_k3": frame_k3}
 # SGLang streams a cohere action block's calls with the tool's index in the
@@ -269,15 +292,15 @@ def _norm(s):
     return (s or "").strip() or None
 
 
-def _vllm_one(cls, tok, text):
+def _vllm_one(cls, tok, text, **kw):
     p = cls(tok, _request_tools())  # vLLM's serving layer builds the parser with the request's tools
-    info = p.extract_tool_calls(text, chat_request(tools=OPENAI_TOOLS))
+    info = p.extract_tool_calls(text, chat_request(tools=OPENAI_TOOLS, **kw))
     return [(c.function.name, json.loads(c.function.arguments)) for c in info.tool_calls], _norm(info.content)
 
 
-def _vllm_stream(cls, tok, text):
+def _vllm_stream(cls, tok, text, **kw):
     p = cls(tok, _request_tools())
-    req = chat_request(tools=OPENAI_TOOLS)
+    req = chat_request(tools=OPENAI_TOOLS, **kw)
     ids = list(tok.encode(text, add_special_tokens=False))
     msgs = [p.extract_tool_calls_streaming(pt, ct, dt, pi, ci, di, req)
             for dt, pt, ct, pi, ci, di in detokenize_steps(tok, ids)]
@@ -319,7 +342,11 @@ def vllm_case(name, seed):
     calls = gen_calls(rnd, lt=name not in NO_LT, scalars_only=name in VLLM_SCALARS_ONLY)
     before = content_before(rnd)
     framed = FRAMES[name](before, rnd) if name in FRAMES else before
-    return before, calls, framed + render(calls, rnd)
+    if name in DIALECTS:
+        dialect = DIALECTS[name][seed % len(DIALECTS[name])]
+        return before, calls, framed + render(calls, rnd, dialect), {
+            "chat_template_kwargs": {"tool_call_format": dialect}}
+    return before, calls, framed + render(calls, rnd), {}
 
 
 VSEEDS = range(25)
@@ -329,9 +356,9 @@ VSEEDS = range(25)
 def test_vllm_one_shot_equals(name):
     tok, theirs, ours = _vllm_pair(name)
     for seed in VSEEDS:
-        before, calls, text = vllm_case(name, seed)
-        a = _via_sglang(name, text) if theirs is None else _vllm_one(theirs, tok, text)
-        b = _vllm_one(ours, tok, text)
+        before, calls, text, kw = vllm_case(name, seed)
+        a = _via_sglang(name, text) if theirs is None else _vllm_one(theirs, tok, text, **kw)
+        b = _vllm_one(ours, tok, text, **kw)
         assert a[0] == want_calls(calls), (seed, text)  # the generator writes what the engine reads
         assert b == a, (seed, text)
         assert b[1] == _norm(before)
@@ -341,9 +368,9 @@ def test_vllm_one_shot_equals(name):
 def test_vllm_streamed_equals(name):
     tok, theirs, ours = _vllm_pair(name)
     for seed in range(8):
-        before, calls, text = vllm_case(name, seed)
-        a = _via_sglang(name, text) if theirs is None else _vllm_stream(theirs, tok, text)
-        b = _vllm_stream(ours, tok, text)
+        before, calls, text, kw = vllm_case(name, seed)
+        a = _via_sglang(name, text) if theirs is None else _vllm_stream(theirs, tok, text, **kw)
+        b = _vllm_stream(ours, tok, text, **kw)
         assert b == a, (seed, text)
         assert b[0] == want_calls(calls)
 
@@ -362,10 +389,10 @@ def _vllm_after_params():
 @pytest.mark.parametrize("name", _vllm_after_params())
 def test_vllm_one_shot_keeps_text_after_calls(name):
     tok, theirs, ours = _vllm_pair(name)
-    before, calls, text = vllm_case(name, 1)
+    before, calls, text, kw = vllm_case(name, 1)
     text += "\nDone, see above."
-    a = _via_sglang(name, text) if theirs is None else _vllm_one(theirs, tok, text)
-    b = _vllm_one(ours, tok, text)
+    a = _via_sglang(name, text) if theirs is None else _vllm_one(theirs, tok, text, **kw)
+    b = _vllm_one(ours, tok, text, **kw)
     assert b[0] == a[0] == want_calls(calls)
     assert b[1] == _norm(before + "\nDone, see above.")
     assert a[1] == b[1]
