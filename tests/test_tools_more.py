@@ -22,7 +22,7 @@ from reasoning_core.tools import _more_formats as more
 from toolstreams import stream
 
 D = "｜DSML｜"
-NEW = ("deepseek_v32", "deepseek_v41", "trinity", "iquest_q1")
+NEW = ("deepseek_v32", "deepseek_v41", "trinity", "iquest_q1", "minicpm5")
 _TAGS = {"deepseek_v32": ("function_calls", "invoke", "parameter"),
          "deepseek_v41": (" calls", " invoke", " parameter")}
 
@@ -44,6 +44,12 @@ def render(fmt, calls, nl=True):
     if fmt == "trinity":
         return "".join(f"<tool_call>\n{json.dumps({'name': n, 'arguments': a}, ensure_ascii=False)}\n</tool_call>"
                        for n, a in calls)
+    if fmt == "minicpm5":
+        def xml(v):
+            t = _bare(v)
+            return "<![CDATA[" + t + "]]>" if nl else t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        return "".join(f'<function name="{n}">' + "".join(f'<param name="{k}">{xml(v)}</param>' for k, v in a.items())
+                       + "</function>" for n, a in calls)
     sep = "\n" if nl else ""
     return "".join(f"<iquest_tool_call>{n}{sep}" + "".join(
         f"<arg_key>{k}</arg_key>{sep}<arg_value>{_bare(v)}</arg_value>{sep}" for k, v in a.items())
@@ -113,6 +119,10 @@ VECTORS = [
      "Sure.<iquest_tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value>"
      "<arg_key>days</arg_key><arg_value>3</arg_value></iquest_tool_call>",
      "Sure.", [("get_weather", {"city": "Paris", "days": 3})]),
+    ("minicpm5", 'Sure. <function name="f"><param name="a"> 1 </param><param name=\'b\'>x &amp; &lt;y&gt; &#233;</param>'
+     '<param name="c"><![CDATA[ keep\n&amp; ]]></param></function> <functions> stay text',
+     "Sure.  <functions> stay text", [("f", {"a": 1, "b": "x & <y> é", "c": " keep\n&amp; "})]),
+    ("minicpm5", '<function name="f"><param name="a">1</function>', "", [("f", {"a": 1})]),
     ("iquest_q1", "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>",
      "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>", []),
 ]
@@ -138,12 +148,14 @@ prose = st.text(st.sampled_from(list("ab .,!é中\n")), max_size=12)
 
 
 def _xml_safe(fmt, args):
-    """Values the text formats can carry: no closing tag in them; iquest's
-    untyped bare strings must not read as JSON (a schema would decide)."""
+    """Values the text formats can carry: no closing tag in them; untyped bare
+    strings must not read as JSON (a schema would decide); MiniCPM5 trims text."""
     out = {}
     for k, v in args.items():
-        if fmt == "iquest_q1" and isinstance(v, str):
+        if fmt in ("iquest_q1", "minicpm5") and isinstance(v, str):
             v = "s:" + v.replace("<", "")
+            if fmt == "minicpm5":
+                v = v.replace("]]>", "").strip()
         out[k] = v
     return out
 
@@ -153,7 +165,7 @@ def outputs(draw, fmt):
     calls = [(draw(names), _xml_safe(fmt, draw(st.dictionaries(keys, values, max_size=4))))
              for _ in range(draw(st.integers(1, 3)))]
     before, after = draw(prose), draw(prose)
-    if fmt == "iquest_q1":
+    if fmt in ("iquest_q1", "minicpm5"):
         calls = [(n, {k: v for k, v in a.items() if not isinstance(v, str) or v.strip() == v})
                  for n, a in calls]
     return before, calls, after
@@ -209,6 +221,8 @@ MALFORMED = {
                      f"</{D} calls>"),
     "trinity": ("", '<tool_call>{"name": "x", "arguments": [}</tool_call>',
                 '<tool_call>{"name": "ok", "arguments": {"a": 1}}</tool_call>', ""),
+    "minicpm5": ("", '<function name="bad name!"><param name="a">1</param></function>',
+                 '<function name="ok"><param name="a">1</param></function>', ""),
     "iquest_q1": ("", "<iquest_tool_call>bad name!</iquest_tool_call>",
                   "<iquest_tool_call>ok<arg_key>a</arg_key><arg_value>1</arg_value></iquest_tool_call>", ""),
 }
@@ -240,11 +254,9 @@ TYPED = {"type": "object", "properties": {"s": {"type": "string"}, "n": {"type":
                                           "x": {"type": "number"}, "b": {"type": "boolean"}}}
 
 
-@pytest.mark.parametrize("fmt", ["iquest_q1"])
+@pytest.mark.parametrize("fmt", ["iquest_q1", "minicpm5"])
 def test_values_typed_by_the_schema(fmt):
-    text = ("<iquest_tool_call>f<arg_key>s</arg_key><arg_value>123</arg_value><arg_key>n</arg_key>"
-            "<arg_value>7</arg_value><arg_key>x</arg_key><arg_value>2.5</arg_value><arg_key>b</arg_key>"
-            "<arg_value>true</arg_value></iquest_tool_call>")
+    text = render(fmt, [("f", {"s": "123", "n": "7", "x": "2.5", "b": "true"})], nl=False)
     want = [("f", {"s": "123", "n": 7, "x": 2.5, "b": True})]
     assert _calls(_one_shot(fmt, text, {"f": TYPED})) == want
     assert _streamed(fmt, [text[i:i + 5] for i in range(0, len(text), 5)], {"f": TYPED})[1] == want

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ._base import BaseToolParser, _drop, markers, valid_name
-from ._json import dump_str, normalize
+from ._json import dump_str, normalize, typed_value
 from ._json_formats import HermesToolParser
 from ._max_formats import _Values
 from ._xml_formats import Glm45ToolParser
@@ -207,12 +207,106 @@ class IQuestQ1ToolParser(Glm45ToolParser):
         return None
 
 
+# ---------------------------------------------------------------------------- minicpm5
+
+_MC_FUNC, _MC_FUNC_END, _MC_PARAM, _MC_PARAM_END = "<function", "</function>", "<param", "</param>"
+_MC_NAME = re.compile(r"""\s+name\s*=\s*(?:"([^"]*)"|'([^']*)')[^>]*""")
+_XML_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#x[0-9A-Fa-f]{1,6}|lt|gt|amp|quot|apos);")
+_XML_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
+_CDATA = "<![CDATA["
+
+
+def _xml_char(m: re.Match) -> str:
+    ref = m.group()[1:-1]
+    if ref[0] != "#":
+        return _XML_NAMED[ref]
+    code = int(ref[2:], 16) if ref[1] == "x" else int(ref[1:])
+    return chr(code) if 0 < code < 0x110000 else m.group()
+
+
+def _xml_text(raw: str) -> str:
+    """A parameter's text: a ``<![CDATA[…]]>`` body byte for byte, else the text
+    with its XML character references decoded and surrounding whitespace trimmed."""
+    if raw.startswith(_CDATA) and raw.endswith("]]>"):
+        return raw[len(_CDATA):-3]
+    return _XML_ENTITY.sub(_xml_char, raw).strip()
+
+
+class MiniCPM5ToolParser(BaseToolParser):
+    """MiniCPM5's XML calls, flat and repeated; text around them is content::
+
+        <function name="NAME"><param name="K">V</param>…</function>
+
+    A value is XML text (``&lt;`` … references decoded, trimmed) or a CDATA
+    section (kept as written); a ``string`` parameter stays a string, others are
+    JSON when the text parses (else the text). A parameter whose ``</param>`` is
+    missing ends at the next ``<param`` or ``</function>``.
+    """
+
+    format_name = "minicpm5"
+    openers = (_MC_FUNC,)
+    _HEAD_END = markers(">", _MC_FUNC_END, _MC_FUNC)
+    _TO_END = markers(_MC_FUNC_END)
+    _PARAM_SCAN = markers(_MC_PARAM, _MC_FUNC_END)
+    _PHEAD_END = markers(">", _MC_PARAM_END, _MC_FUNC_END)
+    _VALUE_END = markers(_MC_PARAM_END, _MC_PARAM, _MC_FUNC_END)
+
+    def reset(self) -> None:
+        super().reset()
+        self._calls_seen = False
+
+    def _section(self, opener):
+        # the head is held until it reads as a function's: "<functions>" in prose
+        # is content
+        self._rec = [opener]
+        self._rec_from = self._pos
+        head, m = yield from self._text_until(self._HEAD_END)
+        hm = _MC_NAME.fullmatch(head) if m == ">" else None
+        name = (hm.group(1) if hm.group(1) is not None else hm.group(2)).strip() if hm else ""
+        if hm is None:
+            text = "".join(self._rec) + self._buf[self._rec_from:self._pos]
+            self._rec = None
+            if m == _MC_FUNC:  # the next call's opener is not this text
+                text = text[:-len(m)]
+            self._content(text)
+            if not self._calls_seen:
+                self._marker_at = None
+            return m if m == _MC_FUNC else None
+        self._rec = None
+        self._calls_seen = True
+        if not valid_name(name):
+            self._fail()
+            yield from self._until(self._TO_END, _drop)
+            return None
+        self._open_call(name)
+        count = 0
+        m = yield from self._until(self._PARAM_SCAN, _drop)
+        while m == _MC_PARAM:
+            head, m = yield from self._text_until(self._PHEAD_END)
+            pm = _MC_NAME.fullmatch(head) if m == ">" else None
+            if pm is None:
+                if m != _MC_FUNC_END:
+                    m = yield from self._until(self._PARAM_SCAN, _drop)
+                continue
+            key = pm.group(1) if pm.group(1) is not None else pm.group(2)
+            raw, m = yield from self._text_until(self._VALUE_END)
+            self._param_prefix(count, key)
+            count += 1
+            self._emit_args(typed_value(_xml_text(raw), self._types_for(name, key)))
+            if m == _MC_PARAM_END:
+                m = yield from self._until(self._PARAM_SCAN, _drop)
+        self._emit_args("}" if count else "{}")
+        self._close_call(True)
+        return None
+
+
 # our format name (and aliases) -> parser class, for reasoning_core.tools.create
 PARSERS: dict[str, type[BaseToolParser]] = {
     "deepseek_v32": DeepSeekV32ToolParser,
     "deepseek_v41": DeepSeekV41ToolParser,
     "trinity": TrinityToolParser,
     "iquest_q1": IQuestQ1ToolParser,
+    "minicpm5": MiniCPM5ToolParser,
 }
 # vLLM 0.33 tool-parser name -> our format name
 VLLM_NAMES: dict[str, str] = {
@@ -222,6 +316,7 @@ VLLM_NAMES: dict[str, str] = {
     "llama4_json": "llama3_json",
     "deepseek_v32": "deepseek_v32",
     "deepseek_v41": "deepseek_v41",
+    "minicpm5": "minicpm5",
 }
 # SGLang 0.5.23 function-call parser name -> (our format, one-shot tool_index
 # mode "tools"|"local", unlisted tools dropped one-shot, ... dropped streaming)
@@ -236,6 +331,7 @@ SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "gemma4": ("gemma4", "tools", False, True),
     "trinity": ("trinity", "tools", True, True),
     "iquest_q1": ("iquest_q1", "local", True, True),
+    "minicpm5": ("minicpm5", "tools", True, True),
 }
 # engine name -> why it is not served (the README lists these)
 VLLM_UNSERVED: dict[str, str] = {

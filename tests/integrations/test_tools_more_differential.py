@@ -170,7 +170,16 @@ def render(fmt, calls, rnd):
             f'<atem:invoke name="{n}">\n'
             + "".join(f'<atem:parameter name="{k}">{_bare(v)}</atem:parameter>\n' for k, v in a.items())
             + "</atem:invoke>\n" for n, a in calls) + "</atem:function_calls>"
+    if fmt == "minicpm5":
+        return "".join(f'<function name="{n}">' + "".join(f'<param name="{k}">{_xml(_bare(v), rnd)}</param>'
+                                                          for k, v in a.items()) + "</function>" for n, a in calls)
     raise KeyError(fmt)
+
+
+def _xml(text, rnd):
+    if "\n" in text or rnd.random() < 0.2:
+        return "<![CDATA[" + text + "]]>"
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 # engine name -> (our sample writer, the special tokens of its vocabulary)
@@ -182,11 +191,12 @@ VLLM = {
     "llama4_json": ("llama3_json", ("<|python_tag|>", "<|eom_id|>")),
     "deepseek_v32": ("deepseek_v32", ("<think>", "</think>")),
     "deepseek_v41": ("deepseek_v41", ("<think>", "</think>")),
+    "minicpm5": ("minicpm5", ("<think>", "</think>")),
 }
 SGLANG = {
     "step3p5": "qwen3_coder", "nanbeige": "qwen3_coder", "deepseekv32": "deepseek_v32", "deepseekv4": "deepseekv4",
     "deepseekv41": "deepseek_v41", "glm47": "glm47", "gemma4": "gemma4",
-    "trinity": "hermes", "iquest_q1": "iquest_q1",
+    "trinity": "hermes", "iquest_q1": "iquest_q1", "minicpm5": "minicpm5",
 }
 
 
@@ -317,7 +327,13 @@ def test_sglang_one_shot_and_streaming_equal_the_engine(name):
     assert compared  # at least some chunkings are compared
 
 
-@pytest.mark.parametrize("name", sorted(SGLANG))
+# SGLang leaves the text of a call to an unlisted tool in the content; RcToolDetector
+# drops the call (as the other detectors do)
+_UNLISTED_KEPT_AS_TEXT = pytest.mark.xfail(strict=True, reason="SGLang keeps a call to an unlisted tool as text")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_UNLISTED_KEPT_AS_TEXT) if n == "minicpm5" else n
+                                  for n in sorted(SGLANG)])
 def test_sglang_unlisted_tools_and_tool_index_as_the_engine(name):
     """Calls to a tool the request does not list, and tool_index (the tool's place
     in the request or the call's place in the output)."""
@@ -368,6 +384,12 @@ def _v_stream(parser, tok, ids, req):
     return _ws("".join(content)), [(c["name"], json.loads(c["arguments"] or "{}")) for _, c in sorted(calls.items())]
 
 
+# vLLM's parser reports no content at all when a call was made (ours keeps it)
+VLLM_DROPS_CONTENT = {"minicpm5"}
+# Where vLLM's own streaming disagrees with its own one-shot parse (not compared)
+VLLM_STREAM_DEFECTS = {"minicpm5": "the first call streams as content when <function is split over tokens"}
+
+
 @pytest.mark.parametrize("name", sorted(VLLM))
 def test_vllm_one_shot_and_streaming_equal_the_engine(name):
     fmt, specials = VLLM[name]
@@ -380,14 +402,21 @@ def test_vllm_one_shot_and_streaming_equal_the_engine(name):
         a, b = theirs.extract_tool_calls(text, req), ours.extract_tool_calls(text, req)
         where = (name, seed, text)
         assert _v_calls(a) == _want(calls), where
-        assert (b.tools_called, _v_calls(b), _ws(b.content)) == (a.tools_called, _v_calls(a), _ws(a.content)), where
+        assert (b.tools_called, _v_calls(b)) == (a.tools_called, _v_calls(a)), where
+        if name not in VLLM_DROPS_CONTENT:
+            assert _ws(b.content) == _ws(a.content), where
+        else:
+            assert b.content == (before or None) and a.content is None, where
         if seed % 3:
             continue  # one token per step is slow: a third of the cases stream
         ids = list(tok.encode(text, add_special_tokens=False))
         sa = _v_stream(ToolParserManager.get_tool_parser(name)(tok, None), tok, ids, req)
         sb = _v_stream(rcv.TOOL_PARSERS[name](tok, None), tok, ids, req)
-        assert sb[1] == _want(calls), where
-        assert sb == sa, where
+        assert sb == (_ws(b.content), _want(calls)), where
+        if sa[1] != _want(calls) or (sa[0] != _ws(a.content) and name not in VLLM_DROPS_CONTENT):
+            assert name in VLLM_STREAM_DEFECTS, (where, sa)
+            continue
+        assert sb == sa or name in VLLM_DROPS_CONTENT, where
 
 
 # ------------------------------------------------------------------ where the engines lose text (ours keeps it)
