@@ -346,5 +346,16 @@ def test_vllm_get_structural_tag_every_name():
 
 def test_vllm_our_tags_cover_the_first_formats():
     rc_vllm = _vllm()
+    from vllm.tool_parsers.tool_strict_level import ToolStrictLevel
+    from vllm_helpers import vllm_tokenizer
+
+    tok = vllm_tokenizer(_markers())
     for name in ("mistral", "gemma4", "inkling", "muse_glimmer"):
-        assert rc_vllm.TOOL_PARSERS[name].structural_tag_model == "reasoning_core:" + name
+        cls = rc_vllm.TOOL_PARSERS[name]
+        assert cls.structural_tag_model == "reasoning_core:" + name
+        # reasoning=True: the family of that name frames the output
+        fam = FAMILIES[name]
+        tag = cls(tok).get_structural_tag(_request(), reasoning=True, strict_level=ToolStrictLevel.PARAMETER)
+        call = render(name, "get_weather", GOOD)
+        assert accepts(tag, _reasoned(fam, call, fam.starts_in_reasoning)), name
+        assert accepts(tag, call), name
