@@ -23,9 +23,10 @@ from reasoning_core import tools
 from reasoning_core.tools import _tagged_json_formats as fm
 from toolstreams import stream
 
-FORMATS = ("apertus", "hunyuan_a13b", "longcat", "gigachat3", "functiongemma", "mimo", "hunyuan", "dots")
+FORMATS = ("apertus", "hunyuan_a13b", "longcat", "gigachat3", "functiongemma", "mimo", "hunyuan", "dots",
+           "gigachat35")
 # the formats whose parameters are text: values typed by the schema
-TEXT_VALUES = ("functiongemma", "mimo", "hunyuan", "dots")
+TEXT_VALUES = ("functiongemma", "mimo", "hunyuan", "dots", "gigachat35")
 
 MARKERS = [
     "<|tools_prefix|>", "<|tools_suffix|>", "<tool_calls>", "</tool_calls>", "<longcat_tool_call>",
@@ -34,6 +35,8 @@ MARKERS = [
     "</function>", "<parameter=", "</parameter>", "<think>", "</think>", "<tool_calls", "<tool_sep>", "<arg_key>",
     "</arg_key>", "<arg_value>", "</arg_value>", "<tool_calls:x1>", "</tool_calls:x1>", "<tool_call:x1>",
     "<dots_function_call>", "</dots_function_call>", "<invoke name=", "</invoke>", "<parameter name=",
+    "<｜GCML｜tool_calls>", "</｜GCML｜tool_calls>", "<｜GCML｜invoke", "</｜GCML｜invoke>", "<｜GCML｜parameter",
+    "</｜GCML｜parameter>",
 ]
 FRAGMENTS = MARKERS + [m[: len(m) // 2] for m in MARKERS] + [
     "{", "}", "[", "]", '"', "\\", ":", ",", "\n", " ", "name", "arguments", '"name": "f"', "call:", "f", ">",
@@ -90,6 +93,16 @@ def render(fmt: str, calls, style: int = 0) -> str:
             f"<invoke name={q}{n}{q}>\n" + "".join(f"<parameter name={q}{k}{q}> {_text(v)}\n</parameter>\n"
                                                    for k, v in a.items())
             + "</invoke>\n" for n, a in calls) + "</dots_function_call>"
+    if fmt == "gigachat35":
+        g = "｜GCML｜"
+
+        def flag(v):
+            return ("", ' string="true"', ' string="false"')[style % 3] if isinstance(v, str) else ' string="false"'
+
+        return (("<|message_sep|>" if style % 2 else "") + f"<{g}tool_calls>\n" + "".join(
+            f'<{g}invoke name="{n}">\n' + "".join(f'<{g}parameter name="{k}"{flag(v)}>{_text(v)}</{g}parameter>\n'
+                                                  for k, v in a.items()) + f"</{g}invoke>\n" for n, a in calls)
+            + f"</{g}tool_calls>")
     raise KeyError(fmt)
 
 
@@ -313,6 +326,17 @@ def test_dots_invokes_or_a_json_body():
     assert issubclass(tools.get_parser_cls("dots"), tools.get_parser_cls("minimax_m2"))
 
 
+def test_gigachat35_values_follow_the_string_flag():
+    g = "｜GCML｜"
+    text = (f'Ok.<|message_sep|><{g}tool_calls>\n<{g}invoke name="f">\n'
+            f'<{g}parameter name="s" string="true"> 12 </{g}parameter>\n'
+            f'<{g}parameter name="n" string="false">12</{g}parameter>\n'
+            f'<{g}parameter name="bad" string="false">not json</{g}parameter>\n'
+            f'<{g}parameter name="u">7</{g}parameter>\n</{g}invoke>\n</{g}tool_calls>!')
+    assert _run("gigachat35", text) == ("Ok.!", [("f", {"s": " 12 ", "n": 12, "bad": "not json", "u": 7})])
+    assert _run("gigachat35", text, {"f": {"properties": {"u": {"type": "string"}}}})[1][0][1]["u"] == "7"
+
+
 def test_engine_names_are_wired():
     assert fm.VLLM_NAMES["ernie45"] == "hermes" and fm.VLLM_NAMES["ling3"] == "glm45"
     for name, fmt in fm.VLLM_NAMES.items():
@@ -338,6 +362,7 @@ BROKEN = {
     "mimo": f"<tool_call>\n<function={SECRET} bad>\n<parameter=a>1</parameter>\n</function>\n</tool_call>",
     "hunyuan": f"<tool_calls><tool_call>{SECRET} bad<arg_key>a</arg_key><arg_value>1</arg_value></tool_call></tool_calls>",
     "dots": f'<dots_function_call><invoke name="{SECRET} bad"></invoke></dots_function_call>',
+    "gigachat35": f'<｜GCML｜tool_calls><｜GCML｜invoke name="{SECRET} bad"></｜GCML｜invoke></｜GCML｜tool_calls>',
 }
 GOOD = {
     "apertus": '<|tools_prefix|>[{"ok": {"x": 1}}]<|tools_suffix|>',
@@ -348,6 +373,8 @@ GOOD = {
     "mimo": "<tool_call>\n<function=ok>\n<parameter=x>1</parameter>\n</function>\n</tool_call>",
     "hunyuan": "<tool_calls><tool_call>ok<arg_key>x</arg_key><arg_value>1</arg_value></tool_call></tool_calls>",
     "dots": '<dots_function_call><invoke name="ok"><parameter name="x">1</parameter></invoke></dots_function_call>',
+    "gigachat35": ('<｜GCML｜tool_calls><｜GCML｜invoke name="ok"><｜GCML｜parameter name="x" string="false">1'
+                   "</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>"),
 }
 INT_X = {"ok": {"properties": {"x": {"type": "integer"}}}}
 
@@ -377,7 +404,8 @@ def test_cut_off_call_is_completed_when_its_body_parses(fmt):
     cut = {"apertus": good[: -len("<|tools_suffix|>")], "hunyuan_a13b": good[: -len("</tool_calls>")],
            "longcat": good[: -len("</longcat_tool_call>")], "gigachat3": good,
            "functiongemma": good[: -len("<end_function_call>")], "mimo": good.split("\n</function>")[0],
-           "hunyuan": good.split("</arg_value>")[0], "dots": good.split("</parameter>")[0]}[fmt]
+           "hunyuan": good.split("</arg_value>")[0], "dots": good.split("</parameter>")[0],
+           "gigachat35": good.split("</｜GCML｜parameter>")[0]}[fmt]
     p = tools.create(fmt)
     p.set_streaming_tool_schemas(INT_X)
     r = p.parse_complete("x " + cut)
@@ -399,6 +427,8 @@ def _huge(fmt: str, body: str) -> str:
         "mimo": f"<tool_call>\n<function=f>\n<parameter=x>{body}</parameter>\n</function>\n</tool_call>",
         "hunyuan": f"<tool_calls><tool_call>f<arg_key>x</arg_key><arg_value>{body}</arg_value></tool_call></tool_calls>",
         "dots": f'<dots_function_call><invoke name="f"><parameter name="x">{body}</parameter></invoke></dots_function_call>',
+        "gigachat35": ('<｜GCML｜tool_calls><｜GCML｜invoke name="f"><｜GCML｜parameter name="x" string="true">'
+                       f"{body}</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>"),
     }[fmt]
 
 
