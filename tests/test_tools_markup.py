@@ -52,6 +52,11 @@ def render(fmt: str, calls, style: int = 0) -> str:
             if style == 2:
                 obj = {"name": name, "arguments": args}
             out.append(json.dumps(obj, ensure_ascii=style == 1, indent=4 if style == 0 else None))
+        elif fmt == "plamo3":
+            js = json.dumps(args, ensure_ascii=style == 1, indent=2 if style == 2 else None)
+            out.append(f"<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>{name}"
+                       "<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json"
+                       f"<|plamo:msg|>{js}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>")
         elif fmt == "k2_horizon":
             if style == 2:
                 body = json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
@@ -72,6 +77,8 @@ def render(fmt: str, calls, style: int = 0) -> str:
                        "</steptml:invoke><｜tool_call_end｜>")
         else:  # pragma: no cover
             raise KeyError(fmt)
+    if fmt == "plamo3":
+        return "<|plamo:begin_tool_requests:plamo|>" + "".join(out) + "<|plamo:end_tool_requests:plamo|>"
     if fmt == "k2_horizon":
         return "<ifm|tool_calls>\n" + "\n".join(out) + "\n</ifm|tool_calls>" if style != 1 else "".join(out)
     if fmt == "kimi_k3":
@@ -87,6 +94,7 @@ def render(fmt: str, calls, style: int = 0) -> str:
 
 # per format: markup a content string must not contain, and the markers of the format
 CONTENT_AVOID = {
+    "plamo3": ("<|plamo:",),
     "k2_horizon": ("<ifm|",),
     "kimi_k3": ("<|open|>", "<|close|>"),
     "step3": ("<｜tool_calls_begin｜>", "<think>"),
@@ -94,6 +102,11 @@ CONTENT_AVOID = {
     "seed_oss": ("<seed:tool_call>", "<function=", "<seed:think>"),
 }
 MARKERS = {
+    "plamo3": ["<|plamo:begin_tool_requests:plamo|>", "<|plamo:end_tool_requests:plamo|>",
+               "<|plamo:begin_tool_request:plamo|>", "<|plamo:end_tool_request:plamo|>",
+               "<|plamo:begin_tool_name:plamo|>", "<|plamo:end_tool_name:plamo|>",
+               "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>",
+               "<|plamo:end_tool_arguments:plamo|>", "<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>"],
     "k2_horizon": ["<ifm|tool_calls>", "</ifm|tool_calls>", "<ifm|tool_call>", "</ifm|tool_call>", "<ifm|arg_key>",
                    "</ifm|arg_key>", "<ifm|arg_type>", "</ifm|arg_type>", "<ifm|arg_value>", "</ifm|arg_value>",
                    "<ifm|think>", "</ifm|think>", "<ifm|think_fast>", "</ifm|think_fast>", '{"name": "f"',
@@ -110,7 +123,8 @@ MARKERS = {
     "seed_oss": ["<seed:tool_call>", "</seed:tool_call>", "<function=", "</function>", "<parameter=",
                  "</parameter>", "<seed:think>", "</seed:think>", ">", "\n"],
 }
-THINK = {"k2_horizon": ("<ifm|think_fast>", "</ifm|think_fast>"),
+THINK = {"plamo3": ("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>"),
+         "k2_horizon": ("<ifm|think_fast>", "</ifm|think_fast>"),
          "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
          "step3": ("<think>", "</think>"),
          "cohere_command": ("<|START_THINKING|>", "<|END_THINKING|>"),
@@ -239,6 +253,10 @@ def test_marker_soup_is_chunking_invariant_and_conserves_content(fmt, data):
 
 SECRET = "s3cr3t_payload"
 BROKEN = {
+    "plamo3": f"<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>"
+              f"{SECRET} bad<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json"
+              "<|plamo:msg|>{}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"
+              "<|plamo:end_tool_requests:plamo|>",
     "k2_horizon": f"<ifm|tool_calls><ifm|tool_call>{SECRET} bad<ifm|arg_key>a</ifm|arg_key><ifm|arg_value>1"
                   "</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
     "kimi_k3": f'<|open|>tools<|sep|><|open|>call tool="{SECRET} bad"<|sep|><|open|>argument key="a" type="string"<|sep|>'
@@ -385,3 +403,19 @@ def test_k2_horizon_dialects_and_values():
     # a bare block outside the group is a call too
     assert _run("k2_horizon", "A<ifm|tool_call>f<ifm|arg_key>x</ifm|arg_key><ifm|arg_value>1</ifm|arg_value>"
                 "</ifm|tool_call>B") == ("AB", [("f", {"x": 1})])
+
+
+def test_plamo3_requests():
+    P = "<|plamo:"
+    text = (f"Let me see.\n{P}begin_tool_requests:plamo|>\n{P}begin_tool_request:plamo|>{P}begin_tool_name:plamo|>"
+            f"f{P}end_tool_name:plamo|>{P}begin_tool_arguments:plamo|>{P}constrain|>json{P}msg|> "
+            f'{{"a": [1, "中"], "n": -2.5}} {P}end_tool_arguments:plamo|>{P}end_tool_request:plamo|>\n'
+            f"{P}begin_tool_request:plamo|>{P}begin_tool_name:plamo|>g h{P}end_tool_name:plamo|>"
+            f"{P}begin_tool_arguments:plamo|>{P}constrain|>json{P}msg|>{{}}{P}end_tool_arguments:plamo|>"
+            f"{P}end_tool_request:plamo|>{P}end_tool_requests:plamo|> Done.")
+    # the second call's name is not a name: it is skipped, the first stays
+    assert _run("plamo3", text) == ("Let me see.\n Done.", [("f", {"a": [1, "中"], "n": -2.5})])
+    # arguments that are not an object fail the call: no call parses
+    bad = text.replace('{"a": [1, "中"], "n": -2.5}', "[1]")
+    with pytest.raises(ValueError, match="plamo3"):
+        tools.create("plamo3").parse_complete(bad)

@@ -478,6 +478,63 @@ class K2HorizonToolParser(BaseToolParser):
         return m
 
 
+# ---------------------------------------------------------------------------- plamo3
+
+_PL_REQS, _PL_REQS_END = "<|plamo:begin_tool_requests:plamo|>", "<|plamo:end_tool_requests:plamo|>"
+_PL_REQ, _PL_REQ_END = "<|plamo:begin_tool_request:plamo|>", "<|plamo:end_tool_request:plamo|>"
+_PL_NAME, _PL_NAME_END = "<|plamo:begin_tool_name:plamo|>", "<|plamo:end_tool_name:plamo|>"
+_PL_ARGS = "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>"
+_PL_ARGS_END = "<|plamo:end_tool_arguments:plamo|>"
+
+
+class Plamo3ToolParser(BaseToolParser):
+    """PLaMo 3: ``<|plamo:begin_tool_requests:plamo|>`` then per call
+    ``<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>NAME
+    <|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json
+    <|plamo:msg|>{json}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>``,
+    then ``<|plamo:end_tool_requests:plamo|>``. Text between markers inside the
+    block is dropped; text after it is content."""
+
+    format_name = "plamo3"
+    openers = terminators_of("plamo3")
+    think_pairs = (think_pair_of("plamo3"),)
+    _SECTION = markers(_PL_REQ, _PL_REQS_END)
+    _TO_NAME = markers(_PL_NAME, _PL_REQ_END, _PL_REQ, _PL_REQS_END)
+    _NAME_END = markers(_PL_NAME_END, _PL_ARGS, _PL_REQ_END, _PL_REQ, _PL_REQS_END)
+    _TO_ARGS = markers(_PL_ARGS, _PL_REQ_END, _PL_REQ, _PL_REQS_END)
+    _TAIL = markers(_PL_REQ_END, _PL_REQ, _PL_REQS_END)
+
+    def _section(self, opener):
+        found = False
+        m = yield from self._until(self._SECTION, _drop)
+        while m == _PL_REQ:
+            found = True
+            m = yield from self._request()
+            if m == _PL_REQ_END:
+                m = yield from self._until(self._SECTION, _drop)
+        if not found:
+            self._fail()
+        return None
+
+    def _request(self):
+        m = yield from self._until(self._TO_NAME, _drop)
+        if m != _PL_NAME:
+            self._fail()
+            return m
+        name, m = yield from self._text_until(self._NAME_END)
+        name = name.strip()
+        if m == _PL_NAME_END:
+            m = yield from self._until(self._TO_ARGS, _drop)
+        if m != _PL_ARGS or not valid_name(name):
+            self._fail()
+            return m if m != _PL_ARGS else (yield from self._until(self._TAIL, _drop))
+        self._open_call(name)
+        yield from self._skip_ws()
+        ok = yield from self._json(self._emit_args, True)
+        self._close_call(ok)
+        return (yield from self._until(self._TAIL, _drop))
+
+
 # our format name (and aliases) -> parser class, for reasoning_core.tools.create
 PARSERS: dict[str, type[BaseToolParser]] = {
     "seed_oss": SeedOssToolParser,
@@ -485,6 +542,7 @@ PARSERS: dict[str, type[BaseToolParser]] = {
     "step3": Step3ToolParser,
     "kimi_k3": KimiK3ToolParser,
     "k2_horizon": K2HorizonToolParser,
+    "plamo3": Plamo3ToolParser,
 }
 # vLLM 0.33 tool-parser name -> our format name
 VLLM_NAMES: dict[str, str] = {
@@ -500,6 +558,7 @@ VLLM_NAMES: dict[str, str] = {
     "step3": "step3",
     "kimi_k3": "kimi_k3",
     "k2_horizon": "k2_horizon",
+    "plamo3": "plamo3",
 }
 # SGLang 0.5.23 function-call parser name -> (our format, one-shot tool_index
 # mode "tools"|"local", unlisted tools dropped one-shot, ... dropped streaming)

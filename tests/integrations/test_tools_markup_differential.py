@@ -226,6 +226,19 @@ def render_k2h(calls, rnd, dialect=None):
 K2H_SPECIALS = ("<ifm|tool_calls>", "</ifm|tool_calls>", "<ifm|tool_call>", "</ifm|tool_call>", "<ifm|arg_key>",
                 "</ifm|arg_key>", "<ifm|arg_type>", "</ifm|arg_type>", "<ifm|arg_value>", "</ifm|arg_value>",
                 "<ifm|think>", "</ifm|think>")
+def render_plamo(calls, rnd):
+    out = []
+    for name, args in calls:
+        js = json.dumps(args, ensure_ascii=rnd.random() < 0.5)
+        out.append(f"<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>{name}"
+                   "<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json"
+                   f"<|plamo:msg|>{js}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>")
+    return "<|plamo:begin_tool_requests:plamo|>" + "".join(out) + "<|plamo:end_tool_requests:plamo|>"
+
+
+# PLaMo's markers are split into several tokens (vLLM's own list of the pieces)
+PLAMO_SPECIALS = ("<|plamo:begin_", "<|plamo:end_", ":plamo|>", "<|plamo:constrain|>", "<|plamo:msg|>",
+                  "<|plamo:tag|>")
 K3_SPECIALS = ("<|open|>", "<|close|>", "<|sep|>")
 STEP3_SPECIALS = ("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "<｜tool_call_begin｜>", "<｜tool_call_end｜>",
                   "<｜tool_sep｜>", "<think>", "</think>")
@@ -248,6 +261,7 @@ VLLM = {
     "step3": (render_step3, STEP3_SPECIALS),
     "kimi_k3": (render_k3, K3_SPECIALS),
     "k2_horizon": (render_k2h, K2H_SPECIALS),
+    "plamo3": (render_plamo, PLAMO_SPECIALS),
 }
 # SGLang name -> renderer
 SGLANG = {
@@ -262,7 +276,7 @@ VLLM_SCALARS_ONLY = {"step3"}
 # values may not hold "<" (SGLang's step3 parameter pattern stops at it)
 NO_LT = {"step3"}
 # engine names whose one-shot parse drops the text after the calls
-VLLM_DROPS_AFTER = {"seed_oss", "step5", "poolside_v1", "kimi_k3"}
+VLLM_DROPS_AFTER = {"seed_oss", "step5", "poolside_v1", "kimi_k3", "plamo3"}
 SGLANG_DROPS_AFTER = {"poolside_v1", "cohere_command4", "kimi_k3"}
 # vLLM's k2_horizon reads the dialect the request's chat template asked for
 DIALECTS = {"k2_horizon": ("xml", "xml_typed", "json")}
