@@ -22,7 +22,7 @@ from reasoning_core.tools import _more_formats as more
 from toolstreams import stream
 
 D = "｜DSML｜"
-NEW = ("deepseek_v32", "deepseek_v41", "trinity", "iquest_q1", "minicpm5")
+NEW = ("deepseek_v32", "deepseek_v41", "trinity", "iquest_q1", "minicpm5", "spark25")
 _TAGS = {"deepseek_v32": ("function_calls", "invoke", "parameter"),
          "deepseek_v41": (" calls", " invoke", " parameter")}
 
@@ -50,6 +50,9 @@ def render(fmt, calls, nl=True):
             return "<![CDATA[" + t + "]]>" if nl else t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         return "".join(f'<function name="{n}">' + "".join(f'<param name="{k}">{xml(v)}</param>' for k, v in a.items())
                        + "</function>" for n, a in calls)
+    if fmt == "spark25":
+        return "".join(f"<tool_call>{n}\n" + "".join(f"<arg_key>{k}</arg_key><arg_value>{_bare(v)}</arg_value>\n"
+                                                     for k, v in a.items()) + "</tool_call>" for n, a in calls)
     sep = "\n" if nl else ""
     return "".join(f"<iquest_tool_call>{n}{sep}" + "".join(
         f"<arg_key>{k}</arg_key>{sep}<arg_value>{_bare(v)}</arg_value>{sep}" for k, v in a.items())
@@ -123,6 +126,10 @@ VECTORS = [
      '<param name="c"><![CDATA[ keep\n&amp; ]]></param></function> <functions> stay text',
      "Sure.  <functions> stay text", [("f", {"a": 1, "b": "x & <y> é", "c": " keep\n&amp; "})]),
     ("minicpm5", '<function name="f"><param name="a">1</function>', "", [("f", {"a": 1})]),
+    # Spark 2.5 without a schema: every value is its text, except null
+    ("spark25", "Ok.<tool_call>f\n<arg_key>a</arg_key><arg_value>1</arg_value>\n<arg_key>b</arg_key>"
+     "<arg_value>\n x \n</arg_value>\n<arg_key>c</arg_key><arg_value>NULL</arg_value>\n</tool_call> bye",
+     "Ok. bye", [("f", {"a": "1", "b": "\n x \n", "c": None})]),
     ("iquest_q1", "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>",
      "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>", []),
 ]
@@ -165,6 +172,8 @@ def outputs(draw, fmt):
     calls = [(draw(names), _xml_safe(fmt, draw(st.dictionaries(keys, values, max_size=4))))
              for _ in range(draw(st.integers(1, 3)))]
     before, after = draw(prose), draw(prose)
+    if fmt == "spark25":  # no schema: values are their text
+        calls = [(n, {k: _bare(v) for k, v in a.items() if _bare(v).lower() != "null"}) for n, a in calls]
     if fmt in ("iquest_q1", "minicpm5"):
         calls = [(n, {k: v for k, v in a.items() if not isinstance(v, str) or v.strip() == v})
                  for n, a in calls]
@@ -223,6 +232,8 @@ MALFORMED = {
                 '<tool_call>{"name": "ok", "arguments": {"a": 1}}</tool_call>', ""),
     "minicpm5": ("", '<function name="bad name!"><param name="a">1</param></function>',
                  '<function name="ok"><param name="a">1</param></function>', ""),
+    "spark25": ("", "<tool_call>bad name!</tool_call>",
+                "<tool_call>ok\n<arg_key>a</arg_key><arg_value>1</arg_value>\n</tool_call>", ""),
     "iquest_q1": ("", "<iquest_tool_call>bad name!</iquest_tool_call>",
                   "<iquest_tool_call>ok<arg_key>a</arg_key><arg_value>1</arg_value></iquest_tool_call>", ""),
 }
@@ -232,9 +243,10 @@ MALFORMED = {
 def test_a_malformed_call_beside_a_valid_one_is_skipped(fmt):
     start, bad, good, end = MALFORMED[fmt]
     text = "Hi." + start + bad + good + end
+    ok = [("ok", {"a": "1" if fmt == "spark25" else 1})]  # Spark: text without a schema
     r = _one_shot(fmt, text)
-    assert _calls(r) == [("ok", {"a": 1})] and r.content == "Hi."
-    assert _streamed(fmt, [text[i:i + 3] for i in range(0, len(text), 3)]) == ("Hi.", [("ok", {"a": 1})])
+    assert _calls(r) == ok and r.content == "Hi."
+    assert _streamed(fmt, [text[i:i + 3] for i in range(0, len(text), 3)]) == ("Hi.", ok)
     with pytest.raises(ValueError):  # only broken markup: the caller sees it failed
         _one_shot(fmt, start + bad + end)
     assert _streamed(fmt, [start + bad + end])[1] == []  # streaming never raises
@@ -243,8 +255,9 @@ def test_a_malformed_call_beside_a_valid_one_is_skipped(fmt):
 @pytest.mark.parametrize("fmt", NEW)
 def test_a_huge_argument_finishes(fmt):
     big = "word " * 40_000 + "é中"
-    text = "Intro." + render(fmt, [("write", {"body": big, "n": 1})])
-    want = [("write", {"body": big, "n": 1})]
+    n = "1" if fmt == "spark25" else 1  # Spark: text without a schema
+    text = "Intro." + render(fmt, [("write", {"body": big, "n": n})])
+    want = [("write", {"body": big, "n": n})]
     assert _calls(_one_shot(fmt, text)) == want
     step = 4096
     assert _streamed(fmt, [text[i:i + step] for i in range(0, len(text), step)])[1] == want
@@ -254,13 +267,14 @@ TYPED = {"type": "object", "properties": {"s": {"type": "string"}, "n": {"type":
                                           "x": {"type": "number"}, "b": {"type": "boolean"}}}
 
 
-@pytest.mark.parametrize("fmt", ["iquest_q1", "minicpm5"])
+@pytest.mark.parametrize("fmt", ["iquest_q1", "minicpm5", "spark25"])
 def test_values_typed_by_the_schema(fmt):
     text = render(fmt, [("f", {"s": "123", "n": "7", "x": "2.5", "b": "true"})], nl=False)
     want = [("f", {"s": "123", "n": 7, "x": 2.5, "b": True})]
     assert _calls(_one_shot(fmt, text, {"f": TYPED})) == want
     assert _streamed(fmt, [text[i:i + 5] for i in range(0, len(text), 5)], {"f": TYPED})[1] == want
-    assert _calls(_one_shot(fmt, text))[0][1]["s"] == 123  # no schema: JSON when it parses
+    untyped = _calls(_one_shot(fmt, text))[0][1]["s"]
+    assert untyped == ("123" if fmt == "spark25" else 123)  # no schema: JSON when it parses (Spark: text)
 
 
 @pytest.mark.parametrize("fmt", sorted(_TAGS))

@@ -18,6 +18,7 @@ from ._xml_formats import Glm45ToolParser
 
 # ---------------------------------------------------------------------------- DSML (V3.2, V4.1)
 
+_STRING_ONLY = frozenset(["string"])
 _DSML = "｜DSML｜"
 _DSML_NAME = re.compile(r'\s*name\s*=\s*"(.*?)"\s*(/?)', re.DOTALL)
 _DSML_PARAM_HEAD = re.compile(r'\s*name\s*=\s*"(.*?)"(?:\s+string\s*=\s*"([^"]*)")?\s*', re.DOTALL)
@@ -207,6 +208,49 @@ class IQuestQ1ToolParser(Glm45ToolParser):
         return None
 
 
+# ---------------------------------------------------------------------------- spark25
+
+
+def _spark_value(raw: str, types: frozenset) -> str:
+    """Spark 2.5's value rule: ``null`` (any case) is null; without a single
+    schema type the text is a string; integer, number and boolean convert as
+    Python reads them (``1``/``0`` are booleans too); other types are JSON; a
+    value that does not convert is JSON when it parses, else the text."""
+    if raw.lower() == "null":
+        return "null"
+    if len(types) != 1 or types == _STRING_ONLY:
+        return dump_str(raw)
+    (t,) = types
+    try:
+        if t == "integer":
+            return str(int(raw))
+        if t == "number":
+            x = float(raw)
+            if x == x and x not in (float("inf"), float("-inf")):
+                return str(int(x)) if x.is_integer() else repr(x)
+        elif t == "boolean":
+            v = raw.strip().lower()
+            if v in ("true", "1", "false", "0"):
+                return "true" if v in ("true", "1") else "false"
+    except ValueError:
+        pass
+    canon = normalize(raw)
+    return canon if canon is not None else dump_str(raw)
+
+
+class Spark25ToolParser(Glm45ToolParser):
+    """Spark 2.5: GLM's ``<tool_call>NAME\n<arg_key>k</arg_key><arg_value>v</arg_value>…
+    </tool_call>`` with Spark's value rule (``_spark_value``): values are kept as
+    written (no newline trimmed) and typed only by the request's schema."""
+
+    format_name = "spark25"
+
+    def _xml_value(self, fname, key, ends):
+        raw, m = yield from self._text_until(ends)
+        self._emit_args(_spark_value(raw, self._types_for(fname, key)))
+        return m
+
+
 # ---------------------------------------------------------------------------- minicpm5
 
 _MC_FUNC, _MC_FUNC_END, _MC_PARAM, _MC_PARAM_END = "<function", "</function>", "<param", "</param>"
@@ -307,6 +351,7 @@ PARSERS: dict[str, type[BaseToolParser]] = {
     "trinity": TrinityToolParser,
     "iquest_q1": IQuestQ1ToolParser,
     "minicpm5": MiniCPM5ToolParser,
+    "spark25": Spark25ToolParser,
 }
 # vLLM 0.33 tool-parser name -> our format name
 VLLM_NAMES: dict[str, str] = {
@@ -332,6 +377,7 @@ SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "trinity": ("trinity", "tools", True, True),
     "iquest_q1": ("iquest_q1", "local", True, True),
     "minicpm5": ("minicpm5", "tools", True, True),
+    "spark25": ("spark25", "local", True, True),
 }
 # engine name -> why it is not served (the README lists these)
 VLLM_UNSERVED: dict[str, str] = {

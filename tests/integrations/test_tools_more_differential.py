@@ -156,6 +156,9 @@ def render(fmt, calls, rnd):
         return _dsml(" calls", " invoke", " parameter", calls)
     if fmt == "deepseekv4":
         return _dsml("tool_calls", "invoke", "parameter", calls)
+    if fmt == "spark25":
+        return "".join(f"<tool_call>{n}\n" + "".join(f"<arg_key>{k}</arg_key><arg_value>{_bare(v)}</arg_value>\n"
+                                                     for k, v in a.items()) + "</tool_call>" for n, a in calls)
     if fmt in ("glm47", "iquest_q1"):
         tag = "tool_call" if fmt == "glm47" else "iquest_tool_call"
         return "".join(f"<{tag}>{n}" + "".join(f"<arg_key>{k}</arg_key><arg_value>{_bare(v)}</arg_value>"
@@ -196,7 +199,7 @@ VLLM = {
 SGLANG = {
     "step3p5": "qwen3_coder", "nanbeige": "qwen3_coder", "deepseekv32": "deepseek_v32", "deepseekv4": "deepseekv4",
     "deepseekv41": "deepseek_v41", "glm47": "glm47", "gemma4": "gemma4",
-    "trinity": "hermes", "iquest_q1": "iquest_q1", "minicpm5": "minicpm5",
+    "trinity": "hermes", "iquest_q1": "iquest_q1", "minicpm5": "minicpm5", "spark25": "spark25",
 }
 
 
