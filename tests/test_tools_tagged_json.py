@@ -458,3 +458,29 @@ def test_hostile_payloads_never_raise(fmt):
                 tools.create(fmt).parse_complete(text)
             except ValueError as e:
                 assert fmt in str(e)
+
+
+@pytest.mark.parametrize("family,fmt", [
+    ("apertus", "apertus"), ("hunyuan_a13b", "hunyuan_a13b"), ("hy_v3", "hunyuan"), ("hy_v4", "hunyuan"),
+    ("mimo", "mimo"),
+])
+def test_ready_to_pair_with_their_family_rows(family, fmt):
+    # what tests/test_structure.py asks of a Family.tool_parser pairing
+    from reasoning_core.families import get_family
+
+    fam = get_family(family)
+    cls = tools.get_parser_cls(fmt)
+    assert set(fam.terminators) <= set(cls.openers) or not fam.terminators
+    assert (fam.start[0], fam.end[0]) in cls.think_pairs
+
+
+def test_family_think_blocks_are_never_read_for_calls():
+    call = '<tool_calls>[{"name": "f", "arguments": {}}]</tool_calls>'
+    # Hunyuan-A13B's block ends at its </think> whatever follows
+    text = "<think>\nplan " + call + "\n</think>\n<answer>\nok" + call
+    assert _run("hunyuan_a13b", text) == ("<think>\nplan " + call + "\n</think>\n<answer>\nok", [("f", {})])
+    text = "<think>\nplan " + call + "</think>" + call
+    assert _run("hunyuan_a13b", text) == ("<think>\nplan " + call + "</think>", [("f", {})])
+    ap = '<|tools_prefix|>[{"f": {}}]<|tools_suffix|>'
+    assert _run("apertus", "<|inner_prefix|>x " + ap + "<|inner_suffix|>" + ap) == (
+        "<|inner_prefix|>x " + ap + "<|inner_suffix|>", [("f", {})])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..families import terminators_of, think_pair_of
 from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
 from ._json import dump_str, normalize, typed_value
 from ._json_formats import HermesToolParser
@@ -19,6 +20,7 @@ from ._xml_formats import _INVOKE, _PARAM, MiniMaxM2ToolParser, Qwen3CoderToolPa
 
 
 _WS = re.compile(r"[ \t\n\r]*")
+_UNTHINK = think_pair_of("deepseek_r1")[1]  # </think>
 
 
 class _JsonListSection(BaseToolParser):
@@ -94,7 +96,8 @@ class ApertusToolParser(_JsonListSection):
     the arguments object (further keys are ignored)."""
 
     format_name = "apertus"
-    openers = ("<|tools_prefix|>",)
+    openers = terminators_of("apertus")  # the family table's <|tools_prefix|>
+    think_pairs = (think_pair_of("deepseek_r1"), think_pair_of("apertus"))
     close = "<|tools_suffix|>"
 
     def _element(self):
@@ -145,6 +148,13 @@ class HunyuanA13BToolParser(_JsonListSection):
     format_name = "hunyuan_a13b"
     openers = ("<tool_calls>",)
     close = "</tool_calls>"
+    # the family's "<think>\n" … "\n</think>\n<answer>\n"; a block ends at its
+    # "</think>" however the answer frame follows
+    think_pairs = (think_pair_of("deepseek_r1"), think_pair_of("hunyuan_a13b"))
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._think_end = {s: markers(_UNTHINK) for s, _ in self.think_pairs}
 
     def _element(self):
         return bool((yield from self._call_object(True)))
@@ -351,10 +361,10 @@ class HunyuanToolParser(BaseToolParser):
     """
 
     format_name = "hunyuan"
-    openers = ("<tool_calls",)
+    openers = (*terminators_of("hy_v3"), "<tool_calls")  # <tool_calls>, or a suffixed <tool_calls:…>
 
     def _section(self, opener):
-        sfx = yield from self._suffix()
+        sfx = "" if opener == "<tool_calls>" else (yield from self._suffix())
         if sfx is None:
             return None
         t = _hy_tags(sfx)
