@@ -22,7 +22,7 @@ from reasoning_core.tools import _more_formats as more
 from toolstreams import stream
 
 D = "｜DSML｜"
-NEW = ("deepseek_v32", "deepseek_v41", "trinity", "iquest_q1", "minicpm5", "spark25")
+NEW = ("deepseek_v32", "deepseek_v41", "trinity", "iquest_q1", "minicpm5", "spark25", "inkling_framed")
 _TAGS = {"deepseek_v32": ("function_calls", "invoke", "parameter"),
          "deepseek_v41": (" calls", " invoke", " parameter")}
 
@@ -50,6 +50,9 @@ def render(fmt, calls, nl=True):
             return "<![CDATA[" + t + "]]>" if nl else t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         return "".join(f'<function name="{n}">' + "".join(f'<param name="{k}">{xml(v)}</param>' for k, v in a.items())
                        + "</function>" for n, a in calls)
+    if fmt == "inkling_framed":
+        return "".join(f"<|message_model|>{n}<|content_invoke_tool_json|>"
+                       + json.dumps({"name": n, "args": a}, ensure_ascii=False) + "<|end_message|>" for n, a in calls)
     if fmt == "spark25":
         return "".join(f"<tool_call>{n}\n" + "".join(f"<arg_key>{k}</arg_key><arg_value>{_bare(v)}</arg_value>\n"
                                                      for k, v in a.items()) + "</tool_call>" for n, a in calls)
@@ -126,6 +129,10 @@ VECTORS = [
      '<param name="c"><![CDATA[ keep\n&amp; ]]></param></function> <functions> stay text',
      "Sure.  <functions> stay text", [("f", {"a": 1, "b": "x & <y> é", "c": " keep\n&amp; "})]),
     ("minicpm5", '<function name="f"><param name="a">1</function>', "", [("f", {"a": 1})]),
+    ("inkling_framed", '<|content_text|>Sure.<|end_message|><|message_model|>f<|content_invoke_tool_json|>'
+     '{"name": "f", "args": {"a": 1}}<|end_message|>g<|content_invoke_tool_json|>{"args": {}, "name": "g"}',
+     "Sure.", [("f", {"a": 1}), ("g", {})]),
+    ("inkling_framed", "<|message_model|>plain answer<|end_message|>", "plain answer", []),
     # Spark 2.5 without a schema: every value is its text, except null
     ("spark25", "Ok.<tool_call>f\n<arg_key>a</arg_key><arg_value>1</arg_value>\n<arg_key>b</arg_key>"
      "<arg_value>\n x \n</arg_value>\n<arg_key>c</arg_key><arg_value>NULL</arg_value>\n</tool_call> bye",
@@ -234,6 +241,9 @@ MALFORMED = {
                  '<function name="ok"><param name="a">1</param></function>', ""),
     "spark25": ("", "<tool_call>bad name!</tool_call>",
                 "<tool_call>ok\n<arg_key>a</arg_key><arg_value>1</arg_value>\n</tool_call>", ""),
+    "inkling_framed": ("", '<|message_model|>x<|content_invoke_tool_json|>{"name": "x", "args": [}<|end_message|>',
+                       '<|message_model|>ok<|content_invoke_tool_json|>{"name": "ok", "args": {"a": 1}}'
+                       "<|end_message|>", ""),
     "iquest_q1": ("", "<iquest_tool_call>bad name!</iquest_tool_call>",
                   "<iquest_tool_call>ok<arg_key>a</arg_key><arg_value>1</arg_value></iquest_tool_call>", ""),
 }

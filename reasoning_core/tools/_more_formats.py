@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 
+from ..families import terminators_of
 from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import dump_str, normalize, typed_value
 from ._json_formats import HermesToolParser
-from ._max_formats import _Values
+from ._max_formats import InklingToolParser, _Values
 from ._xml_formats import Glm45ToolParser
 
 # ---------------------------------------------------------------------------- DSML (V3.2, V4.1)
@@ -344,6 +345,71 @@ class MiniCPM5ToolParser(BaseToolParser):
         return None
 
 
+# ---------------------------------------------------------------------------- inkling_framed
+
+INK_CALL = terminators_of("inkling")[0]  # <|content_invoke_tool_json|>
+INK_MODEL = "<|message_model|>"
+# Inkling's framing tokens (besides the two above); in this form they are never text
+_INK_FRAMING = (
+    "<|endoftext|>", "<|message_user|>", "<|message_system|>", "<|message_tool|>", "<|content_text|>",
+    "<|content_image|>", "<|content_model_end_sampling|>", "<|content_thinking|>", "<|end_message|>",
+    "<|content_audio_input|>", "<|content_tool_error|>", "<|content_xml|>", "<|audio_end|>",
+    "<|content_invoke_tool|>", "<|model_trigger_generation|>",
+)
+
+
+class InklingFramedToolParser(InklingToolParser):
+    """Inkling's calls as whole messages, the form SGLang reads::
+
+        <|message_model|>NAME<|content_invoke_tool_json|>{"name": "NAME", "args": {…}}<|end_message|>
+
+    The text between ``<|message_model|>`` and the call marker is the call's
+    header (dropped); a call marker without a message header takes the name
+    before it as ``inkling`` does. Inkling's framing tokens are dropped wherever
+    they are; a ``<|message_model|>`` not followed by a call opens content.
+    """
+
+    format_name = "inkling_framed"
+    think_pairs = ()
+    openers = (INK_CALL, INK_MODEL, *_INK_FRAMING)
+    _AFTER_HEADER = markers(INK_CALL, INK_MODEL, *_INK_FRAMING)
+    _MESSAGE_END = markers("<|end_message|>", INK_MODEL)
+
+    def reset(self) -> None:
+        super().reset()
+        self._tool_seen = False
+
+    def _section(self, opener):
+        if opener == INK_CALL:
+            self._tool_seen = True
+            return (yield from InklingToolParser._section(self, opener))
+        if not self._tool_seen:  # framing is not tool markup
+            self._marker_at = None
+        if opener != INK_MODEL:
+            return None
+        held, self._held = self._held, ""
+        BaseToolParser._content(self, held)
+        header, m = yield from self._text_until(self._AFTER_HEADER)
+        if m != INK_CALL:
+            self._content(header)
+            return m
+        self._tool_seen = True
+        if self._marker_at is None:
+            self._marker_at = self._base + self._pos - len(m)
+        yield from self._skip_ws()
+        ok = None
+        if (yield from self._peek()) == "{":
+            self._pos += 1
+            ok = yield from self._call_payload()
+        else:
+            self._fail()
+        if ok:
+            return None
+        # the rest of a broken call's message is the call's, not content
+        m = yield from self._until(self._MESSAGE_END, _drop)
+        return m if m == INK_MODEL else None
+
+
 # our format name (and aliases) -> parser class, for reasoning_core.tools.create
 PARSERS: dict[str, type[BaseToolParser]] = {
     "deepseek_v32": DeepSeekV32ToolParser,
@@ -352,6 +418,7 @@ PARSERS: dict[str, type[BaseToolParser]] = {
     "iquest_q1": IQuestQ1ToolParser,
     "minicpm5": MiniCPM5ToolParser,
     "spark25": Spark25ToolParser,
+    "inkling_framed": InklingFramedToolParser,
 }
 # vLLM 0.33 tool-parser name -> our format name
 VLLM_NAMES: dict[str, str] = {
@@ -378,6 +445,7 @@ SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "iquest_q1": ("iquest_q1", "local", True, True),
     "minicpm5": ("minicpm5", "tools", True, True),
     "spark25": ("spark25", "local", True, True),
+    "inkling": ("inkling_framed", "local", False, False),
 }
 # engine name -> why it is not served (the README lists these)
 VLLM_UNSERVED: dict[str, str] = {
