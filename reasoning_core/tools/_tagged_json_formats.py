@@ -545,7 +545,7 @@ VLLM_NAMES: dict[str, str] = {
 # mode "tools"|"local", unlisted tools dropped one-shot, ... dropped streaming)
 SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "apertus2509": ("apertus", "local", True, True),
-    "gigachat3": ("gigachat3", "tools", True, True),
+    "gigachat3": ("gigachat3", "tools", True, False),
     "mimo": ("mimo", "tools", True, True),
     "ling3": ("glm45", "tools", True, False),
     "hunyuan": ("hunyuan", "tools", True, False),
