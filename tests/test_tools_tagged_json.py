@@ -35,8 +35,8 @@ MARKERS = [
     "</function>", "<parameter=", "</parameter>", "<think>", "</think>", "<tool_calls", "<tool_sep>", "<arg_key>",
     "</arg_key>", "<arg_value>", "</arg_value>", "<tool_calls:x1>", "</tool_calls:x1>", "<tool_call:x1>",
     "<dots_function_call>", "</dots_function_call>", "<invoke name=", "</invoke>", "<parameter name=",
-    "<｜GCML｜tool_calls>", "</｜GCML｜tool_calls>", "<｜GCML｜invoke", "</｜GCML｜invoke>", "<｜GCML｜parameter",
-    "</｜GCML｜parameter>",
+    "<｜GCML｜tool_calls>", "</｜GCML｜tool_calls>", "<｜GCML｜invoke", "</｜GCML｜invoke>",
+    "<｜GCML｜parameter", "</｜GCML｜parameter>",
 ]
 FRAGMENTS = MARKERS + [m[: len(m) // 2] for m in MARKERS] + [
     "{", "}", "[", "]", '"', "\\", ":", ",", "\n", " ", "name", "arguments", '"name": "f"', "call:", "f", ">",
@@ -59,7 +59,8 @@ def _text(v) -> str:
 def render(fmt: str, calls, style: int = 0) -> str:
     ws = "\n" if style % 2 else ""
     if fmt == "apertus":
-        return "<|tools_prefix|>" + ws + "[" + ", ".join(_j({n: a}, style) for n, a in calls) + "]" + ws + "<|tools_suffix|>"
+        body = "[" + ", ".join(_j({n: a}, style) for n, a in calls) + "]"
+        return "<|tools_prefix|>" + ws + body + ws + "<|tools_suffix|>"
     if fmt == "hunyuan_a13b":
         return "<tool_calls>" + ws + _j([{"name": n, "arguments": a} for n, a in calls], style) + ws + "</tool_calls>"
     if fmt == "longcat":
@@ -360,9 +361,11 @@ BROKEN = {
     "gigachat3": f'<|function_call|>{{"name": "{SECRET} bad", "arguments": {{}}}}',
     "functiongemma": f"<start_function_call>call:{SECRET} bad{{a:<escape>1<escape>}}<end_function_call>",
     "mimo": f"<tool_call>\n<function={SECRET} bad>\n<parameter=a>1</parameter>\n</function>\n</tool_call>",
-    "hunyuan": f"<tool_calls><tool_call>{SECRET} bad<arg_key>a</arg_key><arg_value>1</arg_value></tool_call></tool_calls>",
+    "hunyuan": (f"<tool_calls><tool_call>{SECRET} bad<arg_key>a</arg_key><arg_value>1</arg_value>"
+                "</tool_call></tool_calls>"),
     "dots": f'<dots_function_call><invoke name="{SECRET} bad"></invoke></dots_function_call>',
-    "gigachat35": f'<｜GCML｜tool_calls><｜GCML｜invoke name="{SECRET} bad"></｜GCML｜invoke></｜GCML｜tool_calls>',
+    "gigachat35": (f'<｜GCML｜tool_calls><｜GCML｜invoke name="{SECRET} bad"></｜GCML｜invoke>'
+                   "</｜GCML｜tool_calls>"),
 }
 GOOD = {
     "apertus": '<|tools_prefix|>[{"ok": {"x": 1}}]<|tools_suffix|>',
@@ -425,8 +428,10 @@ def _huge(fmt: str, body: str) -> str:
         "gigachat3": f'<|function_call|>{{"name": "f", "arguments": {{"x": "{body}"}}}}',
         "functiongemma": f"<start_function_call>call:f{{x:<escape>{body}<escape>}}<end_function_call>",
         "mimo": f"<tool_call>\n<function=f>\n<parameter=x>{body}</parameter>\n</function>\n</tool_call>",
-        "hunyuan": f"<tool_calls><tool_call>f<arg_key>x</arg_key><arg_value>{body}</arg_value></tool_call></tool_calls>",
-        "dots": f'<dots_function_call><invoke name="f"><parameter name="x">{body}</parameter></invoke></dots_function_call>',
+        "hunyuan": (f"<tool_calls><tool_call>f<arg_key>x</arg_key><arg_value>{body}</arg_value>"
+                    "</tool_call></tool_calls>"),
+        "dots": (f'<dots_function_call><invoke name="f"><parameter name="x">{body}</parameter></invoke>'
+                 "</dots_function_call>"),
         "gigachat35": ('<｜GCML｜tool_calls><｜GCML｜invoke name="f"><｜GCML｜parameter name="x" string="true">'
                        f"{body}</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>"),
     }[fmt]

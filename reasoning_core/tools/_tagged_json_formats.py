@@ -1,10 +1,15 @@
-"""Formats whose calls are JSON (or near-JSON) framed by their own tags:
-apertus, hunyuan_a13b, gigachat3, functiongemma, longcat (hermes with other tags),
-and mimo (qwen3_coder's elements with verbatim values).
+"""Formats framed by their own tags: JSON calls (apertus, hunyuan_a13b,
+gigachat3, longcat = hermes with other tags), near-JSON (functiongemma), and
+the tag-per-parameter forms of the same engines' models (mimo = qwen3_coder with
+verbatim values, dots = minimax_m2's invokes in other tags or a JSON body,
+hunyuan = Hy3/Hy4's arg_key/arg_value, gigachat35 = GCML).
 
 Each section is read with the shared machinery: ``_json`` streams a call's
 arguments as they arrive; a malformed call fails cleanly (the section's text up
 to its end tag is dropped, as hermes does) and never raises while streaming.
+Values written as text are strings unless the request's schema types them,
+except where the format marks its own types (gigachat35's ``string`` flag,
+functiongemma's JSON-or-string values).
 """
 
 from __future__ import annotations
