@@ -118,6 +118,9 @@ def outputs(fmt: str) -> dict[str, str]:
         "single": PRE + write(fmt, [TIME]),
         "none": "The weather in Paris is sunny.",
     }
+    if fmt == "ling3":  # the forms without a newline after the name, and without arguments
+        out["compact"] = PRE + write(fmt, [WEATHER]).replace(f"{WEATHER[0]}\n", WEATHER[0]).replace(
+            "</arg_key>\n", "</arg_key>") + "<tool_call>get_time</tool_call>"
     if fmt == "gigachat35":  # the template's separator before the block
         out["sep"] = PRE + "<|message_sep|>" + write(fmt, [WEATHER])
     if fmt == "dots":  # the JSON body the format also accepts
@@ -184,7 +187,7 @@ SGL_XFAIL = {
 }
 
 
-N_CALLS = {"none": 0, "two": 2, "json": 2, "unknown": 1}
+N_CALLS = {"none": 0, "two": 2, "json": 2, "unknown": 1, "compact": 2}
 
 
 def _ws(text) -> str | None:
