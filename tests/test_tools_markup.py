@@ -40,6 +40,17 @@ def _bare(v) -> str:
     return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
 
 
+MM = "]<]minimax[>["
+
+
+def _mm(v) -> str:
+    if isinstance(v, dict):
+        return "".join(f"{MM}<{k}>{_mm(x)}{MM}</{k}>" for k, x in v.items())
+    if isinstance(v, list):
+        return "".join(f"{MM}<item>{_mm(x)}{MM}</item>" for x in v)
+    return "null" if v is None else _bare(v)
+
+
 def render(fmt: str, calls, style: int = 0) -> str:
     out = []
     for name, args in calls:
@@ -52,6 +63,10 @@ def render(fmt: str, calls, style: int = 0) -> str:
             if style == 2:
                 obj = {"name": name, "arguments": args}
             out.append(json.dumps(obj, ensure_ascii=style == 1, indent=4 if style == 0 else None))
+        elif fmt == "minimax_m3":
+            params = "".join(f"{MM}<{k}>{_mm(v)}{MM}</{k}>\n" for k, v in args.items())
+            q = "'" if style == 1 else '"'
+            out.append(f"{MM}<invoke name={q}{name}{q}>\n{params}{MM}</invoke>\n")
         elif fmt == "plamo3":
             js = json.dumps(args, ensure_ascii=style == 1, indent=2 if style == 2 else None)
             out.append(f"<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>{name}"
@@ -77,6 +92,8 @@ def render(fmt: str, calls, style: int = 0) -> str:
                        "</steptml:invoke><｜tool_call_end｜>")
         else:  # pragma: no cover
             raise KeyError(fmt)
+    if fmt == "minimax_m3":
+        return f"{MM}<tool_call>\n" + "".join(out) + f"{MM}</tool_call>"
     if fmt == "plamo3":
         return "<|plamo:begin_tool_requests:plamo|>" + "".join(out) + "<|plamo:end_tool_requests:plamo|>"
     if fmt == "k2_horizon":
@@ -94,6 +111,7 @@ def render(fmt: str, calls, style: int = 0) -> str:
 
 # per format: markup a content string must not contain, and the markers of the format
 CONTENT_AVOID = {
+    "minimax_m3": (MM,),
     "plamo3": ("<|plamo:",),
     "k2_horizon": ("<ifm|",),
     "kimi_k3": ("<|open|>", "<|close|>"),
@@ -102,6 +120,8 @@ CONTENT_AVOID = {
     "seed_oss": ("<seed:tool_call>", "<function=", "<seed:think>"),
 }
 MARKERS = {
+    "minimax_m3": [MM, MM + "<tool_call>", MM + "</tool_call>", MM + '<invoke name="f">', MM + "</invoke>",
+                   MM + "<a>", MM + "</a>", MM + "<item>", MM + "</item>", "<mm:think>", "</mm:think>"],
     "plamo3": ["<|plamo:begin_tool_requests:plamo|>", "<|plamo:end_tool_requests:plamo|>",
                "<|plamo:begin_tool_request:plamo|>", "<|plamo:end_tool_request:plamo|>",
                "<|plamo:begin_tool_name:plamo|>", "<|plamo:end_tool_name:plamo|>",
@@ -123,7 +143,8 @@ MARKERS = {
     "seed_oss": ["<seed:tool_call>", "</seed:tool_call>", "<function=", "</function>", "<parameter=",
                  "</parameter>", "<seed:think>", "</seed:think>", ">", "\n"],
 }
-THINK = {"plamo3": ("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>"),
+THINK = {"minimax_m3": ("<mm:think>", "</mm:think>"),
+         "plamo3": ("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>"),
          "k2_horizon": ("<ifm|think_fast>", "</ifm|think_fast>"),
          "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
          "step3": ("<think>", "</think>"),
@@ -155,10 +176,15 @@ def xml_string(draw):
     return s if ok else ("text " + s).strip()
 
 
+_scalar = st.booleans() | st.integers(-10**20, 10**20) | st.floats(-1e6, 1e6, allow_nan=False)
+
+
 @st.composite
 def call(draw, fmt):
-    # a top-level string is trimmed and not JSON-like (XML-style formats trim values)
-    args = draw(st.dictionaries(_keys, xml_string() | _json.filter(lambda v: not isinstance(v, str)), max_size=4))
+    # a top-level string is trimmed and not JSON-like (XML-style formats trim values);
+    # MiniMax M3's nested values depend on nested schemas (test_minimax_m3_nested_values)
+    values = xml_string() | (_scalar if fmt == "minimax_m3" else _json.filter(lambda v: not isinstance(v, str)))
+    args = draw(st.dictionaries(_keys, values, max_size=4))
     return draw(_names), args
 
 
@@ -253,6 +279,7 @@ def test_marker_soup_is_chunking_invariant_and_conserves_content(fmt, data):
 
 SECRET = "s3cr3t_payload"
 BROKEN = {
+    "minimax_m3": f'{MM}<tool_call>{MM}<invoke name="{SECRET} bad">{MM}<a>1{MM}</a>{MM}</invoke>{MM}</tool_call>',
     "plamo3": f"<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>"
               f"{SECRET} bad<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json"
               "<|plamo:msg|>{}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"
@@ -419,3 +446,29 @@ def test_plamo3_requests():
     bad = text.replace('{"a": [1, "中"], "n": -2.5}', "[1]")
     with pytest.raises(ValueError, match="plamo3"):
         tools.create("plamo3").parse_complete(bad)
+
+
+def test_minimax_m3_nested_values():
+    def el(k, v):
+        return f"{MM}<{k}>{v}{MM}</{k}>"
+    body = (el("city", " Paris ") + "\n" + el("n", "12") + el("o", el("a", "1") + el("b", el("c", "x")))
+            + el("l", el("item", "1") + el("item", "2.5")) + el("e", "") + el("r", "x") + el("r", "y")
+            + el("m", "mixed " + el("k", "v")))
+    text = f'Sure.{MM}<tool_call>\n{MM}<invoke name="f">\n{body}\n{MM}</invoke>\n{MM}</tool_call> Done.'
+    # without a schema every leaf is its text
+    assert _run("minimax_m3", text) == ("Sure. Done.", [("f", {
+        "city": " Paris ", "n": "12", "o": {"a": "1", "b": {"c": "x"}}, "l": {"item": ["1", "2.5"]}, "e": "",
+        "r": ["x", "y"], "m": {"k": "v", "$text": "mixed "}})])
+    schema = {"f": {"type": "object", "properties": {
+        "n": {"type": "integer"}, "o": {"type": "object", "properties": {"a": {"type": "number"}}},
+        "l": {"type": "array", "items": {"type": "number"}}, "e": {"type": "array"}}}}
+    assert _run("minimax_m3", text, schema)[1] == [("f", {
+        "city": " Paris ", "n": 12, "o": {"a": 1, "b": {"c": "x"}}, "l": [1, 2.5], "e": [], "r": ["x", "y"],
+        "m": {"k": "v", "$text": "mixed "}})]
+    # a malformed element ends the arguments; the elements before it stay
+    broken = text.replace(el("n", "12"), f"{MM}<n>12{MM}</x>")
+    assert _run("minimax_m3", broken)[1] == [("f", {"city": " Paris "})]
+    # deep nesting is read without recursion up to the engines' limit
+    deep = "".join(f"{MM}<d>" for _ in range(200)) + "x" + "".join(f"{MM}</d>" for _ in range(200))
+    r = _run("minimax_m3", f'{MM}<tool_call>{MM}<invoke name="f">{deep}{MM}</invoke>{MM}</tool_call>')
+    assert r[1] == [("f", {})]

@@ -8,6 +8,8 @@ Command writes a JSON list of actions between ``<|START_ACTION|>`` and
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from typing import Optional
 
@@ -535,6 +537,271 @@ class Plamo3ToolParser(BaseToolParser):
         return (yield from self._until(self._TAIL, _drop))
 
 
+# ---------------------------------------------------------------------------- minimax_m3
+
+_MM = "]<]minimax[>["
+_MM_CALL, _MM_CALL_END = _MM + "<tool_call>", _MM + "</tool_call>"
+_MM_INVOKE, _MM_INVOKE_END = _MM + "<invoke name=", _MM + "</invoke>"
+_MM_OPEN, _MM_CLOSE = _MM + "<", _MM + "</"
+_MM_DEPTH = 128
+_MM_TEXT = "$text"
+_TYPE_ALIASES = {"str": "string", "text": "string", "varchar": "string", "char": "string", "enum": "string",
+                 "int": "integer", "int32": "integer", "int64": "integer", "uint": "integer", "uint32": "integer",
+                 "uint64": "integer", "long": "integer", "short": "integer", "unsigned": "integer",
+                 "float": "number", "float32": "number", "float64": "number", "double": "number",
+                 "bool": "boolean", "dict": "object", "arr": "array", "list": "array", "sequence": "array"}
+
+
+def _mm_elements(body: str) -> list:
+    """The parameter elements of an invoke body: ``[(name, value)]`` where a value
+    is the element's text, or its ``[(name, value)]`` children (non-blank text
+    beside children goes under ``$text``). Reading stops at the first malformed
+    or unclosed element, keeping the elements before it. Iterative: nesting
+    costs no stack."""
+    out: list = []
+    pos, n = 0, len(body)
+    while True:
+        while pos < n and body[pos].isspace():
+            pos += 1
+        if not body.startswith(_MM_OPEN, pos):
+            return out
+        stack: list = []  # frames [name, close_tag, text_parts, children]
+        while True:
+            start = pos + len(_MM_OPEN)
+            end = body.find(">", start)
+            name = body[start:end] if end > start else ""
+            if not name or name.startswith("/") or not name.strip() or len(stack) >= _MM_DEPTH:
+                return out
+            stack.append([name, f"{_MM_CLOSE}{name}>", [], []])
+            pos = end + 1
+            while True:
+                at = body.find(_MM, pos)
+                if at < 0:
+                    return out
+                frame = stack[-1]
+                frame[2].append(body[pos:at])
+                if body.startswith(frame[1], at):
+                    pos = at + len(frame[1])
+                    stack.pop()
+                    text = "".join(frame[2])
+                    value = text if not frame[3] else frame[3]
+                    if frame[3] and text.strip():
+                        field = _MM_TEXT
+                        while any(k == field for k, _ in frame[3]):
+                            field = "$" + field
+                        frame[3].append((field, text))
+                    if stack:
+                        stack[-1][3].append((frame[0], value))
+                        continue
+                    out.append((frame[0], value))
+                    break
+                if not body.startswith(_MM_OPEN, at):
+                    return out
+                pos = at
+                break  # open a child
+            if not stack:
+                break
+
+
+def _mm_types(schema) -> list:
+    if not isinstance(schema, dict):
+        return ["string"]
+    types: set = set()
+    t = schema.get("type")
+    if isinstance(t, str):
+        types.add(t)
+    elif isinstance(t, list):
+        types.update(x for x in t if isinstance(x, str))
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        for v in enum:
+            types.add("null" if v is None else "boolean" if isinstance(v, bool) else "integer"
+                      if isinstance(v, int) else "number" if isinstance(v, float) else "string"
+                      if isinstance(v, str) else "array" if isinstance(v, list) else "object"
+                      if isinstance(v, dict) else "string")
+    for key in ("anyOf", "oneOf", "allOf"):
+        choices = schema.get(key)
+        if isinstance(choices, list):
+            for c in choices:
+                types.update(_mm_types(c))
+    return list(types) if types else ["string"]
+
+
+def _finite(v) -> bool:
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, list):
+        return all(_finite(x) for x in v)
+    if isinstance(v, dict):
+        return all(_finite(x) for x in v.values())
+    return True
+
+
+def _mm_coerce(value: str, types: list):
+    """A leaf's text as the schema's type: null, integer, number, boolean,
+    object, array, string in that order of preference; else JSON, else the text."""
+    norm = {_TYPE_ALIASES.get(k, k) for t in types if isinstance(t, str) for k in [t.strip().lower()]}
+    for cand in ("null", "integer", "number", "boolean", "object", "array", "string"):
+        if cand not in norm:
+            continue
+        if cand == "null":
+            if value.lower() == "null":
+                return None
+        elif cand == "string":
+            return value
+        elif cand == "integer":
+            try:
+                return int(value)
+            except ValueError:
+                pass
+        elif cand == "number":
+            try:
+                return int(value)
+            except ValueError:
+                pass
+            try:
+                f = float(value)
+            except ValueError:
+                continue
+            if math.isfinite(f):
+                return f if f != int(f) else int(f)
+        elif cand == "boolean":
+            low = value.lower().strip()
+            if low in ("true", "1"):
+                return True
+            if low in ("false", "0"):
+                return False
+        else:
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                continue
+            if _finite(parsed):
+                return parsed
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return value
+    return parsed if _finite(parsed) else value
+
+
+def _mm_container(schema):
+    t = schema.get("type")
+    for kind in ("array", "object"):
+        if t == kind or (isinstance(t, list) and kind in t):
+            return kind, schema
+    if t is None:
+        if "items" in schema:
+            return "array", schema
+        if "properties" in schema or "additionalProperties" in schema:
+            return "object", schema
+    for key in ("anyOf", "oneOf"):
+        for c in schema.get(key) or ():
+            if isinstance(c, dict):
+                found = _mm_container(c)
+                if found:
+                    return found
+    return None
+
+
+def _mm_convert(value, schema):
+    if not isinstance(schema, dict):
+        schema = None
+    container = _mm_container(schema) if schema is not None else None
+    if isinstance(value, str):
+        if schema is None:
+            return value
+        types = _mm_types(schema)
+        if container is not None and "string" not in types and not value.strip():
+            return [] if container[0] == "array" else {}
+        return _mm_coerce(value, types)
+    if container is not None and container[0] == "array":
+        items = container[1].get("items")
+        return [_mm_convert(v, items) for _, v in value]
+    return _mm_object(value, container[1] if container is not None else None)
+
+
+def _mm_object(elements, schema) -> dict:
+    props = (schema or {}).get("properties") or {}
+    extra = (schema or {}).get("additionalProperties")
+    out: dict = {}
+    repeated: set = set()
+    for name, element in elements:
+        v = _mm_convert(element, props.get(name, extra) if isinstance(props, dict) else extra)
+        if name not in out:
+            out[name] = v
+        elif name in repeated:
+            out[name].append(v)
+        else:
+            out[name] = [out[name], v]
+            repeated.add(name)
+    return out
+
+
+class MiniMaxM3ToolParser(BaseToolParser):
+    """MiniMax M3: every tag carries the ``]<]minimax[>[`` namespace marker::
+
+        ]<]minimax[>[<tool_call>
+        ]<]minimax[>[<invoke name="NAME">
+        ]<]minimax[>[<city>Paris]<]minimax[>[</city>
+        ]<]minimax[>[<items>]<]minimax[>[<item>a]<]minimax[>[</item>]<]minimax[>[</items>
+        ]<]minimax[>[</invoke>
+        ]<]minimax[>[</tool_call>
+
+    One element per parameter, named after it; elements nest (an element with
+    children is an object, or an array when its schema says so; repeated names
+    collect into a list). A leaf is its text, typed by the request's schema (no
+    schema: a string). The arguments of an invoke are written once it is read
+    (a later element can change an earlier value). Text between invokes is
+    dropped; text after the block is content."""
+
+    format_name = "minimax_m3"
+    openers = (_MM_CALL,)
+    think_pairs = (think_pair_of("minimax_m3"),)
+    _SECTION = markers(_MM_INVOKE, _MM_CALL_END)
+    _NAME_END = markers(">", _MM_INVOKE_END, _MM_INVOKE, _MM_CALL_END)
+    _BODY_END = markers(_MM_INVOKE_END, _MM_CALL_END)
+
+    def _section(self, opener):
+        found = False
+        m = yield from self._until(self._SECTION, _drop)
+        while m == _MM_INVOKE:
+            found = True
+            name, m = yield from self._text_until(self._NAME_END)
+            name = _unquote(name)
+            if m != ">" or not valid_name(name):
+                self._fail()
+                if m == ">":
+                    m = yield from self._until(self._BODY_END, _drop)
+            else:
+                self._open_call(name)
+                body, m = yield from self._text_until(self._BODY_END)
+                self._emit_args(self._arguments(name, body))
+                self._close_call(True)
+            if m == _MM_INVOKE_END:
+                m = yield from self._until(self._SECTION, _drop)
+        if not found:
+            self._fail()
+        return None
+
+    def _arguments(self, name: str, body: str) -> str:
+        props = self._properties(name)
+        try:
+            value = _mm_object(_mm_elements(body), {"properties": props})
+            return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        except (ValueError, RecursionError, TypeError):  # pragma: no cover - a deep model value
+            return "{}"
+
+    def _properties(self, name: str) -> dict:
+        schema = self._schemas.get(name)
+        if isinstance(schema, dict) and isinstance(schema.get("function"), dict):
+            schema = schema["function"]
+        if isinstance(schema, dict) and isinstance(schema.get("parameters"), dict):
+            schema = schema["parameters"]
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        return props if isinstance(props, dict) else {}
+
+
 # our format name (and aliases) -> parser class, for reasoning_core.tools.create
 PARSERS: dict[str, type[BaseToolParser]] = {
     "seed_oss": SeedOssToolParser,
@@ -543,6 +810,7 @@ PARSERS: dict[str, type[BaseToolParser]] = {
     "kimi_k3": KimiK3ToolParser,
     "k2_horizon": K2HorizonToolParser,
     "plamo3": Plamo3ToolParser,
+    "minimax_m3": MiniMaxM3ToolParser,
 }
 # vLLM 0.33 tool-parser name -> our format name
 VLLM_NAMES: dict[str, str] = {
@@ -559,6 +827,7 @@ VLLM_NAMES: dict[str, str] = {
     "kimi_k3": "kimi_k3",
     "k2_horizon": "k2_horizon",
     "plamo3": "plamo3",
+    "minimax_m3": "minimax_m3",
 }
 # SGLang 0.5.23 function-call parser name -> (our format, one-shot tool_index
 # mode "tools"|"local", unlisted tools dropped one-shot, ... dropped streaming)
@@ -568,6 +837,7 @@ SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "step3": ("step3", "tools", True, True),
     "kimi_k3": ("kimi_k3", "local", False, False),
     "k2_horizon": ("k2_horizon", "local", True, True),
+    "minimax-m3": ("minimax_m3", "local", True, True),
 }
 # engine name -> why it is not served (the README lists these)
 VLLM_UNSERVED: dict[str, str] = {}
