@@ -22,7 +22,8 @@ from reasoning_core.tools import _more_formats as more
 from toolstreams import stream
 
 D = "｜DSML｜"
-NEW = ("deepseek_v32", "deepseek_v41", "trinity", "iquest_q1", "minicpm5", "spark25", "inkling_framed")
+NEW = ("deepseek_v32", "deepseek_v41", "trinity", "iquest_q1", "minicpm5", "spark25", "inkling_framed", "beam")
+TEXT_UNTYPED = ("spark25", "beam")  # without a schema every value is its text
 _TAGS = {"deepseek_v32": ("function_calls", "invoke", "parameter"),
          "deepseek_v41": (" calls", " invoke", " parameter")}
 
@@ -50,6 +51,11 @@ def render(fmt, calls, nl=True):
             return "<![CDATA[" + t + "]]>" if nl else t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         return "".join(f'<function name="{n}">' + "".join(f'<param name="{k}">{xml(v)}</param>' for k, v in a.items())
                        + "</function>" for n, a in calls)
+    if fmt == "beam":
+        return "<|end|><|start|>assistant".join(
+            f" to={n}<|channel|>analysis <|constrain|>xml<|message|>"
+            + "".join(f'<rfl:parameter name="{k}">\n{_bare(v)}\n</rfl:parameter>' for k, v in a.items())
+            for n, a in calls) + "<|call|>"
     if fmt == "inkling_framed":
         return "".join(f"<|message_model|>{n}<|content_invoke_tool_json|>"
                        + json.dumps({"name": n, "args": a}, ensure_ascii=False) + "<|end_message|>" for n, a in calls)
@@ -133,6 +139,10 @@ VECTORS = [
      '{"name": "f", "args": {"a": 1}}<|end_message|>g<|content_invoke_tool_json|>{"args": {}, "name": "g"}',
      "Sure.", [("f", {"a": 1}), ("g", {})]),
     ("inkling_framed", "<|message_model|>plain answer<|end_message|>", "plain answer", []),
+    ("beam", "<|channel|>final<|message|>I want to= go<|end|><|start|>assistant to=f<|channel|>analysis "
+     '<|constrain|>xml<|message|><rfl:parameter name="a">\n\nline\n</rfl:parameter><rfl:parameter name="b">\n7'
+     "\n</rfl:parameter><|call|>",
+     "<|channel|>final<|message|>I want to= go<|end|><|start|>assistant", [("f", {"a": "\nline", "b": "7"})]),
     # Spark 2.5 without a schema: every value is its text, except null
     ("spark25", "Ok.<tool_call>f\n<arg_key>a</arg_key><arg_value>1</arg_value>\n<arg_key>b</arg_key>"
      "<arg_value>\n x \n</arg_value>\n<arg_key>c</arg_key><arg_value>NULL</arg_value>\n</tool_call> bye",
@@ -179,7 +189,7 @@ def outputs(draw, fmt):
     calls = [(draw(names), _xml_safe(fmt, draw(st.dictionaries(keys, values, max_size=4))))
              for _ in range(draw(st.integers(1, 3)))]
     before, after = draw(prose), draw(prose)
-    if fmt == "spark25":  # no schema: values are their text
+    if fmt in TEXT_UNTYPED:  # no schema: values are their text
         calls = [(n, {k: _bare(v) for k, v in a.items() if _bare(v).lower() != "null"}) for n, a in calls]
     if fmt in ("iquest_q1", "minicpm5"):
         calls = [(n, {k: v for k, v in a.items() if not isinstance(v, str) or v.strip() == v})
@@ -244,6 +254,9 @@ MALFORMED = {
     "inkling_framed": ("", '<|message_model|>x<|content_invoke_tool_json|>{"name": "x", "args": [}<|end_message|>',
                        '<|message_model|>ok<|content_invoke_tool_json|>{"name": "ok", "args": {"a": 1}}'
                        "<|end_message|>", ""),
+    "beam": ("", " to=bad.name<|channel|>analysis <|constrain|>xml<|message|><|call|>",
+             ' to=ok<|channel|>analysis <|constrain|>xml<|message|><rfl:parameter name="a">\n1\n</rfl:parameter>'
+             "<|call|>", ""),
     "iquest_q1": ("", "<iquest_tool_call>bad name!</iquest_tool_call>",
                   "<iquest_tool_call>ok<arg_key>a</arg_key><arg_value>1</arg_value></iquest_tool_call>", ""),
 }
@@ -253,7 +266,7 @@ MALFORMED = {
 def test_a_malformed_call_beside_a_valid_one_is_skipped(fmt):
     start, bad, good, end = MALFORMED[fmt]
     text = "Hi." + start + bad + good + end
-    ok = [("ok", {"a": "1" if fmt == "spark25" else 1})]  # Spark: text without a schema
+    ok = [("ok", {"a": "1" if fmt in TEXT_UNTYPED else 1})]
     r = _one_shot(fmt, text)
     assert _calls(r) == ok and r.content == "Hi."
     assert _streamed(fmt, [text[i:i + 3] for i in range(0, len(text), 3)]) == ("Hi.", ok)
@@ -265,7 +278,7 @@ def test_a_malformed_call_beside_a_valid_one_is_skipped(fmt):
 @pytest.mark.parametrize("fmt", NEW)
 def test_a_huge_argument_finishes(fmt):
     big = "word " * 40_000 + "é中"
-    n = "1" if fmt == "spark25" else 1  # Spark: text without a schema
+    n = "1" if fmt in TEXT_UNTYPED else 1
     text = "Intro." + render(fmt, [("write", {"body": big, "n": n})])
     want = [("write", {"body": big, "n": n})]
     assert _calls(_one_shot(fmt, text)) == want
@@ -277,14 +290,14 @@ TYPED = {"type": "object", "properties": {"s": {"type": "string"}, "n": {"type":
                                           "x": {"type": "number"}, "b": {"type": "boolean"}}}
 
 
-@pytest.mark.parametrize("fmt", ["iquest_q1", "minicpm5", "spark25"])
+@pytest.mark.parametrize("fmt", ["iquest_q1", "minicpm5", "spark25", "beam"])
 def test_values_typed_by_the_schema(fmt):
     text = render(fmt, [("f", {"s": "123", "n": "7", "x": "2.5", "b": "true"})], nl=False)
     want = [("f", {"s": "123", "n": 7, "x": 2.5, "b": True})]
     assert _calls(_one_shot(fmt, text, {"f": TYPED})) == want
     assert _streamed(fmt, [text[i:i + 5] for i in range(0, len(text), 5)], {"f": TYPED})[1] == want
     untyped = _calls(_one_shot(fmt, text))[0][1]["s"]
-    assert untyped == ("123" if fmt == "spark25" else 123)  # no schema: JSON when it parses (Spark: text)
+    assert untyped == ("123" if fmt in TEXT_UNTYPED else 123)  # no schema: JSON when it parses
 
 
 @pytest.mark.parametrize("fmt", sorted(_TAGS))

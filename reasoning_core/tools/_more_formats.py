@@ -410,6 +410,80 @@ class InklingFramedToolParser(InklingToolParser):
         return m if m == INK_MODEL else None
 
 
+# ---------------------------------------------------------------------------- beam
+
+BEAM_TO = " to="
+BEAM_HEAD_TAIL = "|channel|>analysis <|constrain|>xml<|message|>"  # after the name's "<"
+BEAM_PARAM = '<rfl:parameter name="'
+BEAM_PARAM_END = "</rfl:parameter>"
+BEAM_CLOSERS = ("<|call|>", "<|end|><|start|>assistant")
+
+
+class BeamToolParser(BaseToolParser):
+    """Beam's calls (the fixed response template SGLang ships for Beam)::
+
+         to=NAME<|channel|>analysis <|constrain|>xml<|message|><rfl:parameter name="K">
+        V
+        </rfl:parameter>…<|call|>
+
+    ``<|end|><|start|>assistant`` also closes a call (the next message follows).
+    A value is framed by one newline on each side; it is a string unless the
+    request's schema gives the parameter another type. Text that is not a call
+    header (`` to=`` in prose) is content; so is the channel framing around the
+    answer (the reasoning parser's part).
+    """
+
+    format_name = "beam"
+    openers = (BEAM_TO,)
+    _NAME_END = markers("<", " ", "\t", "\n", "\r")
+    _PARAM_SCAN = markers(BEAM_PARAM, *BEAM_CLOSERS)
+    _KEY_END = markers('">', BEAM_PARAM, *BEAM_CLOSERS)
+    _VALUE_END = markers(BEAM_PARAM_END, BEAM_PARAM, *BEAM_CLOSERS)
+
+    def reset(self) -> None:
+        super().reset()
+        self._calls_seen = False
+
+    def _section(self, opener):
+        self._rec = [opener]  # held until it reads as a call header
+        self._rec_from = self._pos
+        name, m = yield from self._text_until(self._NAME_END)
+        if m != "<" or not name or not (yield from self._expect(BEAM_HEAD_TAIL)):
+            text = "".join(self._rec) + self._buf[self._rec_from:self._pos]
+            self._rec = None
+            self._content(text)
+            if not self._calls_seen:
+                self._marker_at = None
+            return None
+        self._rec = None
+        self._calls_seen = True
+        if not valid_name(name):
+            self._fail()
+            yield from self._until(markers(*BEAM_CLOSERS), _drop)
+            return None
+        self._open_call(name)
+        count = 0
+        m = yield from self._until(self._PARAM_SCAN, _drop)
+        while m == BEAM_PARAM:
+            key, m = yield from self._text_until(self._KEY_END)
+            if m != '">':
+                continue
+            self._param_prefix(count, key)
+            count += 1
+            raw, m = yield from self._text_until(self._VALUE_END)
+            if raw.startswith("\n"):
+                raw = raw[1:]
+            if raw.endswith("\n"):
+                raw = raw[:-1]
+            types = self._types_for(name, key)
+            self._emit_args(typed_value(raw, types) if types else dump_str(raw))
+            if m == BEAM_PARAM_END:
+                m = yield from self._until(self._PARAM_SCAN, _drop)
+        self._emit_args("}" if count else "{}")
+        self._close_call(True)
+        return None
+
+
 # our format name (and aliases) -> parser class, for reasoning_core.tools.create
 PARSERS: dict[str, type[BaseToolParser]] = {
     "deepseek_v32": DeepSeekV32ToolParser,
@@ -419,6 +493,7 @@ PARSERS: dict[str, type[BaseToolParser]] = {
     "minicpm5": MiniCPM5ToolParser,
     "spark25": Spark25ToolParser,
     "inkling_framed": InklingFramedToolParser,
+    "beam": BeamToolParser,
 }
 # vLLM 0.33 tool-parser name -> our format name
 VLLM_NAMES: dict[str, str] = {
@@ -446,6 +521,7 @@ SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "minicpm5": ("minicpm5", "tools", True, True),
     "spark25": ("spark25", "local", True, True),
     "inkling": ("inkling_framed", "local", False, False),
+    "beam": ("beam", "local", True, True),
 }
 # engine name -> why it is not served (the README lists these)
 VLLM_UNSERVED: dict[str, str] = {

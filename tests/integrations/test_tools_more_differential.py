@@ -168,6 +168,12 @@ def render(fmt, calls, rnd):
     if fmt == "inkling":
         return "".join(f"{n}<|content_invoke_tool_json|>"
                        + json.dumps({"name": n, "args": a}, ensure_ascii=False, separators=(",", ":")) for n, a in calls)
+    if fmt == "beam":
+        head = "<|channel|>final<|message|>ok<|end|><|start|>assistant" if rnd.random() < 0.5 else ""
+        return head + "<|end|><|start|>assistant".join(
+            f" to={n}<|channel|>analysis <|constrain|>xml<|message|>"
+            + "".join(f'<rfl:parameter name="{k}">\n{_bare(v)}\n</rfl:parameter>' for k, v in a.items())
+            for n, a in calls) + "<|call|>"
     if fmt == "inkling_framed":
         return "".join(f"<|message_model|>{n}<|content_invoke_tool_json|>"
                        + json.dumps({"name": n, "args": a}, ensure_ascii=False, separators=(",", ":"))
@@ -204,7 +210,7 @@ SGLANG = {
     "step3p5": "qwen3_coder", "nanbeige": "qwen3_coder", "deepseekv32": "deepseek_v32", "deepseekv4": "deepseekv4",
     "deepseekv41": "deepseek_v41", "glm47": "glm47", "gemma4": "gemma4",
     "trinity": "hermes", "iquest_q1": "iquest_q1", "minicpm5": "minicpm5", "spark25": "spark25",
-    "inkling": "inkling_framed",
+    "inkling": "inkling_framed", "beam": "beam",
 }
 
 
