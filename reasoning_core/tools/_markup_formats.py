@@ -837,7 +837,7 @@ SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "step3": ("step3", "tools", True, True),
     "kimi_k3": ("kimi_k3", "local", False, False),
     "k2_horizon": ("k2_horizon", "local", True, True),
-    "minimax-m3": ("minimax_m3", "local", True, True),
+    "minimax-m3": ("minimax_m3", "local", True, False),
 }
 # engine name -> why it is not served (the README lists these)
 VLLM_UNSERVED: dict[str, str] = {}

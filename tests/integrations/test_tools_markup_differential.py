@@ -604,3 +604,20 @@ def test_sglang_minimax_m3_untyped_nested_values():
     ours_is_vllms = [(n, x) for _, n, x in b[0]] == _vllm_one(theirs, tok, text)[0]
     ours_ok(ours_is_vllms, "ours is vLLM's reading")
     assert a == b
+
+
+@pytest.mark.parametrize("name", sorted(SGLANG))
+def test_sglang_unlisted_tool_handled_as_sglang(name):
+    """A call to a tool the request does not list: dropped or kept (and how it
+    is indexed) as SGLang's own detector does, one-shot and streamed."""
+    calls = [("unknown_tool", {"city": "Rome"}), ("get_weather", {"city": "Paris"})]
+    text = "Let me check. " + SGLANG[name](calls, random.Random(0))
+    a = _sgl_one(SGL_NATIVE[name](), text)
+    b = _sgl_one(rcs.TOOL_DETECTORS[name](), text)
+    assert b == a
+    if name in SGLANG_STREAM_BROKEN:
+        return
+    pieces = _chunks(text, random.Random(1))
+    by_index = name not in SGLANG_STREAM_TOOL_INDEX
+    assert _sgl_stream(rcs.TOOL_DETECTORS[name](), pieces, by_index) == _sgl_stream(SGL_NATIVE[name](), pieces,
+                                                                                     by_index)
