@@ -131,7 +131,8 @@ VECTORS = [
      "Sure.<iquest_tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value>"
      "<arg_key>days</arg_key><arg_value>3</arg_value></iquest_tool_call>",
      "Sure.", [("get_weather", {"city": "Paris", "days": 3})]),
-    ("minicpm5", 'Sure. <function name="f"><param name="a"> 1 </param><param name=\'b\'>x &amp; &lt;y&gt; &#233;</param>'
+    ("minicpm5", 'Sure. <function name="f"><param name="a"> 1 </param>'
+     "<param name='b'>x &amp; &lt;y&gt; &#233;</param>"
      '<param name="c"><![CDATA[ keep\n&amp; ]]></param></function> <functions> stay text',
      "Sure.  <functions> stay text", [("f", {"a": 1, "b": "x & <y> é", "c": " keep\n&amp; "})]),
     ("minicpm5", '<function name="f"><param name="a">1</function>', "", [("f", {"a": 1})]),

@@ -2,8 +2,11 @@
 
 DeepSeek V3.2 and V4.1 write the DSML block of V4 under other tags (one parser,
 the tags as data); Trinity writes hermes blocks that may sit inside ``<think>``;
-IQuest Q1 writes GLM-4.7's argument pairs inside its own call tags. Each is a
-generator on the shared incremental machine (``_base``).
+IQuest Q1 writes GLM-4.7's argument pairs inside its own call tags; Spark 2.5
+writes GLM's pairs with a schema-only value rule; MiniCPM5 writes XML calls;
+SGLang reads Inkling's calls as whole ``<|message_model|>`` messages; Beam (SGLang's
+fixed template) writes `` to=NAME`` headers with ``rfl:parameter`` values. Each is
+a generator on the shared incremental machine (``_base``).
 """
 
 from __future__ import annotations

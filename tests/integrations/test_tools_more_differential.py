@@ -167,7 +167,8 @@ def render(fmt, calls, rnd):
         return "".join(f"<|tool_call>call:{n}{_gemma(a)}<tool_call|>" for n, a in calls)
     if fmt == "inkling":
         return "".join(f"{n}<|content_invoke_tool_json|>"
-                       + json.dumps({"name": n, "args": a}, ensure_ascii=False, separators=(",", ":")) for n, a in calls)
+                       + json.dumps({"name": n, "args": a}, ensure_ascii=False, separators=(",", ":"))
+                       for n, a in calls)
     if fmt == "beam":
         head = "<|channel|>final<|message|>ok<|end|><|start|>assistant" if rnd.random() < 0.5 else ""
         return head + "<|end|><|start|>assistant".join(
