@@ -312,7 +312,17 @@ def get_parser_cls(name: str) -> type[FamilyParser]:
 
     Raises ValueError for an unknown name and TypeError for a non-string.
     """
-    return parser_class(get_family(name))
+    if name.__class__ is str:
+        cls = _BY_NAME.get(name)
+        if cls is not None:
+            return cls
+    cls = parser_class(get_family(name))
+    if len(_BY_NAME) < 1024:
+        _BY_NAME[name] = cls  # (a valid name: get_family raised otherwise)
+    return cls
+
+
+_BY_NAME: dict[str, type[FamilyParser]] = {}
 
 
 def available_parsers() -> list[str]:

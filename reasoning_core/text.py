@@ -108,6 +108,38 @@ def _longest_delimiter(tables: Tables) -> int:
     return found
 
 
+def _setup(family, backend) -> tuple:
+    """``(family, tables, least max_buffer, backend name, engine module, template
+    engine)`` for a family (name or ``Family``) and backend, made once per pair:
+    what every parser of the pair shares."""
+    key = None
+    if backend is None or backend.__class__ is str:
+        if family.__class__ is str:
+            key = (family, backend)
+        elif isinstance(family, Family):
+            key = (id(family), backend)  # a row is hashed field by field: key by identity
+        found = _SETUPS.get(key)
+        if found is not None and (key[0] is family or found[0] is family):
+            return found
+    fam = family if isinstance(family, Family) else get_family(family)
+    tables = text_tables(fam)
+    # Below the longest delimiter, a delimiter split across chunks would be
+    # released as text before it completes (and the answer stay reasoning).
+    minimum = max(_longest_delimiter(tables), 1)
+    name, mod = _dispatch.resolve_backend(backend)
+    template = tables._engines.get(name)
+    if template is None:
+        template = tables._engines.setdefault(name, mod.Engine(tables))
+    found = (fam, tables, minimum, name, mod, template)
+    if key is not None and len(_SETUPS) < 1024:
+        # (an entry keyed by a Family's id keeps that Family alive: the id stays its own)
+        _SETUPS[key] = found
+    return found
+
+
+_SETUPS: dict = {}
+
+
 class TextReasoningParser:
     """Splits model output *text* into reasoning and content for one family.
 
@@ -148,14 +180,10 @@ class TextReasoningParser:
         max_buffer: int = DEFAULT_MAX_BUFFER,
         backend: Optional[str] = None,
     ) -> None:
-        fam = family if isinstance(family, Family) else get_family(family)
-        if not isinstance(max_buffer, int) or isinstance(max_buffer, bool):
-            raise TypeError(f"max_buffer must be an int, not {type(max_buffer).__name__}")
-        tables = text_tables(fam)
-        # Below the longest delimiter, a delimiter split across chunks would be
-        # released as text before it completes (and the answer stay reasoning).
-        minimum = max(_longest_delimiter(tables), 1)
-        self.backend, self._mod = _dispatch.resolve_backend(backend)
+        fam, tables, minimum, self.backend, self._mod, template = _setup(family, backend)
+        if max_buffer.__class__ is not int:
+            if not isinstance(max_buffer, int) or isinstance(max_buffer, bool):
+                raise TypeError(f"max_buffer must be an int, not {type(max_buffer).__name__}")
         if max_buffer < minimum:
             raise ValueError(
                 f"max_buffer must be at least {minimum} for {fam.name} (its longest delimiter, in characters), "
@@ -165,9 +193,6 @@ class TextReasoningParser:
         self._initial = _initial_state(fam, starts_in_reasoning)
         self._tables = tables
         # A copy of the per-tables template engine: no table checks per parser.
-        template = tables._engines.get(self.backend)
-        if template is None:
-            template = tables._engines.setdefault(self.backend, self._mod.Engine(tables))
         self._engine = template.copy()
         self._feed_text = self._engine.feed_text_side
         self._fmt = LabelStripper(fam.label) if fam.label else None
