@@ -63,6 +63,13 @@ def render(fmt: str, calls, style: int = 0) -> str:
             if style == 2:
                 obj = {"name": name, "arguments": args}
             out.append(json.dumps(obj, ensure_ascii=style == 1, indent=4 if style == 0 else None))
+        elif fmt == "gpt_oss":
+            js = json.dumps(args, ensure_ascii=style == 1)
+            if style == 2:
+                out.append(f"<|start|>assistant to=functions.{name}<|channel|>commentary json<|message|>{js}<|call|>")
+            else:
+                start = "<|start|>assistant" if style == 0 else ""
+                out.append(f"{start}<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{js}<|call|>")
         elif fmt == "minimax_m3":
             params = "".join(f"{MM}<{k}>{_mm(v)}{MM}</{k}>\n" for k, v in args.items())
             q = "'" if style == 1 else '"'
@@ -111,6 +118,7 @@ def render(fmt: str, calls, style: int = 0) -> str:
 
 # per format: markup a content string must not contain, and the markers of the format
 CONTENT_AVOID = {
+    "gpt_oss": ("<|",),
     "minimax_m3": (MM,),
     "plamo3": ("<|plamo:",),
     "k2_horizon": ("<ifm|",),
@@ -120,6 +128,8 @@ CONTENT_AVOID = {
     "seed_oss": ("<seed:tool_call>", "<function=", "<seed:think>"),
 }
 MARKERS = {
+    "gpt_oss": ["<|start|>assistant", "<|channel|>", "commentary", " to=functions.f", "<|constrain|>json",
+                "<|message|>", "<|call|>", "<|end|>", "<|return|>", "final", "<|channel|>analysis<|message|>"],
     "minimax_m3": [MM, MM + "<tool_call>", MM + "</tool_call>", MM + '<invoke name="f">', MM + "</invoke>",
                    MM + "<a>", MM + "</a>", MM + "<item>", MM + "</item>", "<mm:think>", "</mm:think>"],
     "plamo3": ["<|plamo:begin_tool_requests:plamo|>", "<|plamo:end_tool_requests:plamo|>",
@@ -143,7 +153,8 @@ MARKERS = {
     "seed_oss": ["<seed:tool_call>", "</seed:tool_call>", "<function=", "</function>", "<parameter=",
                  "</parameter>", "<seed:think>", "</seed:think>", ">", "\n"],
 }
-THINK = {"minimax_m3": ("<mm:think>", "</mm:think>"),
+THINK = {"gpt_oss": ("<|channel|>analysis<|message|>", "<|end|>"),
+         "minimax_m3": ("<mm:think>", "</mm:think>"),
          "plamo3": ("<|plamo:begin_think:plamo|>", "<|plamo:end_think:plamo|>"),
          "k2_horizon": ("<ifm|think_fast>", "</ifm|think_fast>"),
          "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
@@ -279,6 +290,8 @@ def test_marker_soup_is_chunking_invariant_and_conserves_content(fmt, data):
 
 SECRET = "s3cr3t_payload"
 BROKEN = {
+    "gpt_oss": f"<|start|>assistant<|channel|>commentary to=functions.{SECRET}!bad <|constrain|>json<|message|>"
+               "{}<|call|>",
     "minimax_m3": f'{MM}<tool_call>{MM}<invoke name="{SECRET} bad">{MM}<a>1{MM}</a>{MM}</invoke>{MM}</tool_call>',
     "plamo3": f"<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>"
               f"{SECRET} bad<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json"
@@ -472,3 +485,17 @@ def test_minimax_m3_nested_values():
     deep = "".join(f"{MM}<d>" for _ in range(200)) + "x" + "".join(f"{MM}</d>" for _ in range(200))
     r = _run("minimax_m3", f'{MM}<tool_call>{MM}<invoke name="f">{deep}{MM}</invoke>{MM}</tool_call>')
     assert r[1] == [("f", {})]
+
+
+def test_gpt_oss_messages():
+    text = ("<|channel|>analysis<|message|>Need weather. <|channel|>commentary to=functions.x<|message|>{}<|end|>"
+            "<|start|>assistant<|channel|>commentary<|message|>Checking.<|end|>"
+            '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>'
+            '{"city": "中", "n": [1, 2.5]}<|call|>'
+            "<|start|>assistant to=functions.ping<|channel|>commentary json<|message|><|call|>"
+            "<|start|>assistant<|channel|>final<|message|>Done.<|return|>")
+    assert _run("gpt_oss", text) == (
+        "<|channel|>analysis<|message|>Need weather. <|channel|>commentary to=functions.x<|message|>{}<|end|>"
+        "Checking.Done.", [("get_weather", {"city": "中", "n": [1, 2.5]}), ("ping", {})])
+    # a message to the user alone is content, not tool markup (no error)
+    assert tools.create("gpt_oss").parse_complete("<|channel|>final<|message|>Hi<|return|>").content == "Hi"

@@ -1,9 +1,13 @@
 """Channel and markup tool formats, and the engines' names for formats we have.
 
 Seed-OSS writes Qwen3-Coder's XML inside ``<seed:tool_call>``; Step-5 and
-Poolside's V1 name formats we already parse (Qwen3-Coder, Laguna); Cohere
-Command writes a JSON list of actions between ``<|START_ACTION|>`` and
-``<|END_ACTION|>``.
+Poolside's V1 name formats we already parse (Qwen3-Coder, Laguna). The others:
+Cohere Command's JSON action list, Step-3's steptml invokes, Kimi K3's XTML
+tools channel, K2 Horizon's IFM calls (xml, typed xml or JSON bodies), PLaMo 3's
+tool requests, MiniMax M3's namespaced nested elements and gpt-oss's harmony
+commentary messages. Each is a generator on the shared incremental machine
+(``_base``); MiniMax M3 writes an invoke's arguments once it is read (a later
+element can change an earlier value).
 """
 
 from __future__ import annotations
@@ -802,6 +806,69 @@ class MiniMaxM3ToolParser(BaseToolParser):
         return props if isinstance(props, dict) else {}
 
 
+# ---------------------------------------------------------------------------- gpt_oss (harmony)
+
+_H_START, _H_CHANNEL, _H_MESSAGE = "<|start|>assistant", "<|channel|>", "<|message|>"
+_H_ENDS = ("<|end|>", "<|call|>", "<|return|>")
+_H_TO = re.compile(r"to=([^\s<]+)")
+_H_CHANNEL_NAME = re.compile(r"<\|channel\|>\s*([A-Za-z_]+)")
+
+
+class GptOssToolParser(BaseToolParser):
+    """gpt-oss (harmony): a call is a commentary message addressed to a function,
+    ``<|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json
+    <|message|>{...}<|call|>`` (the recipient may sit in the role header instead:
+    ``<|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>``;
+    ``<|start|>assistant`` may be missing). Other messages
+    (``<|channel|>final<|message|>…<|return|>``, a commentary preamble) are
+    content with their frame dropped; ``<|channel|>analysis<|message|>`` … is
+    reasoning, never read for calls."""
+
+    format_name = "gpt_oss"
+    openers = (_H_START, _H_CHANNEL)
+    think_pairs = tuple((st, get_family("gpt_oss").end[0]) for st in get_family("gpt_oss").start)
+    _HEAD_END = markers(_H_MESSAGE, _H_START, *_H_ENDS)
+    _BODY_END = markers(*_H_ENDS, _H_START)
+
+    def _section(self, opener):
+        head, m = yield from self._text_until(self._HEAD_END)
+        head = opener + head
+        if m != _H_MESSAGE:
+            # not a message header: its text is content
+            self._not_markup(opener, head + (m or ""))
+            self._content(head)
+            if m == _H_START:
+                return m
+            if m is not None:
+                self._content(m)
+            return None
+        to = _H_TO.search(head)
+        if to is None:
+            # a message to the user: its body is content, the frame is dropped
+            self._not_markup(opener, head + m)
+            m = yield from self._until(self._BODY_END, self._content)
+            return m if m == _H_START else None
+        name = to.group(1).rsplit(".", 1)[-1]
+        if not valid_name(name):
+            self._fail()
+            m = yield from self._until(self._BODY_END, _drop)
+            return m if m == _H_START else None
+        self._open_call(name)
+        yield from self._skip_ws()
+        if (yield from self._peek()) == "<":
+            self._emit_args("{}")
+            self._close_call(True)
+        else:
+            ok = yield from self._json(self._emit_args, True)
+            self._close_call(ok)
+        m = yield from self._until(self._BODY_END, _drop)
+        return m if m == _H_START else None
+
+    def _not_markup(self, opener: str, head: str) -> None:
+        if self._marker_at == self._base + self._pos - len(head):
+            self._marker_at = None
+
+
 # our format name (and aliases) -> parser class, for reasoning_core.tools.create
 PARSERS: dict[str, type[BaseToolParser]] = {
     "seed_oss": SeedOssToolParser,
@@ -811,6 +878,7 @@ PARSERS: dict[str, type[BaseToolParser]] = {
     "k2_horizon": K2HorizonToolParser,
     "plamo3": Plamo3ToolParser,
     "minimax_m3": MiniMaxM3ToolParser,
+    "gpt_oss": GptOssToolParser,
 }
 # vLLM 0.33 tool-parser name -> our format name
 VLLM_NAMES: dict[str, str] = {
@@ -838,7 +906,12 @@ SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "kimi_k3": ("kimi_k3", "local", False, False),
     "k2_horizon": ("k2_horizon", "local", True, True),
     "minimax-m3": ("minimax_m3", "local", True, False),
+    "gpt-oss": ("gpt_oss", "local", True, True),
 }
 # engine name -> why it is not served (the README lists these)
-VLLM_UNSERVED: dict[str, str] = {}
+VLLM_UNSERVED: dict[str, str] = {
+    "openai": "vLLM's openai tool parser is a stub that raises: vLLM reads gpt-oss output from token ids with "
+              "openai_harmony's encoding (model-specific vocabulary files), not as text; our gpt_oss format "
+              "serves SGLang's gpt-oss",
+}
 SGLANG_UNSERVED: dict[str, str] = {}
