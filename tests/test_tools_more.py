@@ -23,6 +23,7 @@ from toolstreams import stream
 
 D = "｜DSML｜"
 NEW = ("deepseek_v32", "deepseek_v41", "trinity", "iquest_q1", "minicpm5", "spark25", "inkling_framed", "beam")
+NEW += ("muse",)
 TEXT_UNTYPED = ("spark25", "beam")  # without a schema every value is its text
 _TAGS = {"deepseek_v32": ("function_calls", "invoke", "parameter"),
          "deepseek_v41": (" calls", " invoke", " parameter")}
@@ -51,6 +52,10 @@ def render(fmt, calls, nl=True):
             return "<![CDATA[" + t + "]]>" if nl else t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         return "".join(f'<function name="{n}">' + "".join(f'<param name="{k}">{xml(v)}</param>' for k, v in a.items())
                        + "</function>" for n, a in calls)
+    if fmt == "muse":
+        return "".join(f"<|start|>assistant to={n}<|message|><atem:function_calls>\n<atem:invoke name=\"{n}\">\n"
+                       + "".join(f'<atem:parameter name="{k}">{_bare(v)}</atem:parameter>\n' for k, v in a.items())
+                       + "</atem:invoke>\n</atem:function_calls><|eom|>" for n, a in calls)
     if fmt == "beam":
         return "<|end|><|start|>assistant".join(
             f" to={n}<|channel|>analysis <|constrain|>xml<|message|>"
@@ -144,6 +149,12 @@ VECTORS = [
      '<|constrain|>xml<|message|><rfl:parameter name="a">\n\nline\n</rfl:parameter><rfl:parameter name="b">\n7'
      "\n</rfl:parameter><|call|>",
      "<|channel|>final<|message|>I want to= go<|end|><|start|>assistant", [("f", {"a": "\nline", "b": "7"})]),
+    ("muse", ' to=self<|message|>hmm <atem:invoke name="no">x</atem:invoke><|eom|>\n<|start|>assistant to=f'
+     '<|message|><atem:function_calls><atem:invoke name="f"><atem:parameter name="a">1</atem:parameter>'
+     "</atem:invoke></atem:function_calls><|eom|><|start|>assistant to=user<|message|>Done.<|eot|>",
+     'hmm <atem:invoke name="no">x</atem:invoke>\nDone.', [("f", {"a": 1})]),
+    ("muse", "Plain <|start|>assistant to=f<|message|>prose<|eot|> after", "Plain <|start|>assistant to=f<|message|>prose"
+     " after", []),
     # Spark 2.5 without a schema: every value is its text, except null
     ("spark25", "Ok.<tool_call>f\n<arg_key>a</arg_key><arg_value>1</arg_value>\n<arg_key>b</arg_key>"
      "<arg_value>\n x \n</arg_value>\n<arg_key>c</arg_key><arg_value>NULL</arg_value>\n</tool_call> bye",
@@ -205,6 +216,9 @@ def test_streaming_equals_one_shot_in_any_chunking(fmt, data):
     if fmt in _TAGS:
         after = ""  # the DSML block ends the turn in the template (text after it is still content)
     text = before + render(fmt, calls, nl=data.draw(st.booleans())) + after
+    if fmt == "muse":  # content is in messages of its own
+        text = (f" to=commentary<|message|>{before}<|eom|>" + render(fmt, calls)
+                + f"<|start|>assistant to=user<|message|>{after}<|eot|>")
     want = [(n, json.loads(json.dumps(a))) for n, a in calls]
     r = _one_shot(fmt, text)
     assert _calls(r) == want
@@ -258,6 +272,9 @@ MALFORMED = {
     "beam": ("", " to=bad.name<|channel|>analysis <|constrain|>xml<|message|><|call|>",
              ' to=ok<|channel|>analysis <|constrain|>xml<|message|><rfl:parameter name="a">\n1\n</rfl:parameter>'
              "<|call|>", ""),
+    "muse": ("<|eom|><|start|>assistant to=x<|message|>",
+             '<atem:invoke name="bad name!"></atem:invoke>',
+             '<atem:invoke name="ok"><atem:parameter name="a">1</atem:parameter></atem:invoke>', "<|eom|>"),
     "iquest_q1": ("", "<iquest_tool_call>bad name!</iquest_tool_call>",
                   "<iquest_tool_call>ok<arg_key>a</arg_key><arg_value>1</arg_value></iquest_tool_call>", ""),
 }
@@ -271,8 +288,11 @@ def test_a_malformed_call_beside_a_valid_one_is_skipped(fmt):
     r = _one_shot(fmt, text)
     assert _calls(r) == ok and r.content == "Hi."
     assert _streamed(fmt, [text[i:i + 3] for i in range(0, len(text), 3)]) == ("Hi.", ok)
-    with pytest.raises(ValueError):  # only broken markup: the caller sees it failed
-        _one_shot(fmt, start + bad + end)
+    if fmt == "muse":  # a tool message is never content: it reports no call
+        assert _calls(_one_shot(fmt, start + bad + end)) == []
+    else:
+        with pytest.raises(ValueError):  # only broken markup: the caller sees it failed
+            _one_shot(fmt, start + bad + end)
     assert _streamed(fmt, [start + bad + end])[1] == []  # streaming never raises
 
 
@@ -280,7 +300,8 @@ def test_a_malformed_call_beside_a_valid_one_is_skipped(fmt):
 def test_a_huge_argument_finishes(fmt):
     big = "word " * 40_000 + "é中"
     n = "1" if fmt in TEXT_UNTYPED else 1
-    text = "Intro." + render(fmt, [("write", {"body": big, "n": n})])
+    intro = "Intro.<|eom|>" if fmt == "muse" else "Intro."  # (Muse: a message of its own)
+    text = intro + render(fmt, [("write", {"body": big, "n": n})])
     want = [("write", {"body": big, "n": n})]
     assert _calls(_one_shot(fmt, text)) == want
     step = 4096

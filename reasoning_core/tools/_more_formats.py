@@ -17,7 +17,18 @@ from ..families import terminators_of
 from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import dump_str, normalize, typed_value
 from ._json_formats import HermesToolParser
-from ._max_formats import InklingToolParser, _Values
+from ._base import Markers
+from ._max_formats import (
+    ATEM_INVOKE,
+    ATEM_INVOKE_END,
+    ATEM_PARAM,
+    ATEM_PARAM_END,
+    _ATEM_KEY,
+    InklingToolParser,
+    MuseGlimmerToolParser,
+    _atem_name,
+    _Values,
+)
 from ._xml_formats import Glm45ToolParser
 
 # ---------------------------------------------------------------------------- DSML (V3.2, V4.1)
@@ -487,6 +498,146 @@ class BeamToolParser(BaseToolParser):
         return None
 
 
+# ---------------------------------------------------------------------------- muse (channels)
+
+M_START, M_MESSAGE, M_EOM, M_EOT = "<|start|>", "<|message|>", "<|eom|>", "<|eot|>"
+_M_ENDS = (M_EOM, M_EOT)
+_M_RECIPIENT = re.compile(r"to=([^\s<]+)")
+_M_NOT_TOOLS = frozenset(["commentary", "self", "user"])
+_M_WS = re.compile(r"\s*")
+
+
+def _with_ends(ms: Markers) -> Markers:
+    return markers(*ms.markers, *_M_ENDS)
+
+
+class MuseChannelsToolParser(MuseGlimmerToolParser):
+    """Muse's channel-scoped messages, as SGLang's ``muse`` reads them::
+
+         to=self<|message|>…<|eom|><|start|>assistant to=TOOL<|message|><atem:function_calls>
+        <atem:invoke name="NAME"><atem:parameter name="K">V</atem:parameter></atem:invoke>
+        </atem:function_calls><|eom|><|start|>assistant to=user<|message|>answer<|eot|>
+
+    Only a message addressed to a tool (not ``self``, ``user`` or ``commentary``)
+    is read for ATEM invokes; other bodies are content, their headers and
+    ``<|eom|>``/``<|eot|>`` dropped. Output that does not open with a header is
+    content up to the first ``<|eom|>``/``<|eot|>``. A doubled namespace
+    (``get_weather.get_weather``) names the listed tool ``get_weather``.
+    """
+
+    format_name = "muse"
+    think_pairs = ()
+    # a tool message is never content: one with no usable call reports no call
+    raises_on_failure = False
+    openers = (M_START,)  # (the messages are read by _run itself)
+    _SECTION = _with_ends(MuseGlimmerToolParser._SECTION)
+    _NAME_END = _with_ends(MuseGlimmerToolParser._NAME_END)
+    _TO_INVOKE_END = _with_ends(MuseGlimmerToolParser._TO_INVOKE_END)
+    _PARAM_SCAN = _with_ends(MuseGlimmerToolParser._PARAM_SCAN)
+    _KEY_END = _with_ends(MuseGlimmerToolParser._KEY_END)
+    _VALUE_END = _with_ends(MuseGlimmerToolParser._VALUE_END)
+    _BODY_END = markers(*_M_ENDS)
+    _TOOL_BODY = markers(ATEM_INVOKE, *_M_ENDS)
+    _HEADER_END = markers(M_MESSAGE)
+    _AT_START = markers("<", " ", "\t", "\n", "\r", M_MESSAGE)
+
+    def _tool_name(self, name: str) -> str:
+        """A doubled namespace (``f.f``) names the listed tool ``f``."""
+        head, dot, tail = name.partition(".")
+        if dot and name not in self._schemas and head == tail and head in self._schemas:
+            return head
+        return name
+
+    def _invoke(self):
+        name, m = yield from self._text_until(self._NAME_END)
+        name = self._tool_name(_atem_name(name))
+        if m != ">" or not valid_name(name):
+            self._fail()
+            if m != ">":
+                return m
+            return (yield from self._until(self._TO_INVOKE_END, _drop))
+        self._open_call(name)
+        count = 0
+        m = yield from self._until(self._PARAM_SCAN, _drop)
+        while m == ATEM_PARAM:
+            head, m = yield from self._text_until(self._KEY_END)
+            km = _ATEM_KEY.fullmatch(head) if m == ">" else None
+            if km is None:
+                if m == ">" or m == ATEM_PARAM_END:
+                    m = yield from self._until(self._PARAM_SCAN, _drop)
+                continue
+            key = km.group(1) if km.group(1) is not None else km.group(2)
+            self._param_prefix(count, key)
+            count += 1
+            m = yield from self._verbatim_typed(name, key, self._VALUE_END)
+            if m == ATEM_PARAM_END:
+                m = yield from self._until(self._PARAM_SCAN, _drop)
+        self._emit_args("}" if count else "{}")
+        self._close_call(True)
+        return m
+
+    def _run(self):
+        rcpt = yield from self._first_header()
+        while True:
+            if rcpt is None or rcpt in _M_NOT_TOOLS:
+                m = yield from self._until(self._BODY_END, self._content)
+            else:
+                m = yield from self._tool_body()
+            if m is None:
+                return
+            # between messages: whitespace is content; then a header or prose
+            ws = yield from self._ws_run()
+            self._content(ws)
+            if (yield from self._expect(M_START)):
+                header, m = yield from self._text_until(self._HEADER_END)
+                if m is None:
+                    self._content(M_START + header)
+                    return
+                hm = _M_RECIPIENT.search(header)
+                rcpt = hm.group(1) if hm else "user"
+            else:
+                rcpt = None
+
+    def _ws_run(self):
+        parts = []
+        while True:
+            end = _M_WS.match(self._buf, self._pos).end()
+            parts.append(self._buf[self._pos:end])
+            self._pos = end
+            if end < len(self._buf) or self._eof:
+                return "".join(parts)
+            yield
+
+    def _first_header(self):
+        """The recipient of the opening message (``None``: the output is prose)."""
+        self._rec = []  # held until it is known whether a header opens the output
+        self._rec_from = self._pos
+        yield from self._ws_run()
+        if (yield from self._expect("to=")):
+            rcpt, m = yield from self._text_until(self._AT_START)
+            if m == M_MESSAGE or (m == "<" and (yield from self._expect(M_MESSAGE[1:]))):
+                self._rec = None
+                return rcpt or "user"
+        elif (yield from self._expect(M_START)):
+            header, m = yield from self._text_until(self._HEADER_END)
+            if m is not None:
+                self._rec = None
+                hm = _M_RECIPIENT.search(header)
+                return hm.group(1) if hm else "user"
+        text = "".join(self._rec) + self._buf[self._rec_from:self._pos]
+        self._rec = None
+        self._content(text)
+        return None
+
+    def _tool_body(self):
+        m = yield from self._until(self._TOOL_BODY, _drop)
+        while m == ATEM_INVOKE:
+            m = yield from self._invoke()
+            if m == ATEM_INVOKE_END or m not in (ATEM_INVOKE, *_M_ENDS, None):
+                m = yield from self._until(self._TOOL_BODY, _drop)
+        return m
+
+
 # our format name (and aliases) -> parser class, for reasoning_core.tools.create
 PARSERS: dict[str, type[BaseToolParser]] = {
     "deepseek_v32": DeepSeekV32ToolParser,
@@ -497,6 +648,7 @@ PARSERS: dict[str, type[BaseToolParser]] = {
     "spark25": Spark25ToolParser,
     "inkling_framed": InklingFramedToolParser,
     "beam": BeamToolParser,
+    "muse": MuseChannelsToolParser,
 }
 # vLLM 0.33 tool-parser name -> our format name
 VLLM_NAMES: dict[str, str] = {
@@ -525,6 +677,7 @@ SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "spark25": ("spark25", "local", True, True),
     "inkling": ("inkling_framed", "local", False, False),
     "beam": ("beam", "local", True, True),
+    "muse": ("muse", "local", True, True),
 }
 # engine name -> why it is not served (the README lists these)
 VLLM_UNSERVED: dict[str, str] = {

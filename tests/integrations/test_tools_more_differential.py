@@ -175,6 +175,14 @@ def render(fmt, calls, rnd):
             f" to={n}<|channel|>analysis <|constrain|>xml<|message|>"
             + "".join(f'<rfl:parameter name="{k}">\n{_bare(v)}\n</rfl:parameter>' for k, v in a.items())
             for n, a in calls) + "<|call|>"
+    if fmt == "muse":
+        msgs = ["<|start|>assistant to=self<|message|>Let me see.<|eom|>"] if rnd.random() < 0.5 else []
+        for n, a in calls:  # the template writes a listed tool "f" as the recipient "f.*": "f.f" in the call
+            inv = f"{n}.{n}" if rnd.random() < 0.5 else n
+            msgs.append(f"<|start|>assistant to={n}<|message|><atem:function_calls>\n<atem:invoke name=\"{inv}\">\n"
+                        + "".join(f'<atem:parameter name="{k}">{_bare(v)}</atem:parameter>\n' for k, v in a.items())
+                        + "</atem:invoke>\n</atem:function_calls><|eom|>")
+        return "".join(msgs) + "<|start|>assistant to=user<|message|>Done.<|eot|>"
     if fmt == "inkling_framed":
         return "".join(f"<|message_model|>{n}<|content_invoke_tool_json|>"
                        + json.dumps({"name": n, "args": a}, ensure_ascii=False, separators=(",", ":"))
@@ -211,7 +219,7 @@ SGLANG = {
     "step3p5": "qwen3_coder", "nanbeige": "qwen3_coder", "deepseekv32": "deepseek_v32", "deepseekv4": "deepseekv4",
     "deepseekv41": "deepseek_v41", "glm47": "glm47", "gemma4": "gemma4",
     "trinity": "hermes", "iquest_q1": "iquest_q1", "minicpm5": "minicpm5", "spark25": "spark25",
-    "inkling": "inkling_framed", "beam": "beam",
+    "inkling": "inkling_framed", "beam": "beam", "muse": "muse",
 }
 
 
@@ -236,6 +244,9 @@ def case(fmt, seed, names=NAMES, unlisted=()):
     before = "" if fmt == "llama3_json" else _text(rnd).strip() + rnd.choice(["", " ", "\n", ". "])
     if fmt == "inkling" and before and before[-1].isalnum():
         before += "."  # the name written before the marker is the call's header
+    if fmt == "muse":  # content is a message of its own; the reasoning and the answer are content too
+        text = f" to=commentary<|message|>{before}<|eom|>" + render(fmt, calls, rnd)
+        return before, calls, text, rnd
     return before, calls, before + render(fmt, calls, rnd), rnd
 
 
