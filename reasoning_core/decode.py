@@ -208,11 +208,13 @@ class _StreamDetokenizer(_Detokenizer):
 
     __slots__ = ("_tok", "_stream", "_skip", "_strip")
 
-    def __init__(self, tok, skip_special_tokens: bool) -> None:
+    def __init__(self, tok, skip_special_tokens: bool, decode=None) -> None:
         self._tok = tok
         self._skip = skip_special_tokens
         self._stream = DecodeStream(skip_special_tokens=skip_special_tokens)
-        self._decode = lambda ids: tok.decode(ids, skip_special_tokens=skip_special_tokens)
+        if decode is None:
+            decode = _facts(tok).decode(skip_special_tokens)
+        self._decode = decode
         # DecodeStream keeps ids of an unfinished character to itself; we
         # mirror them so settling and flush() can work on them.
         self._pending: list[int] = []
@@ -310,21 +312,63 @@ class _WindowDetokenizer(_Detokenizer):
         return ""
 
 
-_NOT_GIVEN: Any = object()
-
-
-def _detokenizer(tokenizer: Any, skip_special_tokens: bool, fast: Any = _NOT_GIVEN):
-    if fast is _NOT_GIVEN:
-        fast = _fast_tokenizer(tokenizer)
-    if fast is not None:
-        return _StreamDetokenizer(fast, skip_special_tokens)
+def _detokenizer(tokenizer: Any, skip_special_tokens: bool, facts: Any = None):
+    if facts is None:
+        facts = _facts(tokenizer)
+    if facts.fast is not None:
+        return _StreamDetokenizer(facts.fast, skip_special_tokens, facts.decode(skip_special_tokens))
     return _WindowDetokenizer(tokenizer, skip_special_tokens)
 
 
-# Vocabulary sizes per tokenizer: tokenizers' get_vocab_size(with_added_tokens=True)
-# costs tens of microseconds, too much to pay per request.  A tokenizer that
-# grows later (add_tokens) is re-measured before any id is refused.
-_sizes: "weakref.WeakKeyDictionary[Any, int | None]" = weakref.WeakKeyDictionary()
+class _TokenizerFacts:
+    """What every decoder of one tokenizer shares, found once per tokenizer:
+    the ``tokenizers.Tokenizer`` behind it, its vocabulary size
+    (``get_vocab_size(with_added_tokens=True)`` costs tens of microseconds,
+    too much to pay per request; a tokenizer that grows later (add_tokens) is
+    re-measured before any id is refused) and its decode functions."""
+
+    __slots__ = ("ref", "fast", "size", "decodes", "__weakref__")
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.ref = None
+        self.fast = _fast_tokenizer(tokenizer)
+        self.size = _measure_vocab(tokenizer)
+        self.decodes: dict[bool, Any] = {}
+
+    def decode(self, skip_special_tokens: bool):
+        fn = self.decodes.get(skip_special_tokens)
+        if fn is None:
+            tok = self.fast
+
+            def fn(ids, tok=tok, skip=skip_special_tokens):
+                return tok.decode(ids, skip_special_tokens=skip)
+
+            self.decodes[skip_special_tokens] = fn
+        return fn
+
+
+# id(tokenizer) -> its facts; an entry goes when its tokenizer does.
+_FACTS: dict[int, _TokenizerFacts] = {}
+
+
+def _facts(tokenizer: Any) -> _TokenizerFacts:
+    found = _FACTS.get(id(tokenizer))
+    if found is not None and found.ref() is tokenizer:
+        return found
+    facts = _TokenizerFacts(tokenizer)
+    key = id(tokenizer)
+
+    def gone(_ref, key=key, facts=facts) -> None:
+        if _FACTS.get(key) is facts:
+            del _FACTS[key]
+
+    try:
+        facts.ref = weakref.ref(tokenizer, gone)
+    except TypeError:  # not weakly referenceable: measured per decoder
+        facts.ref = lambda: None
+        return facts
+    _FACTS[key] = facts
+    return facts
 
 
 def _measure_vocab(tokenizer: Any) -> int | None:
@@ -340,17 +384,10 @@ def _measure_vocab(tokenizer: Any) -> int | None:
 
 def _vocab_size(tokenizer: Any, fresh: bool = False) -> int | None:
     """How many ids ``tokenizer`` has (added tokens included), when it says."""
-    if not fresh:
-        try:
-            return _sizes[tokenizer]
-        except (KeyError, TypeError):
-            pass
-    size = _measure_vocab(tokenizer)
-    try:
-        _sizes[tokenizer] = size
-    except TypeError:  # not weakly referenceable or not hashable: measured per decoder
-        pass
-    return size
+    facts = _facts(tokenizer)
+    if fresh:
+        facts.size = _measure_vocab(tokenizer)
+    return facts.size
 
 
 class _IdChecker:
@@ -469,13 +506,14 @@ class ReasoningStreamDecoder:
         # rest of push() together.
         self._eng = parser.engine
         self._fmt = parser.formatter
-        fast = _fast_tokenizer(tokenizer)
-        self._r = _detokenizer(tokenizer, skip_special_tokens, fast)
-        self._c = _detokenizer(tokenizer, skip_special_tokens, fast)
+        facts = _facts(tokenizer)
+        fast = facts.fast
+        self._r = _detokenizer(tokenizer, skip_special_tokens, facts)
+        self._c = _detokenizer(tokenizer, skip_special_tokens, facts)
         self._check = _IdChecker(tokenizer, self._r._decode, fast is not None)
         self._limit = self._check.limit
         self._last = -1  # side of the last decided segment
-        self._held = list(parser.held_ids)  # ids held by the engine, decided later
+        self._held = list(self._eng.held_ids)  # ids held by the engine, decided later
 
     def push(self, delta_token_ids: Sequence[int]) -> StreamDelta:
         """Split and decode one delta of generated token ids.
