@@ -153,8 +153,8 @@ VECTORS = [
      '<|message|><atem:function_calls><atem:invoke name="f"><atem:parameter name="a">1</atem:parameter>'
      "</atem:invoke></atem:function_calls><|eom|><|start|>assistant to=user<|message|>Done.<|eot|>",
      'hmm <atem:invoke name="no">x</atem:invoke>\nDone.', [("f", {"a": 1})]),
-    ("muse", "Plain <|start|>assistant to=f<|message|>prose<|eot|> after", "Plain <|start|>assistant to=f<|message|>prose"
-     " after", []),
+    ("muse", "Plain <|start|>assistant to=f<|message|>prose<|eot|> after",
+     "Plain <|start|>assistant to=f<|message|>prose after", []),
     # Spark 2.5 without a schema: every value is its text, except null
     ("spark25", "Ok.<tool_call>f\n<arg_key>a</arg_key><arg_value>1</arg_value>\n<arg_key>b</arg_key>"
      "<arg_value>\n x \n</arg_value>\n<arg_key>c</arg_key><arg_value>NULL</arg_value>\n</tool_call> bye",
@@ -320,6 +320,16 @@ def test_values_typed_by_the_schema(fmt):
     assert _streamed(fmt, [text[i:i + 5] for i in range(0, len(text), 5)], {"f": TYPED})[1] == want
     untyped = _calls(_one_shot(fmt, text))[0][1]["s"]
     assert untyped == ("123" if fmt in TEXT_UNTYPED else 123)  # no schema: JSON when it parses
+
+
+def test_muse_names_a_listed_tool_by_its_namespaced_spelling():
+    text = ("<|start|>assistant to=f<|message|><atem:invoke name=\"{}\"><atem:parameter name=\"a\">x"
+            "</atem:parameter></atem:invoke><|eom|>")
+    schemas = {"get_weather": {"type": "object", "properties": {}}}
+    for written, named in (("get_weather.get_weather", "get_weather"), ("tools.get_weather", "get_weather"),
+                           ("get_weather", "get_weather"), ("a.b", None)):
+        got = _calls(_one_shot("muse", text.format(written), schemas))
+        assert got == ([(named, {"a": "x"})] if named else []), written
 
 
 @pytest.mark.parametrize("fmt", sorted(_TAGS))

@@ -522,7 +522,8 @@ class MuseChannelsToolParser(MuseGlimmerToolParser):
     is read for ATEM invokes; other bodies are content, their headers and
     ``<|eom|>``/``<|eot|>`` dropped. Output that does not open with a header is
     content up to the first ``<|eom|>``/``<|eot|>``. A doubled namespace
-    (``get_weather.get_weather``) names the listed tool ``get_weather``.
+    (``get_weather.get_weather``) names the listed tool ``get_weather``, as does
+    ``ns.get_weather`` when one listed tool ends so.
     """
 
     format_name = "muse"
@@ -542,11 +543,16 @@ class MuseChannelsToolParser(MuseGlimmerToolParser):
     _AT_START = markers("<", " ", "\t", "\n", "\r", M_MESSAGE)
 
     def _tool_name(self, name: str) -> str:
-        """A doubled namespace (``f.f``) names the listed tool ``f``."""
-        head, dot, tail = name.partition(".")
-        if dot and name not in self._schemas and head == tail and head in self._schemas:
+        """A doubled namespace (``f.f``) names the listed tool ``f``; so does any
+        ``ns.f`` whose last part is one listed tool's."""
+        if "." not in name or name in self._schemas:
+            return name
+        head, _, tail = name.partition(".")
+        if head == tail and head in self._schemas:
             return head
-        return name
+        leaf = name.rsplit(".", 1)[-1]
+        found = [n for n in self._schemas if n.rsplit(".", 1)[-1] == leaf]
+        return found[0] if len(found) == 1 else name
 
     def _invoke(self):
         name, m = yield from self._text_until(self._NAME_END)

@@ -178,7 +178,7 @@ def render(fmt, calls, rnd):
     if fmt == "muse":
         msgs = ["<|start|>assistant to=self<|message|>Let me see.<|eom|>"] if rnd.random() < 0.5 else []
         for n, a in calls:  # the template writes a listed tool "f" as the recipient "f.*": "f.f" in the call
-            inv = f"{n}.{n}" if rnd.random() < 0.5 else n
+            inv = rnd.choice([n, f"{n}.{n}", f"functions.{n}"])
             msgs.append(f"<|start|>assistant to={n}<|message|><atem:function_calls>\n<atem:invoke name=\"{inv}\">\n"
                         + "".join(f'<atem:parameter name="{k}">{_bare(v)}</atem:parameter>\n' for k, v in a.items())
                         + "</atem:invoke>\n</atem:function_calls><|eom|>")
