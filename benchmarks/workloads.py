@@ -260,6 +260,85 @@ TOOLS_TEXTS = {
     "muse_glimmer": f'Writing the file now.\n<atem:function_calls>\n<atem:invoke name="write_file">\n{_atem}'
                     "</atem:invoke>\n</atem:function_calls>",
 }
+# The formats added since (one text per parser class, not per alias), each as
+# its model writes the call.
+_W = "Writing the file now.\n"
+_call_json = {"name": "write_file", "arguments": TOOLS_ARGS}
+_py_call = "write_file(" + ", ".join(f"{k}={v!r}" for k, v in TOOLS_ARGS.items()) + ")"
+_pairs = "".join(f"<arg_key>{k}</arg_key><arg_value>{v}</arg_value>" for k, v in TOOLS_ARGS.items())
+_MM = "]<]minimax[>["
+_GC = "\uff5cGCML\uff5c"
+TOOLS_TEXTS.update({
+    # _tagged_json_formats
+    "apertus": _W + "<|tools_prefix|>" + json.dumps([{"write_file": TOOLS_ARGS}]) + "<|tools_suffix|>",
+    "hunyuan_a13b": _W + "<tool_calls>" + json.dumps([_call_json]) + "</tool_calls>",
+    "longcat": _W + "<longcat_tool_call>\n" + json.dumps(_call_json) + "\n</longcat_tool_call>",
+    "gigachat3": _W + "<|message_sep|>function call<|role_sep|>\n" + json.dumps(_call_json),
+    "functiongemma": _W + "<start_function_call>call:write_file{"
+                     + ",".join(f"{k}:<escape>{v}<escape>" for k, v in TOOLS_ARGS.items()) + "}<end_function_call>",
+    "mimo": _W + "<tool_call>\n<function=write_file>\n"
+            + "".join(f"<parameter={k}>{v}</parameter>\n" for k, v in TOOLS_ARGS.items()) + "</function>\n</tool_call>",
+    "hunyuan": _W + "<tool_calls><tool_call>write_file<tool_sep>" + _pairs + "</tool_call></tool_calls>",
+    "dots": _W + '<dots_function_call>\n<invoke name="write_file">\n'
+            + "".join(f'<parameter name="{k}">{v}</parameter>\n' for k, v in TOOLS_ARGS.items())
+            + "</invoke>\n</dots_function_call>",
+    "gigachat35": _W + f"<{_GC}tool_calls>\n<{_GC}invoke name=\"write_file\">\n"
+                  + "".join(f'<{_GC}parameter name="{k}" string="true">{v}</{_GC}parameter>\n'
+                            for k, v in TOOLS_ARGS.items()) + f"</{_GC}invoke>\n</{_GC}tool_calls>",
+    # _markup_formats
+    "seed_oss": _W + "<seed:tool_call>\n<function=write_file>\n"
+                + "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in TOOLS_ARGS.items())
+                + "</function>\n</seed:tool_call>",
+    "cohere_command": _W + "<|START_ACTION|>[\n" + json.dumps(
+        {"tool_call_id": "0", "tool_name": "write_file", "parameters": TOOLS_ARGS}, indent=4) + "\n]<|END_ACTION|>",
+    "step3": _W + "<\uff5ctool_calls_begin\uff5c>\n<\uff5ctool_call_begin\uff5c>function<\uff5ctool_sep\uff5c>"
+             '<steptml:invoke name="write_file">\n'
+             + "".join(f'<steptml:parameter name="{k}">{v}</steptml:parameter>\n' for k, v in TOOLS_ARGS.items())
+             + "</steptml:invoke><\uff5ctool_call_end\uff5c>\n<\uff5ctool_calls_end\uff5c>",
+    "kimi_k3": _W + '<|open|>tools<|sep|><|open|>call tool="write_file" index="1"<|sep|>'
+               + "".join(f'<|open|>argument key="{k}" type="string"<|sep|>{v}<|close|>argument<|sep|>'
+                         for k, v in TOOLS_ARGS.items()) + "<|close|>call<|sep|><|close|>tools<|sep|>",
+    "k2_horizon": _W + "<ifm|tool_calls>\n<ifm|tool_call>write_file\n"
+                  + "".join(f"<ifm|arg_key>{k}</ifm|arg_key><ifm|arg_value>{v}</ifm|arg_value>\n"
+                            for k, v in TOOLS_ARGS.items()) + "</ifm|tool_call>\n</ifm|tool_calls>",
+    "plamo3": _W + "<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|>"
+              "<|plamo:begin_tool_name:plamo|>write_file<|plamo:end_tool_name:plamo|>"
+              "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>" + json.dumps(TOOLS_ARGS)
+              + "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|><|plamo:end_tool_requests:plamo|>",
+    "minimax_m3": _W + f'{_MM}<tool_call>\n{_MM}<invoke name="write_file">\n'
+                  + "".join(f"{_MM}<{k}>{v}{_MM}</{k}>\n" for k, v in TOOLS_ARGS.items())
+                  + f"{_MM}</invoke>\n{_MM}</tool_call>",
+    "gpt_oss": _W + "<|start|>assistant<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>"
+               + json.dumps(TOOLS_ARGS) + "<|call|>",
+    # _pythonic_formats
+    "pythonic": _W + "[" + _py_call + "]",
+    "lfm2": _W + "<|tool_call_start|>[" + _py_call + "]<|tool_call_end|>",
+    "olmo3": _W + "<function_calls>\n" + _py_call + "\n</function_calls>",
+    "phi4_mini_json": _W + "functools[" + json.dumps(_call_json) + "]",
+    "granite": _W + "<|tool_call|>[" + json.dumps(_call_json) + "]",
+    "granite_20b_fc": _W + "<function_call> " + json.dumps(_call_json),
+    "internlm": _W + "<|action_start|><|plugin|>\n"
+                + json.dumps({"name": "write_file", "parameters": TOOLS_ARGS}) + "<|action_end|>",
+    "xlam": _W + json.dumps([_call_json]),
+    # _more_formats
+    "deepseek_v32": _W + f'\n\n<{_D}function_calls>\n<{_D}invoke name="write_file">\n{_dsml}'
+                    f"</{_D}invoke>\n</{_D}function_calls>",
+    "deepseek_v41": _W + f'\n\n<{_D} calls>\n<{_D} invoke name="write_file">\n'
+                    + _dsml.replace(f"{_D}parameter", f"{_D} parameter") + f"</{_D} invoke>\n</{_D} calls>",
+    "trinity": _hermes,
+    "iquest_q1": _W + f"<iquest_tool_call>write_file\n{_arg_pairs}</iquest_tool_call>",
+    "spark25": _W + f"<tool_call>write_file\n{_arg_pairs}</tool_call>",
+    "minicpm5": _W + '<function name="write_file">' + "".join(
+        f'<param name="{k}"><![CDATA[{v}]]></param>' for k, v in TOOLS_ARGS.items()) + "</function>",
+    "inkling_framed": _W + "<|message_model|>write_file<|content_invoke_tool_json|>"
+                      + json.dumps({"name": "write_file", "args": TOOLS_ARGS}) + "<|end_message|>",
+    "beam": _W + " to=write_file<|channel|>analysis <|constrain|>xml<|message|>" + "".join(
+        f'<rfl:parameter name="{k}">\n{v}\n</rfl:parameter>' for k, v in TOOLS_ARGS.items()) + "<|call|>",
+    "muse": _W + "<|eom|><|start|>assistant to=write_file<|message|><atem:function_calls>\n"
+            f'<atem:invoke name="write_file">\n{_atem}</atem:invoke>\n</atem:function_calls><|eom|>',
+})
+# Formats whose value rule trims a value's whitespace (the payload's final newline).
+TOOLS_TRIMMED = frozenset({"dots", "iquest_q1", "step3"})
 # qwen3_coder types values by schema: keep "content" a string however it looks.
 TOOLS_SCHEMAS = {"write_file": {"type": "object", "properties": {"path": {"type": "string"},
                                                                   "content": {"type": "string"}}}}
