@@ -10,8 +10,10 @@ literals convert to the JSON values they denote.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+import warnings
 
 import pytest
 from hypothesis import example, given
@@ -103,6 +105,33 @@ def test_literals_convert_to_json(text, value):
             assert status == pf.NEED or (status == pf.DONE and not piece[pos:].strip()), (text, n)
         assert r.feed("", 0, True)[1] == pf.DONE
         assert json.loads("".join(out)) == value
+
+
+_py_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12),
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=4) | st.integers(-9, 9), kids,
+                                                              max_size=3),
+    max_leaves=8,
+)
+
+
+@given(value=_py_values, style=st.integers(0, 3), data=st.data())
+def test_literals_match_pythons_own_reading(value, style, data):
+    """Oracle: ``ast.literal_eval`` (on test input only) then ``json.dumps``."""
+    text = pylit(value, style)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = json.loads(json.dumps(ast.literal_eval(text), ensure_ascii=False))
+    assert _lit(text) == want
+    out: list[str] = []
+    r = pf.PyLiteralReader(out.append)
+    pieces = chunked(data, text)
+    for k, piece in enumerate(pieces):
+        pos, status = r.feed(piece, 0, False)
+        assert status == pf.NEED or (status == pf.DONE and k == len(pieces) - 1 and pos == len(piece))
+    assert r.feed("", 0, True)[1] == pf.DONE
+    assert json.loads("".join(out)) == want
 
 
 @pytest.mark.parametrize("text", ["x", "1 + 2", "f(1)", "b'x'", "1j", "0x10", "{1.5: 2}", "{'a', 'b'}",
