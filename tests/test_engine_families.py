@@ -394,7 +394,7 @@ MODEL_IDS = {
     # Earlier rows are not taken over.
     "granite": ["ibm-granite/granite-3.3-8b-instruct"],
     "hunyuan_a13b": ["tencent/Hunyuan-A13B-Instruct"],
-    "deepseek_v3": ["deepseek-ai/DeepSeek-V4"],
+    "deepseek_v4": ["deepseek-ai/DeepSeek-V4"],
 }
 
 
@@ -411,7 +411,7 @@ def test_model_id_selects_row(model_id, expected):
     ({"architectures": ["LagunaForCausalLM"]}, "poolside_v1"),
     ({"architectures": ["InklingForConditionalGeneration"]}, "inkling"),
     ({"architectures": ["IQuestQ1ForCausalLM"]}, "deepseek_r1"),
-    ({"architectures": ["DeepseekV4ForCausalLM"]}, "deepseek_v3"),
+    ({"architectures": ["DeepseekV4ForCausalLM"]}, "deepseek_v4"),
     ({"architectures": ["K2HorizonForCausalLM"]}, "k2_horizon"),
 ])
 def test_config_selects_row(config, expected):

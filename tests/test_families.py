@@ -23,7 +23,7 @@ FIXTURE_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture
 
 
 def tokenizer_for(name: str):
-    if name in ("deepseek_r1", "deepseek_v3"):
+    if name in ("deepseek_r1", "deepseek_v3", "deepseek_v32", "deepseek_v4", "deepseek_v41"):
         return deepseek_tokenizer()
     if name in ("qwen3", "qwen3_thinking", "qwen3_5"):
         return qwen3_tokenizer()
@@ -48,6 +48,15 @@ class Case:
 WEATHER_QWEN = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 WEATHER_DS = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}'
               "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
+
+
+def _dsml(block: str) -> str:
+    """A DSML tool-calls block (V3.2: "function_calls", V4: "tool_calls", V4.1: " calls")."""
+    d = "｜DSML｜"
+    return (f'<{d}{block}>\n<{d}invoke name="get_weather">\n<{d}parameter name="city" string="true">Paris'
+            f"</{d}parameter>\n</{d}invoke>\n</{d}{block}>")
+
+
 WEATHER_KIMI = ('<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0'
                 '<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>')
 WEATHER_GLM = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>"
@@ -73,6 +82,15 @@ CASES = [
          "I need the weather tool.", WEATHER_DS, prompt="<｜User｜>Weather?<｜Assistant｜><think>"),
     Case("v31-tool-calls-after-answer", "deepseek_v3", "Checking.</think>Let me look." + WEATHER_DS,
          "Checking.", "Let me look." + WEATHER_DS, prompt="<｜Assistant｜><think>"),
+    # V3.2 / V4 / V4.1 write DSML blocks after </think>; only </think> ends reasoning.
+    Case("v32-dsml-after-think", "deepseek_v32", "Need the weather.</think>\n\n" + _dsml("function_calls"),
+         "Need the weather.", "\n\n" + _dsml("function_calls"), prompt="<｜User｜>Weather?<｜Assistant｜><think>"),
+    Case("v4-dsml-after-think", "deepseek_v4", "Need the weather.</think>\n\n" + _dsml("tool_calls"),
+         "Need the weather.", "\n\n" + _dsml("tool_calls"), prompt="<｜User｜>Weather?<｜Assistant｜><think>"),
+    Case("v41-dsml-after-think", "deepseek_v41", "Need the weather.</think>\n\n" + _dsml(" calls"),
+         "Need the weather.", "\n\n" + _dsml(" calls"), prompt="<｜User｜>Weather?<｜Assistant｜><think>"),
+    Case("v4-v31-opener-stays-reasoning", "deepseek_v4", "Maybe " + WEATHER_DS + "? No.</think>Done.",
+         "Maybe " + WEATHER_DS + "? No.", "Done.", prompt="<｜Assistant｜><think>"),
     # -- Qwen3 (real BPE ranks + Qwen3 specials) --
     Case("qwen3-thinks", "qwen3", "<think>\nThe user asks for 2+2.\n</think>\n\nThe answer is 4.",
          "\nThe user asks for 2+2.\n", "\n\nThe answer is 4."),

@@ -21,9 +21,11 @@ MODEL_IDS = {
     ],
     "deepseek_v3": [
         "deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-V3-0324", "deepseek-ai/DeepSeek-V3.1",
-        "deepseek-ai/DeepSeek-V3.1-Terminus", "deepseek-ai/DeepSeek-V3.2-Exp", "deepseek-ai/DeepSeek-V3.2",
-        "deepseek-ai/DeepSeek-V4", "deepseek-chat",
+        "deepseek-ai/DeepSeek-V3.1-Terminus", "deepseek-ai/DeepSeek-V3.2-Exp", "deepseek-chat",
     ],
+    "deepseek_v32": ["deepseek-ai/DeepSeek-V3.2", "deepseek-ai/DeepSeek-V3.2-Speciale"],
+    "deepseek_v4": ["deepseek-ai/DeepSeek-V4", "deepseek-ai/DeepSeek-V4-Flash"],
+    "deepseek_v41": ["deepseek-ai/DeepSeek-V4.1"],
     "qwen3": [
         "Qwen/Qwen3-8B", "Qwen/Qwen3-0.6B", "Qwen/Qwen3-4B", "Qwen/Qwen3-32B", "Qwen/Qwen3-30B-A3B",
         "Qwen/Qwen3-235B-A22B", "Qwen/Qwen3-8B-FP8", "Qwen/Qwen3-32B-AWQ", "Qwen/Qwen3-235B-A22B-Instruct-2507",
@@ -171,7 +173,7 @@ def test_every_listed_name_resolves(name, backend):
 
 @pytest.mark.parametrize("name, family", [
     ("kimik2_5", "kimi_k2"), ("minimax_m2", "minimax_m2"), ("qwen3_5", "qwen3_5"), ("glm45", "glm45"),
-    ("deepseekv4", "deepseek_v3"), ("gemma4", "gemma4"),
+    ("deepseekv4", "deepseek_v4"), ("gemma4", "gemma4"),
 ])
 def test_max_names(name, family):
     assert reasoning_core.get_parser_cls(name).family.name == family

@@ -16,6 +16,10 @@ FAMILY_SPECIALS: dict[str, tuple[str, ...]] = {
     "deepseek_r1": ("<think>", "</think>", "<｜User｜>", "<｜Assistant｜>"),
     "deepseek_v3": ("<think>", "</think>", "<｜User｜>", "<｜Assistant｜>", "<｜tool▁calls▁begin｜>",
                     "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"),
+    # DSML rows: the think and turn markers are special tokens, the DSML tags are text.
+    "deepseek_v32": ("<think>", "</think>", "<｜User｜>", "<｜Assistant｜>"),
+    "deepseek_v4": ("<think>", "</think>", "<｜User｜>", "<｜Assistant｜>"),
+    "deepseek_v41": ("<think>", "</think>", "<｜User｜>", "<｜Assistant｜>"),
     "qwen3": ("<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_start|>", "<|im_end|>"),
     "qwen3_thinking": ("<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_start|>", "<|im_end|>"),
     "qwen3_5": ("<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_start|>", "<|im_end|>"),
