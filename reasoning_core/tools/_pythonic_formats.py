@@ -374,7 +374,35 @@ _IDENT_CHARS = re.compile(r"[A-Za-z0-9_]*")
 _WS = re.compile(r"[ \t\n\r]*")
 
 
-class _PythonicBase(BaseToolParser):
+class _Held(BaseToolParser):
+    """Text held in ``_rec`` while a candidate section is undecided (released as
+    content when it is not a call), and optional closing markup."""
+
+    def _release(self):
+        if self._rec is None:
+            return
+        text = "".join(self._rec) + self._buf[self._rec_from:self._pos]
+        self._rec = None
+        self._content(text)
+
+    def _ws_then(self, lit: str):
+        """Whitespace then ``lit``, both consumed (True); without ``lit`` the
+        whitespace is content again (False)."""
+        held: list[str] = []
+        while True:
+            m = _WS.match(self._buf, self._pos)
+            held.append(m.group())
+            self._pos = m.end()
+            if self._pos < len(self._buf) or self._eof:
+                break
+            yield
+        if not (yield from self._expect(lit)):
+            self._content("".join(held))
+            return False
+        return True
+
+
+class _PythonicBase(_Held):
     """Shared reading of ``name(key=literal, …)`` calls."""
 
     def _py(self, sink):
@@ -497,24 +525,6 @@ class _PythonicBase(BaseToolParser):
             self._fail()
             return False
 
-    def _release(self):
-        text = "".join(self._rec) + self._buf[self._rec_from:self._pos]
-        self._rec = None
-        self._content(text)
-
-    def _ws_then(self, lit: str):
-        """Whitespace then ``lit``, both consumed; without ``lit`` the whitespace
-        is content again."""
-        held: list[str] = []
-        while True:
-            m = _WS.match(self._buf, self._pos)
-            held.append(m.group())
-            self._pos = m.end()
-            if self._pos < len(self._buf) or self._eof:
-                break
-            yield
-        if not (yield from self._expect(lit)):
-            self._content("".join(held))
 
 
 PY_START, PY_END = "<|python_start|>", "<|python_end|>"
@@ -648,20 +658,13 @@ class Olmo3ToolParser(_PythonicBase):
 # ---------------------------------------------------------------------------- JSON lists
 
 
-class _JsonCallsBase(BaseToolParser):
+class _JsonCallsBase(_Held):
     """Reading of ``[{call}, {call}, …]`` (the ``[`` consumed) and ``{call}``;
     text held in ``_rec`` (a candidate list) becomes markup once a call opens."""
 
     def _open_call(self, name, cid=None):
         self._rec = None
         return super()._open_call(name, cid)
-
-    def _release(self):
-        if self._rec is None:
-            return
-        text = "".join(self._rec) + self._buf[self._rec_from:self._pos]
-        self._rec = None
-        self._content(text)
 
     def _json_list(self, need_args: bool = False):
         """True when the list closed; None when its first element is not a call
@@ -690,20 +693,6 @@ class _JsonCallsBase(BaseToolParser):
                 return True
             self._fail()
             return False
-
-    def _ws_then(self, lit: str):
-        held: list[str] = []
-        while True:
-            m = _WS.match(self._buf, self._pos)
-            held.append(m.group())
-            self._pos = m.end()
-            if self._pos < len(self._buf) or self._eof:
-                break
-            yield
-        if not (yield from self._expect(lit)):
-            self._content("".join(held))
-            return False
-        return True
 
 
 class Phi4MiniJsonToolParser(_JsonCallsBase):
