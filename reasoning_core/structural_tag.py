@@ -39,7 +39,9 @@ attribute on the parser class (a ``ToolTagSpec``), e.g.::
 covers a fixed begin/end around the arguments in any of xgrammar's JSON schema
 styles: ``json``, ``qwen_xml``, ``glm_xml``, ``minimax_xml``, ``deepseek_xml``);
 ``section=(begin, end)`` wraps one or more calls, joined by ``separator``.  The
-formats of the first fourteen parsers are described in ``_SPECS`` below.
+formats of the first fourteen parsers are described in ``_SPECS`` below; the
+helpers below (``_flagged_call``, ``_k3_call``, ``_mm3_call``, …) spell out the
+tag-per-parameter syntaxes of the further formats for their ``tool_tag``.
 """
 from __future__ import annotations
 
@@ -213,24 +215,219 @@ def _gemma_call(name: str, parameters: Any) -> Tag:
     return _tag(begin, _gemma_object(parameters), G_CALL_END)
 
 
+def _regex(pattern: str) -> Tag:
+    return {"type": "regex", "pattern": pattern}
+
+
+_INDEX = r"[0-9]+"  # a per-turn call counter the model writes (ids, indices)
+
+
+def _is_text(schema: Any) -> bool:
+    """A value written as raw text (a string, or any value) rather than JSON."""
+    types = _types(schema) if isinstance(schema, Mapping) else set()
+    return "string" in types or not types
+
+
+def _text_value(schema: Any, excludes: Sequence[str]) -> Tag:
+    """A parameter's value in a tag-per-parameter format: a string's text
+    verbatim (an enum: one of its values), any other value as JSON."""
+    if isinstance(schema, Mapping) and isinstance(schema.get("enum"), list) and schema["enum"]:
+        return _or([_const(v if isinstance(v, str) else json.dumps(v)) for v in schema["enum"]])
+    return _any(excludes) if _is_text(schema) else _json(schema)
+
+
+def _params_call(begin: str, end: str, pair: Callable[[str, Any], Tag], free: Sequence[str],
+                 head: Optional[Tag] = None) -> Callable[[Any], Tag]:
+    """A call whose arguments are one element per parameter (``pair(key,
+    schema)``, declared order; see ``_members``) after ``begin`` (and ``head``,
+    a format, when the call's header is not fixed text); arguments without a
+    plain object schema are any text without ``free``."""
+
+    def build(parameters: Any) -> Tag:
+        plain = _plain_object(parameters)
+        body = _any(free) if plain is None else _members(plain[0], plain[1], pair, "")
+        return _tag(begin, body if head is None else _seq([head, body]), end)
+
+    return build
+
+
 ATEM_PARAM_END = "</atem:parameter>"
 
 
 def _atem_call(name: str, parameters: Any) -> Tag:
     """Muse Glimmer: one ``<atem:parameter name="K">V</atem:parameter>`` per
     argument, a string's text verbatim, any other value as JSON."""
-    begin, end = f'<atem:invoke name="{name}">\n', "</atem:invoke>\n"
-    plain = _plain_object(parameters)
-    if plain is None:
-        return _tag(begin, _any(["</atem:invoke>"]), end)
-    props, req = plain
 
     def pair(key: str, schema: Any) -> Tag:
-        types = _types(schema) if isinstance(schema, Mapping) else set()
-        value = _any([ATEM_PARAM_END, "<atem:"]) if ("string" in types or not types) else _json(schema)
+        value = _any([ATEM_PARAM_END, "<atem:"]) if _is_text(schema) else _json(schema)
         return _seq([_const(f'<atem:parameter name="{key}">'), value, _const(ATEM_PARAM_END + "\n")])
 
-    return _tag(begin, _members(props, req, pair, ""), end)
+    return _params_call(f'<atem:invoke name="{name}">\n', "</atem:invoke>\n", pair,
+                        ["</atem:invoke>"])(parameters)
+
+
+def _flagged_call(prefix: str) -> Callable[[str, Any], Tag]:
+    """DSML's invoke under another tag prefix (GigaChat 3.5's ``｜GCML｜``,
+    DeepSeek V4.1's ``｜DSML｜ ``): ``<PinvokeQ name="N">`` then one
+    ``<Pparameter name="K" string="true|false">V</Pparameter>`` per argument (a
+    string's text verbatim with ``true``, any other value as JSON with ``false``)."""
+    p_end, inv_end = f"</{prefix}parameter>", f"</{prefix}invoke>"
+
+    def pair(key: str, schema: Any) -> Tag:
+        text = _is_text(schema)
+        head = f'<{prefix}parameter name="{key}" string="{"true" if text else "false"}">'
+        return _seq([_const(head), _any([p_end, f"<{prefix}"]) if text else _json(schema), _const(p_end + "\n")])
+
+    def call(name: str, parameters: Any) -> Tag:
+        return _params_call(f'<{prefix}invoke name="{name}">\n', inv_end + "\n", pair, [inv_end])(parameters)
+
+    return call
+
+
+_S3_PARAM_END = "</steptml:parameter>"
+
+
+def _step3_call(name: str, parameters: Any) -> Tag:
+    """Step-3: ``<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="N">``
+    then ``<steptml:parameter name="K">V</steptml:parameter>`` per argument."""
+
+    def pair(key: str, schema: Any) -> Tag:
+        return _seq([_const(f'<steptml:parameter name="{key}">'), _text_value(schema, [_S3_PARAM_END, "<steptml:"]),
+                     _const(_S3_PARAM_END + "\n")])
+
+    begin = f'<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{name}">\n'
+    return _params_call(begin, "</steptml:invoke><｜tool_call_end｜>", pair,
+                        ["</steptml:invoke>", "<｜tool_call_end｜>"])(parameters)
+
+
+_K3_ARG_END = "<|close|>argument<|sep|>"
+
+
+def _k3_type(schema: Any) -> str:
+    if isinstance(schema, Mapping) and isinstance(schema.get("enum"), list) and schema["enum"]:
+        return _json_type(schema["enum"][0])
+    types = sorted(_types(schema) if isinstance(schema, Mapping) else set())
+    return "string" if "string" in types or not types else types[0]
+
+
+def _json_type(v: Any) -> str:
+    return ("null" if v is None else "boolean" if isinstance(v, bool) else "integer" if isinstance(v, int)
+            else "number" if isinstance(v, float) else "string" if isinstance(v, str)
+            else "array" if isinstance(v, list) else "object")
+
+
+def _k3_call(name: str, parameters: Any) -> Tag:
+    """Kimi K3 (XTML): ``<|open|>call tool="N" index="I"<|sep|>`` then
+    ``<|open|>argument key="K" type="T"<|sep|>V<|close|>argument<|sep|>`` per
+    argument (``type="string"``: the text verbatim; another schema type: JSON)."""
+
+    def pair(key: str, schema: Any) -> Tag:
+        return _seq([_const(f'<|open|>argument key="{key}" type="{_k3_type(schema)}"<|sep|>'),
+                     _text_value(schema, [_K3_ARG_END, "<|open|>", "<|close|>"]), _const(_K3_ARG_END)])
+
+    return _params_call(f'<|open|>call tool="{name}" index="', "<|close|>call<|sep|>", pair,
+                        ["<|close|>call<|sep|>"], head=_seq([_regex(_INDEX), _const('"<|sep|>')]))(parameters)
+
+
+_IFM_VALUE_END = "</ifm|arg_value>"
+
+
+def _ifm_call(name: str, parameters: Any) -> Tag:
+    """K2 Horizon's xml dialect (its template's default): ``<ifm|tool_call>N``
+    then ``<ifm|arg_key>K</ifm|arg_key><ifm|arg_value>V</ifm|arg_value>`` per
+    argument, one per line."""
+
+    def pair(key: str, schema: Any) -> Tag:
+        return _seq([_const(f"<ifm|arg_key>{key}</ifm|arg_key><ifm|arg_value>"),
+                     _text_value(schema, [_IFM_VALUE_END, "<ifm|"]), _const(_IFM_VALUE_END + "\n")])
+
+    return _params_call(f"<ifm|tool_call>{name}\n", "</ifm|tool_call>", pair, ["</ifm|tool_call>"])(parameters)
+
+
+MM = "]<]minimax[>["
+_MM_DEPTH = 8  # nesting spelled out per property; deeper objects are free elements
+
+
+def _mm_value(key: str, schema: Any, depth: int) -> Tag:
+    """MiniMax M3: the element ``MM<K>…MM</K>`` of one value: a string's text,
+    a scalar's JSON, an object's properties as child elements, an array's items
+    as ``<item>`` children (any other object or array: free text, which the
+    parser reads as elements or JSON)."""
+    close = f"{MM}</{key}>"
+    t = _types(schema) if isinstance(schema, Mapping) else set()
+    if depth < _MM_DEPTH and t == {"object"} and _plain_object(schema) is not None:
+        props, req = _plain_object(schema)
+        inner = _members(props, req, lambda k, v: _mm_value(k, v, depth + 1), "")
+    elif depth < _MM_DEPTH and t == {"array"}:
+        inner = {"type": "star", "content": _mm_value("item", schema.get("items"), depth + 1)}
+    elif t & {"object", "array"} and not (isinstance(schema, Mapping) and "enum" in schema):
+        inner = _any([close])
+    else:
+        inner = _text_value(schema, [MM])
+    return _seq([_const(f"{MM}<{key}>"), inner, _const(close + "\n")])
+
+
+def _mm3_call(name: str, parameters: Any) -> Tag:
+    return _params_call(f'{MM}<invoke name="{name}">\n', f"{MM}</invoke>\n",
+                        lambda k, v: _mm_value(k, v, 0), [f"{MM}</invoke>"])(parameters)
+
+
+FG_ESC, FG_END = "<escape>", "<end_function_call>"
+
+
+def _fg_value(schema: Any) -> Tag:
+    """FunctionGemma's value: a string between ``<escape>`` tags, a scalar as
+    bare JSON, an object or array as JSON between ``<escape>`` tags (the parser
+    reads a bare value only up to the next ``,`` or ``}``)."""
+    if isinstance(schema, Mapping) and isinstance(schema.get("enum"), list) and schema["enum"]:
+        return _or([_const(f"{FG_ESC}{v}{FG_ESC}") if isinstance(v, str) else _const(json.dumps(v))
+                    for v in schema["enum"]])
+    if _is_text(schema):
+        return _seq([_const(FG_ESC), _any([FG_ESC, FG_END]), _const(FG_ESC)])
+    types = _types(schema)
+    if types & {"object", "array"}:
+        return _seq([_const(FG_ESC), _json(schema), _const(FG_ESC)])
+    return _json(schema)
+
+
+def _fg_call(name: str, parameters: Any) -> Tag:
+    """FunctionGemma: ``<start_function_call>call:N{k:<escape>v<escape>,n:5}<end_function_call>``."""
+    begin = f"<start_function_call>call:{name}{{"
+    plain = _plain_object(parameters)
+    if plain is None:
+        return _tag(begin, _any([FG_END]), "}" + FG_END)
+    props, req = plain
+    return _tag(begin, _members(props, req, lambda k, v: _seq([_const(k + ":"), _fg_value(v)]), ","), "}" + FG_END)
+
+
+def _hunyuan_call(name: str, parameters: Any) -> Tag:
+    """Hunyuan Hy3 / Hy4: GLM's ``<arg_key>``/``<arg_value>`` pairs after the
+    name, ``<tool_sep>`` between them (Hy3) or not (Hy4)."""
+    return _tag(f"<tool_call>{name}", _seq([_optional(_const("<tool_sep>")), _json(parameters, "glm_xml")]),
+                "</tool_call>")
+
+
+def _mimo_call(name: str, parameters: Any) -> Tag:
+    """MiMo: Qwen3-Coder's ``<function=N>``/``<parameter=K>`` inside
+    ``<tool_call>``, with or without the newlines between the tags."""
+    nl = _optional(_const("\n"))
+    return _tag("<tool_call>", _seq([nl, _const(f"<function={name}>"), _json(parameters, "qwen_xml"),
+                                     _const("</function>"), nl]), "</tool_call>")
+
+
+def _cohere_call(name: str, parameters: Any) -> Tag:
+    """Cohere Command's action: ``{"tool_call_id": "I", "tool_name": "N",
+    "parameters": {…}}`` (the id a per-turn counter)."""
+    return _tag('{"tool_call_id": "', _seq([_regex(_INDEX), _const(f'", "tool_name": "{name}", "parameters": '),
+                                           _json(parameters)]), "}")
+
+
+def _gpt_oss_call(name: str, parameters: Any) -> Tag:
+    """gpt-oss (harmony): a commentary message to ``functions.N`` constrained
+    to JSON, ended by ``<|call|>``."""
+    return _tag(f"<|channel|>commentary to=functions.{name}",
+                _seq([_optional(_const(" ")), _const("<|constrain|>json<|message|>"), _json(parameters)]),
+                "<|call|>")
 
 
 def _kimi_call(name: str, parameters: Any) -> Tag:
@@ -238,6 +435,37 @@ def _kimi_call(name: str, parameters: Any) -> Tag:
     index = {"type": "regex", "pattern": r"[0-9]+"}
     return _tag(f"<|tool_call_begin|>functions.{name}:",
                 _seq([index, _const("<|tool_call_argument_begin|>"), _json(parameters)]), "<|tool_call_end|>")
+
+
+_BEAM_PARAM_END = "</rfl:parameter>"
+
+
+def _beam_call(name: str, parameters: Any) -> Tag:
+    """Beam: `` to=N<|channel|>analysis <|constrain|>xml<|message|>`` then
+    ``<rfl:parameter name="K">\nV\n</rfl:parameter>`` per argument, ``<|call|>``."""
+
+    def pair(key: str, schema: Any) -> Tag:
+        return _seq([_const(f'<rfl:parameter name="{key}">\n'),
+                     _text_value(schema, [_BEAM_PARAM_END, "<rfl:parameter", "<|call|>", "<|end|>"]),
+                     _const("\n" + _BEAM_PARAM_END)])
+
+    return _params_call(f" to={name}<|channel|>analysis <|constrain|>xml<|message|>", "<|call|>", pair,
+                        ["<|call|>", "<|end|>"])(parameters)
+
+
+def _minicpm_call(name: str, parameters: Any) -> Tag:
+    """MiniCPM5: ``<function name="N">`` then ``<param name="K">V</param>`` per
+    argument; a string is XML text (references allowed, no ``<``) or a CDATA
+    section, any other value JSON."""
+
+    def pair(key: str, schema: Any) -> Tag:
+        if _is_text(schema) and not (isinstance(schema, Mapping) and "enum" in schema):
+            value = _or([_any(["<"]), _seq([_const("<![CDATA["), _any(["]]>"]), _const("]]>")])])
+        else:
+            value = _text_value(schema, ["<"])
+        return _seq([_const(f'<param name="{key}">'), value, _const("</param>")])
+
+    return _params_call(f'<function name="{name}">', "</function>", pair, ["</function>"])(parameters)
 
 
 _DS_CALLS = ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>")
@@ -271,6 +499,33 @@ _SPECS: dict[str, ToolTagSpec] = {
                            schema_call('<|content_invoke_tool_json|>{"name": "{name}", "args": ', "}")),
     "muse_glimmer": ToolTagSpec("<atem:function_calls>", _atem_call,
                                 section=("<atem:function_calls>\n", "</atem:function_calls>")),
+    # the further modules' formats of JSON calls and of the remaining engines
+    "phi4_mini_json": ToolTagSpec("functools[", schema_call('{"name": "{name}", "arguments": ', "}"),
+                                  section=("functools[", "]"), separator=", "),
+    "granite": ToolTagSpec("<|tool_call|>", schema_call('{"name": "{name}", "arguments": ', "}"),
+                           section=("<|tool_call|>[", "]"), separator=", "),
+    "granite_20b_fc": ToolTagSpec("<function_call>", schema_call(
+        '<function_call> {"name": "{name}", "arguments": ', "}")),
+    "internlm": ToolTagSpec("<|action_start|><|plugin|>", schema_call(
+        '<|action_start|><|plugin|>\n{"name": "{name}", "parameters": ', "}<|action_end|>")),
+    # a bare list: the trigger holds the first call's opening, later calls the separator
+    "xlam": ToolTagSpec('[{"name": "', schema_call('{name}", "arguments": ', "}"),
+                        section=('[{"name": "', "]"), separator=', {"name": "'),
+    "deepseek_v32": ToolTagSpec("<｜DSML｜function_calls>", schema_call(
+        '<｜DSML｜invoke name="{name}">\n', "</｜DSML｜invoke>\n", "deepseek_xml"),
+        section=("<｜DSML｜function_calls>\n", "</｜DSML｜function_calls>")),
+    "deepseek_v41": ToolTagSpec("<｜DSML｜ calls>", _flagged_call("｜DSML｜ "),
+                                section=("<｜DSML｜ calls>\n", "</｜DSML｜ calls>")),
+    "trinity": ToolTagSpec("<tool_call>", schema_call('<tool_call>\n{"name": "{name}", "arguments": ',
+                                                      "}\n</tool_call>")),
+    "iquest_q1": ToolTagSpec("<iquest_tool_call>", schema_call("<iquest_tool_call>{name}", "</iquest_tool_call>",
+                                                               "glm_xml")),
+    "spark25": ToolTagSpec("<tool_call>", schema_call("<tool_call>{name}", "</tool_call>", "glm_xml")),
+    "minicpm5": ToolTagSpec('<function name="', _minicpm_call),
+    # the message header before the marker (<|message_model|>NAME) is content to the tag
+    "inkling_framed": ToolTagSpec("<|content_invoke_tool_json|>", schema_call(
+        '<|content_invoke_tool_json|>{"name": "{name}", "args": ', "}<|end_message|>")),
+    "beam": ToolTagSpec(" to=", _beam_call),
 }
 
 

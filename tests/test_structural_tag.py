@@ -72,6 +72,84 @@ def test_every_first_format_has_a_tag(fmt):
         assert SCHEMA in schemas(tag)
 
 
+# the further modules' formats (one name per parser class) and those left without a tag
+FURTHER_FORMATS = ("apertus", "hunyuan_a13b", "longcat", "gigachat3", "functiongemma", "mimo", "hunyuan", "dots",
+                   "gigachat35", "seed_oss", "cohere_command", "step3", "kimi_k3", "k2_horizon", "plamo3",
+                   "minimax_m3", "gpt_oss", "phi4_mini_json", "granite", "granite_20b_fc", "internlm", "xlam",
+                   "deepseek_v32", "deepseek_v41", "trinity", "iquest_q1", "spark25", "minicpm5", "inkling_framed",
+                   "beam")
+UNTAGGED = ("pythonic", "lfm2", "olmo3", "muse")
+
+
+@pytest.mark.parametrize("fmt", FURTHER_FORMATS)
+def test_every_further_format_has_a_tag(fmt):
+    assert has_tool_tag(fmt)
+    tag = structural_tag(None, TOOLS, tool_format=fmt)
+    top = tag["format"]
+    assert top["type"] == "triggered_tags" and len(top["triggers"]) == 1
+    trigger = top["triggers"][0]
+    for t in top["tags"]:  # a section, or the calls themselves, open with the trigger
+        assert t["begin"].startswith(trigger)
+    text = json.dumps(tag, ensure_ascii=False)
+    assert "get_weather" in text and "get_time" in text and "get_stock" not in text
+    # the schema is held: as JSON schema, or spelled out per property
+    assert SCHEMA in schemas(tag) or ('"city' in text or "city" in text) and {"type": "integer"} in schemas(tag)
+    named = structural_tag(None, TOOLS, tool_format=fmt, tool_choice="get_time")
+    assert "get_weather" not in json.dumps(named)
+
+
+@pytest.mark.parametrize("fmt", UNTAGGED)
+def test_formats_without_a_tag(fmt):
+    assert fmt in rc_tools.available() and not has_tool_tag(fmt)
+    with pytest.raises(ValueError, match="does not describe its calls"):
+        structural_tag(None, TOOLS, tool_format=fmt)
+
+
+def test_every_parser_class_is_tagged_or_listed():
+    tagged = {rc_tools.get_parser_cls(f) for f in FIRST_FORMATS + FURTHER_FORMATS}
+    untagged = {rc_tools.get_parser_cls(f) for f in UNTAGGED}
+    assert {rc_tools.get_parser_cls(f) for f in rc_tools.available()} == tagged | untagged
+
+
+def test_tag_per_parameter_syntaxes():
+    """The further formats' own argument syntaxes: one element per property, a
+    string as text, another type as JSON; counters and ids as digits."""
+    def consts(fmt, tools=(WEATHER,)):
+        tag = structural_tag(None, list(tools), tool_format=fmt)
+        return [n["value"] for n in walk(tag["format"]) if n["type"] == "const_string"], tag
+
+    c, tag = consts("kimi_k3")
+    assert '<|open|>argument key="city" type="string"<|sep|>' in c
+    assert '<|open|>argument key="days" type="integer"<|sep|>' in c
+    assert {"type": "regex", "pattern": "[0-9]+"} in list(walk(tag["format"]))  # the call's index
+    c, tag = consts("gigachat35")
+    assert '<｜GCML｜parameter name="city" string="true">' in c
+    assert '<｜GCML｜parameter name="days" string="false">' in c and {"type": "integer"} in schemas(tag)
+    c, _ = consts("deepseek_v41")
+    assert '<｜DSML｜ parameter name="city" string="true">' in c
+    c, _ = consts("functiongemma")
+    assert c[:4] == ["city:", "<escape>", "<escape>", ","] and "days:" in c
+    c, _ = consts("minimax_m3")
+    assert c[:2] == ["]<]minimax[>[<city>", "]<]minimax[>[</city>\n"]
+    xs = {"type": "array", "items": {"type": "integer"}}
+    nested = {"name": "f", "parameters": {"type": "object", "required": ["p"], "properties": {
+        "p": {"type": "object", "required": ["xs"], "properties": {"xs": xs}}}}}
+    c, tag = consts("minimax_m3", [nested])
+    assert c[:3] == ["]<]minimax[>[<p>", "]<]minimax[>[<xs>", "]<]minimax[>[<item>"]
+    assert {"type": "integer"} in schemas(tag)
+    c, _ = consts("cohere_command")
+    assert '", "tool_name": "get_weather", "parameters": ' in c
+    c, _ = consts("beam")
+    assert '<rfl:parameter name="city">\n' in c and "\n</rfl:parameter>" in c
+    # a bare JSON list: the trigger opens the first call, the separator each later one
+    tag = structural_tag(None, TOOLS, tool_format="xlam")
+    section = tag["format"]["tags"][0]
+    assert tag["format"]["triggers"] == ['[{"name": "'] and section["begin"] == '[{"name": "'
+    assert section["content"]["separator"] == ', {"name": "'
+    assert [t["begin"] for t in section["content"]["tags"]] == [
+        'get_weather", "arguments": ', 'get_time", "arguments": ']
+
+
 def test_has_tool_tag():
     described = {f for f in rc_tools.available() if has_tool_tag(f)}
     assert set(FIRST_FORMATS) <= described

@@ -1064,6 +1064,7 @@ _STRUCTURAL_TAG_MODELS: dict[str, str] = {
     "deepseek_v32": "deepseek_v3_2",
     "deepseek_v41": "deepseek_v4_1",
     "kimi_k3": "kimi_k3",
+    "plamo3": "plamo3",
 }
 _OWN_TAG = "reasoning_core:"
 

@@ -18,6 +18,16 @@ import re
 from typing import Optional
 
 from ..families import get_family, terminators_of, think_pair_of
+from ..structural_tag import (
+    ToolTagSpec,
+    _cohere_call,
+    _gpt_oss_call,
+    _ifm_call,
+    _k3_call,
+    _mm3_call,
+    _step3_call,
+    schema_call,
+)
 from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
 from ._json import dump_str, escape, normalize
 from ._max_formats import _allowed, _laguna_value
@@ -35,6 +45,8 @@ class SeedOssToolParser(Qwen3CoderToolParser):
     Qwen3-Coder's grammar under Seed's wrapper; reasoning is ``<seed:think>``."""
 
     format_name = "seed_oss"
+    tool_tag = ToolTagSpec(_SEED_CALL, schema_call(_SEED_CALL + "\n<function={name}>\n",
+                                                   "</function>\n" + _SEED_CALL_END, "qwen_xml"))
     openers = (_SEED_CALL, "<function=")
     think_pairs = (think_pair_of("seed_oss"),)
     _IN_WRAPPER = markers("<function=", _SEED_CALL_END)
@@ -73,6 +85,9 @@ class CohereCommandToolParser(BaseToolParser):
     read for calls; the answer's ``<|START_RESPONSE|>`` frame stays content."""
 
     format_name = "cohere_command"
+    # the template's action list: one action per line, indented
+    tool_tag = ToolTagSpec(_ACTION, _cohere_call, section=(_ACTION + "[\n    ", "\n]" + _ACTION_END),
+                           separator=",\n    ")
     openers = terminators_of("cohere_command")
     think_pairs = (think_pair_of("cohere_command"),)
     _END = markers(_ACTION_END)
@@ -218,6 +233,8 @@ class Step3ToolParser(BaseToolParser):
     ends at the next call or the block end."""
 
     format_name = "step3"
+    tool_tag = ToolTagSpec(_S3_CALLS, _step3_call, section=(_S3_CALLS + "\n", "\n" + _S3_CALLS_END),
+                           separator="\n")
     openers = (_S3_CALLS,)
     _SECTION = markers(_S3_CALL, _S3_CALLS_END)
     _HEAD_END = markers(_S3_SEP, _S3_CALL_END, _S3_CALL, _S3_CALLS_END)
@@ -319,6 +336,7 @@ class KimiK3ToolParser(BaseToolParser):
     content; ``<|open|>think<|sep|>`` … is reasoning, never read for calls."""
 
     format_name = "kimi_k3"
+    tool_tag = ToolTagSpec(_K3_TOOLS, _k3_call, section=(_K3_TOOLS, _K3_TOOLS_END))
     openers = (_K3_TOOLS, *_K3_FRAMES)
     think_pairs = (think_pair_of("kimi_k3"),)
     _SECTION = markers(_K3_CALL, _K3_TOOLS_END)
@@ -418,6 +436,9 @@ class K2HorizonToolParser(BaseToolParser):
     ``<ifm|think_faster>``) is never read for calls."""
 
     format_name = "k2_horizon"
+    # the template's default xml dialect
+    tool_tag = ToolTagSpec(_IFM_CALLS, _ifm_call, section=(_IFM_CALLS + "\n", "\n" + _IFM_CALLS_END),
+                           separator="\n")
     openers = (_IFM_CALLS, _IFM_CALL)
     think_pairs = tuple(zip(get_family("k2_horizon").start, get_family("k2_horizon").end))
     _SECTION = markers(_IFM_CALL, _IFM_CALLS_END)
@@ -502,6 +523,8 @@ class Plamo3ToolParser(BaseToolParser):
     block is dropped; text after it is content."""
 
     format_name = "plamo3"
+    tool_tag = ToolTagSpec(_PL_REQS, schema_call(_PL_REQ + _PL_NAME + "{name}" + _PL_NAME_END + _PL_ARGS,
+                                                 _PL_ARGS_END + _PL_REQ_END), section=(_PL_REQS, _PL_REQS_END))
     openers = terminators_of("plamo3")
     think_pairs = (think_pair_of("plamo3"),)
     _SECTION = markers(_PL_REQ, _PL_REQS_END)
@@ -760,6 +783,7 @@ class MiniMaxM3ToolParser(BaseToolParser):
     dropped; text after the block is content."""
 
     format_name = "minimax_m3"
+    tool_tag = ToolTagSpec(_MM_CALL, _mm3_call, section=(_MM_CALL + "\n", _MM_CALL_END))
     openers = (_MM_CALL,)
     think_pairs = (think_pair_of("minimax_m3"),)
     _SECTION = markers(_MM_INVOKE, _MM_CALL_END)
@@ -825,6 +849,7 @@ class GptOssToolParser(BaseToolParser):
     reasoning, never read for calls."""
 
     format_name = "gpt_oss"
+    tool_tag = ToolTagSpec("<|channel|>commentary to=functions.", _gpt_oss_call)
     openers = (_H_START, _H_CHANNEL)
     think_pairs = tuple((st, get_family("gpt_oss").end[0]) for st in get_family("gpt_oss").start)
     _HEAD_END = markers(_H_MESSAGE, _H_START, *_H_ENDS)

@@ -18,6 +18,7 @@ import re
 from functools import lru_cache
 
 from ..families import terminators_of, think_pair_of
+from ..structural_tag import ToolTagSpec, _fg_call, _flagged_call, _hunyuan_call, _mimo_call, schema_call
 from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
 from ._json import dump_str, normalize, typed_value
 from ._json_formats import HermesToolParser
@@ -101,6 +102,8 @@ class ApertusToolParser(_JsonListSection):
     the arguments object (further keys are ignored)."""
 
     format_name = "apertus"
+    tool_tag = ToolTagSpec("<|tools_prefix|>", schema_call('{"{name}": ', "}"),
+                           section=("<|tools_prefix|>[", "]<|tools_suffix|>"), separator=", ")
     openers = terminators_of("apertus")  # the family table's <|tools_prefix|>
     think_pairs = (think_pair_of("deepseek_r1"), think_pair_of("apertus"))
     close = "<|tools_suffix|>"
@@ -151,6 +154,8 @@ class HunyuanA13BToolParser(_JsonListSection):
     (Hunyuan-A13B)."""
 
     format_name = "hunyuan_a13b"
+    tool_tag = ToolTagSpec("<tool_calls>", schema_call('{"name": "{name}", "arguments": ', "}"),
+                           section=("<tool_calls>[", "]</tool_calls>"), separator=", ")
     openers = ("<tool_calls>",)
     close = "</tool_calls>"
     # the family's "<think>\n" … "\n</think>\n<answer>\n"; a block ends at its
@@ -170,6 +175,8 @@ class LongcatToolParser(HermesToolParser):
     ``<longcat_tool_call>`` … ``</longcat_tool_call>`` (LongCat-Flash)."""
 
     format_name = "longcat"
+    tool_tag = ToolTagSpec("<longcat_tool_call>", schema_call(
+        '<longcat_tool_call>\n{"name": "{name}", "arguments": ', "}\n</longcat_tool_call>"))
     openers = ("<longcat_tool_call>",)
     _END = markers("</longcat_tool_call>", "<longcat_tool_call>")
 
@@ -185,6 +192,8 @@ class GigaChat3ToolParser(BaseToolParser):
     an ``</s>`` right after it is dropped, other text after it is content."""
 
     format_name = "gigachat3"
+    # the role header (after content, <|message_sep|> before it is content to the tag)
+    tool_tag = ToolTagSpec(GC_ROLE_CALL, schema_call(GC_ROLE_CALL + '{"name": "{name}", "arguments": ', "}"))
     openers = (GC_FUNCTION_CALL, GC_ROLE_CALL, GC_MESSAGE_SEP + GC_ROLE_CALL, GC_MESSAGE_SEP + GC_FUNCTION_CALL)
 
     def _section(self, opener):
@@ -218,6 +227,7 @@ class FunctionGemmaToolParser(BaseToolParser):
     """
 
     format_name = "functiongemma"
+    tool_tag = ToolTagSpec(FG_CALL, _fg_call)
     openers = (FG_CALL,)
 
     def _section(self, opener):
@@ -280,6 +290,7 @@ class MiMoToolParser(Qwen3CoderToolParser):
     included, unless the request's schema gives the parameter another type."""
 
     format_name = "mimo"
+    tool_tag = ToolTagSpec("<tool_call>", _mimo_call)
 
     def _xml_value(self, fname, key, ends):
         parts: list[str] = []
@@ -306,6 +317,8 @@ class DotsToolParser(MiniMaxM2ToolParser):
     """
 
     format_name = "dots"
+    tool_tag = ToolTagSpec(DOTS_CALL, schema_call('<invoke name="{name}">\n', "</invoke>\n", "minimax_xml"),
+                           section=(DOTS_CALL + "\n", DOTS_END))
     openers = (DOTS_CALL,)
     _SECTION = markers(_INVOKE, DOTS_END)
     _NAME_END = markers(">", "</invoke>", _INVOKE, DOTS_END)
@@ -366,6 +379,8 @@ class HunyuanToolParser(BaseToolParser):
     """
 
     format_name = "hunyuan"
+    # the unsuffixed tags (a suffix is a checkpoint's choice, not expressible as fixed text)
+    tool_tag = ToolTagSpec("<tool_calls>", _hunyuan_call, section=("<tool_calls>", "</tool_calls>"))
     openers = (*terminators_of("hy_v3"), "<tool_calls")  # <tool_calls>, or a suffixed <tool_calls:…>
 
     def _section(self, opener):
@@ -455,6 +470,8 @@ class GigaChat35ToolParser(BaseToolParser):
     """
 
     format_name = "gigachat35"
+    tool_tag = ToolTagSpec(f"<{GCML}tool_calls>", _flagged_call(GCML),
+                           section=(f"<{GCML}tool_calls>\n", f"</{GCML}tool_calls>"))
     CALLS = f"<{GCML}tool_calls>"
     CALLS_END = f"</{GCML}tool_calls>"
     INVOKE = f"<{GCML}invoke"

@@ -91,11 +91,122 @@ def render(fmt: str, name: str, args: dict) -> str:
     if fmt == "muse_glimmer":
         params = _xml(lambda k, v: f'<atem:parameter name="{k}">', "</atem:parameter>\n", args)
         return f'<atem:function_calls>\n<atem:invoke name="{name}">\n{params}</atem:invoke>\n</atem:function_calls>'
+    return render_further(fmt, name, args)
+
+
+def _text(v) -> str:
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def _type(v) -> str:
+    return {str: "string", bool: "boolean", int: "integer", float: "number"}.get(type(v), "object")
+
+
+MM = "]<]minimax[>["
+GC, DS = "｜GCML｜", "｜DSML｜"
+
+
+# The further modules' formats, each as its model writes a call (the module's
+# docstring, the engines' parsers and the model's chat template), read back by
+# our parser in test_rendered_calls_parse_back.
+def render_further(fmt: str, name: str, args: dict) -> str:
+    a = _args_json(args)
+    call = json.dumps({"name": name, "arguments": args})
+    if fmt == "apertus":
+        return f"<|tools_prefix|>[{json.dumps({name: args})}]<|tools_suffix|>"
+    if fmt == "hunyuan_a13b":
+        return f"<tool_calls>[{call}]</tool_calls>"
+    if fmt == "longcat":
+        return f"<longcat_tool_call>\n{call}\n</longcat_tool_call>"
+    if fmt == "gigachat3":
+        return f"<|message_sep|>function call<|role_sep|>\n{call}"
+    if fmt == "functiongemma":
+        body = ",".join(f"{k}:<escape>{v}<escape>" if isinstance(v, str) else f"{k}:{json.dumps(v)}"
+                        for k, v in args.items())
+        return f"<start_function_call>call:{name}{{{body}}}<end_function_call>"
+    if fmt == "mimo":
+        params = _xml(lambda k, v: f"<parameter={k}>", "</parameter>\n", args)
+        return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
+    if fmt == "hunyuan":
+        pairs = _xml(lambda k, v: f"<arg_key>{k}</arg_key><arg_value>", "</arg_value>", args)
+        return f"<tool_calls><tool_call>{name}<tool_sep>{pairs}</tool_call></tool_calls>"
+    if fmt == "dots":
+        params = _xml(lambda k, v: f'<parameter name="{k}">', "</parameter>\n", args)
+        return f'<dots_function_call>\n<invoke name="{name}">\n{params}</invoke>\n</dots_function_call>'
+    if fmt in ("gigachat35", "deepseek_v41", "deepseek_v32"):
+        p, block = {"gigachat35": (GC, "tool_calls"), "deepseek_v41": (DS + " ", "calls"),
+                    "deepseek_v32": (DS, "function_calls")}[fmt]
+        params = _xml(lambda k, v: f'<{p}parameter name="{k}" string="{str(isinstance(v, str)).lower()}">',
+                      f"</{p}parameter>\n", args)
+        return f'<{p}{block}>\n<{p}invoke name="{name}">\n{params}</{p}invoke>\n</{p}{block}>'
+    if fmt == "seed_oss":
+        params = "".join(f"<parameter={k}>\n{_text(v)}\n</parameter>\n" for k, v in args.items())
+        return f"<seed:tool_call>\n<function={name}>\n{params}</function>\n</seed:tool_call>"
+    if fmt == "cohere_command":
+        action = json.dumps({"tool_call_id": "0", "tool_name": name, "parameters": args})
+        return f"<|START_ACTION|>[\n    {action}\n]<|END_ACTION|>"
+    if fmt == "step3":
+        params = _xml(lambda k, v: f'<steptml:parameter name="{k}">', "</steptml:parameter>\n", args)
+        return ("<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜>"
+                f'<steptml:invoke name="{name}">\n'
+                f"{params}</steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>")
+    if fmt == "kimi_k3":
+        params = "".join(f'<|open|>argument key="{k}" type="{_type(v)}"<|sep|>{_text(v)}<|close|>argument<|sep|>'
+                         for k, v in args.items())
+        return (f'<|open|>tools<|sep|><|open|>call tool="{name}" index="1"<|sep|>{params}'
+                "<|close|>call<|sep|><|close|>tools<|sep|>")
+    if fmt == "k2_horizon":
+        pairs = _xml(lambda k, v: f"<ifm|arg_key>{k}</ifm|arg_key><ifm|arg_value>", "</ifm|arg_value>\n", args)
+        return f"<ifm|tool_calls>\n<ifm|tool_call>{name}\n{pairs}</ifm|tool_call>\n</ifm|tool_calls>"
+    if fmt == "plamo3":
+        return ("<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>"
+                f"{name}<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json"
+                f"<|plamo:msg|>{a}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"
+                "<|plamo:end_tool_requests:plamo|>")
+    if fmt == "minimax_m3":
+        params = "".join(f"{MM}<{k}>{_text(v)}{MM}</{k}>\n" for k, v in args.items())
+        return f'{MM}<tool_call>\n{MM}<invoke name="{name}">\n{params}{MM}</invoke>\n{MM}</tool_call>'
+    if fmt == "gpt_oss":
+        return f"<|start|>assistant<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{a}<|call|>"
+    if fmt == "phi4_mini_json":
+        return f"functools[{call}]"
+    if fmt == "granite":
+        return f"<|tool_call|>[{call}]"
+    if fmt == "granite_20b_fc":
+        return f"<function_call> {call}"
+    if fmt == "internlm":
+        return f'<|action_start|><|plugin|>\n{json.dumps({"name": name, "parameters": args})}<|action_end|>'
+    if fmt == "xlam":
+        return f"[{call}]"
+    if fmt == "trinity":
+        return f"<tool_call>\n{call}\n</tool_call>"
+    if fmt in ("iquest_q1", "spark25"):
+        tag = "iquest_tool_call" if fmt == "iquest_q1" else "tool_call"
+        pairs = _xml(lambda k, v: f"<arg_key>{k}</arg_key>\n<arg_value>", "</arg_value>\n", args)
+        return f"<{tag}>{name}\n{pairs}</{tag}>"
+    if fmt == "minicpm5":
+        params = _xml(lambda k, v: f'<param name="{k}">', "</param>", args)
+        return f'<function name="{name}">{params}</function>'
+    if fmt == "inkling_framed":
+        return (f"<|message_model|>{name}<|content_invoke_tool_json|>"
+                f'{json.dumps({"name": name, "args": args})}<|end_message|>')
+    if fmt == "beam":
+        params = "".join(f'<rfl:parameter name="{k}">\n{_text(v)}\n</rfl:parameter>' for k, v in args.items())
+        return f" to={name}<|channel|>analysis <|constrain|>xml<|message|>{params}<|call|>"
     raise KeyError(fmt)
 
 
 OUR_FORMATS = ("hermes", "qwen3_coder", "llama3_json", "deepseek_v3", "deepseek_v31", "kimi_k2", "glm45",
                "laguna", "minimax_m2", "mistral", "deepseekv4", "gemma4", "inkling", "muse_glimmer")
+# the further modules' formats with a tag (one name per parser class)
+FURTHER_FORMATS = ("apertus", "hunyuan_a13b", "longcat", "gigachat3", "functiongemma", "mimo", "hunyuan", "dots",
+                   "gigachat35", "seed_oss", "cohere_command", "step3", "kimi_k3", "k2_horizon", "plamo3",
+                   "minimax_m3", "gpt_oss", "phi4_mini_json", "granite", "granite_20b_fc", "internlm", "xlam",
+                   "deepseek_v32", "deepseek_v41", "trinity", "iquest_q1", "spark25", "minicpm5", "inkling_framed",
+                   "beam")
+# formats whose calls a structural tag cannot hold exactly (the README says why)
+UNTAGGED = ("pythonic", "lfm2", "olmo3", "muse")
+TAGGED = OUR_FORMATS + FURTHER_FORMATS
 TOOL_FAMILIES = sorted(n for n, f in FAMILIES.items() if f.tool_parser is not None)
 
 
@@ -166,12 +277,15 @@ def _quiet():
 
 def test_rendered_calls_parse_back():
     """The reference calls are what our own parsers read (a test of the test)."""
-    for fmt in OUR_FORMATS:
-        resp = rc_tools.create(fmt).parse_complete("Sure. " + render(fmt, "get_weather", GOOD))
+    for fmt in TAGGED:
+        parser = rc_tools.create(fmt)
+        # the request's schemas, as a server passes them (formats that type values by schema)
+        parser.set_streaming_tool_schemas({t["function"]["name"]: t["function"]["parameters"] for t in TOOLS})
+        resp = parser.parse_complete("Sure. " + render(fmt, "get_weather", GOOD))
         assert [(c.name, json.loads(c.arguments)) for c in resp.tool_calls] == [("get_weather", GOOD)], fmt
 
 
-@pytest.mark.parametrize("fmt", OUR_FORMATS)
+@pytest.mark.parametrize("fmt", TAGGED)
 def test_format_tag(fmt):
     tag = structural_tag(None, TOOLS, tool_format=fmt)
     call, bad, other = (render(fmt, "get_weather", GOOD), render(fmt, "get_weather", BAD),
@@ -206,7 +320,11 @@ def test_every_described_format_compiles():
     format modules' too) gives a tag xgrammar compiles, for each tool_choice."""
     comp = _compiler()[0]
     described = [f for f in rc_tools.available() if has_tool_tag(f)]
-    assert set(OUR_FORMATS) <= set(described)
+    assert set(TAGGED) <= set(described)
+    # every parser class has a tag, checked above, or is one of the untagged
+    classes = {rc_tools.get_parser_cls(f) for f in TAGGED + UNTAGGED}
+    assert {rc_tools.get_parser_cls(f) for f in rc_tools.available()} == classes
+    assert not any(has_tool_tag(f) for f in UNTAGGED)
     for fmt in described:
         for choice in ("auto", "required", "get_time", "none"):
             comp.compile_structural_tag(json.dumps(structural_tag(None, TOOLS, tool_format=fmt, tool_choice=choice)))
@@ -325,21 +443,22 @@ def test_vllm_get_structural_tag_every_name():
         # vLLM's rules: no tag for "none", nor for "auto" at level AUTO without a strict tool
         assert parser.get_structural_tag(_request("none"), strict_level=ToolStrictLevel.PARAMETER) is None
         assert parser.get_structural_tag(_request("auto"), strict_level=ToolStrictLevel.AUTO) is None
-        if cls.rc_format in OUR_FORMATS and cls.structural_tag_model.startswith("reasoning_core:"):
+        fmt = rc_tools.get_parser_cls(cls.rc_format).format_name
+        if fmt in TAGGED and cls.structural_tag_model.startswith("reasoning_core:"):
             tag = parser.get_structural_tag(_request(), strict_level=ToolStrictLevel.PARAMETER)
-            assert accepts(tag, render(cls.rc_format, "get_weather", GOOD)), name
-            assert not accepts(tag, render(cls.rc_format, "get_weather", BAD)), name
+            assert accepts(tag, render(fmt, "get_weather", GOOD)), name
+            assert not accepts(tag, render(fmt, "get_weather", BAD)), name
             # what vLLM's serving layer then does with it (parallel_tool_calls=False, then JSON)
             from vllm.tool_parsers.structural_tag_registry import limit_to_single_tool_call
 
             single = limit_to_single_tool_call(parser.get_structural_tag(_request(),
                                                                          strict_level=ToolStrictLevel.PARAMETER))
-            call = render(cls.rc_format, "get_weather", GOOD)
+            call = render(fmt, "get_weather", GOOD)
             assert accepts(json.loads(json.dumps(single.model_dump())), call), name
-            assert not accepts(single, call + render(cls.rc_format, "get_time", {"tz": "UTC"})), name
+            assert not accepts(single, call + render(fmt, "get_time", {"tz": "UTC"})), name
             # a non-strict tool at level FUNCTION: the call is held, not its arguments
             loose = parser.get_structural_tag(_request(), strict_level=ToolStrictLevel.FUNCTION)
-            assert accepts(loose, render(cls.rc_format, "get_weather", BAD)), name
+            assert accepts(loose, render(fmt, "get_weather", BAD)), name
     # formats of the further modules that do not describe their calls yet
     assert set(missing) <= {n for n, c in rc_vllm.TOOL_PARSERS.items() if c.rc_format not in OUR_FORMATS}
 
