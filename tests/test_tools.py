@@ -56,10 +56,14 @@ def names_args(resp: ParsedToolResponse):
 
 
 def test_registry_lists_every_name():
+    further = {name for mod in tools._FORMAT_MODULES for name in mod.PARSERS}
+    assert further, "the further format modules register names"
     assert set(tools.available()) == {
         "hermes", "qwen3_coder", "qwen3_5", "llama3_json", "deepseek_v3", "deepseek_v31",
         "kimi_k2", "glm45", "minimax_m2", "mistral",
-    } | MAX_NAMES
+    } | MAX_NAMES | further
+    for name in further:
+        assert tools.create(name).format_name in tools.available(), name
 
 
 def test_alias_and_fresh_instances():

@@ -346,9 +346,13 @@ class BaseToolParser:
 
     # ---------------------------------------------------------------- shared pieces
 
+    # The keys of a call object (``_call_object``): the tool's name, its arguments.
+    _CALL_NAME_KEYS: tuple = ("name",)
+    _CALL_ARG_KEYS: tuple = ("arguments", "parameters")
+
     def _call_object(self, need_args: bool):
-        """A ``{"name": ..., "arguments"|"parameters": {...}}`` object, its ``{``
-        already consumed. Returns True (call emitted), False (call emitted, then
+        """A ``{"name": ..., "arguments"|"parameters": {...}}`` object (keys:
+        ``_CALL_NAME_KEYS``, ``_CALL_ARG_KEYS``), its ``{`` already consumed. Returns True (call emitted), False (call emitted, then
         broken) or None (not a call; nothing emitted). The call is opened once the
         name is known and the arguments start (or the object ends), so arguments
         that come before the name are held until it arrives."""
@@ -373,7 +377,7 @@ class BaseToolParser:
             if not (yield from self._expect(":")):
                 return self._call_object_failed()
             yield from self._skip_ws()
-            if key == "name" and name is None:
+            if key in self._CALL_NAME_KEYS and name is None:
                 parts: list[str] = []
                 if not (yield from self._json(parts.append, note_error=not quiet)):
                     return self._call_object_failed()
@@ -386,7 +390,7 @@ class BaseToolParser:
                 if args_seen:
                     self._open_call(name)
                     self._emit_args("".join(pending))
-            elif key in ("arguments", "parameters") and not args_seen:
+            elif key in self._CALL_ARG_KEYS and not args_seen:
                 c = yield from self._peek()
                 if c != "{":
                     return self._call_object_failed()

@@ -28,7 +28,7 @@ from ..structural_tag import (
     _step3_call,
     schema_call,
 )
-from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
+from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import dump_str, escape, normalize
 from ._max_formats import _allowed, _laguna_value
 from ._xml_formats import _unquote
@@ -71,8 +71,6 @@ class SeedOssToolParser(Qwen3CoderToolParser):
 # ---------------------------------------------------------------------------- cohere_command
 
 _ACTION, _ACTION_END = "<|START_ACTION|>", "<|END_ACTION|>"
-_NAME_KEYS = ("tool_name", "name")
-_ARG_KEYS = ("parameters", "arguments")
 
 
 class CohereCommandToolParser(BaseToolParser):
@@ -91,6 +89,8 @@ class CohereCommandToolParser(BaseToolParser):
     openers = terminators_of("cohere_command")
     think_pairs = (think_pair_of("cohere_command"),)
     _END = markers(_ACTION_END)
+    _CALL_NAME_KEYS = ("tool_name", "name")
+    _CALL_ARG_KEYS = ("parameters", "arguments")
 
     def _section(self, opener):
         yield from self._skip_ws()
@@ -108,7 +108,7 @@ class CohereCommandToolParser(BaseToolParser):
                     self._fail()
                     break
                 self._pos += 1
-                if not (yield from self._action()):
+                if not (yield from self._call_object(False)):
                     break
                 yield from self._skip_ws()
                 c = yield from self._peek()
@@ -123,84 +123,11 @@ class CohereCommandToolParser(BaseToolParser):
                 break
         elif c == "{":
             self._pos += 1
-            yield from self._action()
+            yield from self._call_object(False)
         else:
             self._fail()
         yield from self._until(self._END, _drop)
         return None
-
-    def _action(self):
-        """One ``{"tool_name": …, "parameters": {…}}`` object, its ``{`` consumed:
-        True (a call), False (broken; a call opened before the break is failed)."""
-        name = None
-        args_seen = False
-        pending: Optional[list] = None
-        first = True
-        while True:
-            yield from self._skip_ws()
-            c = yield from self._peek()
-            if first and c == "}":
-                self._pos += 1
-                break
-            if c != '"':
-                return self._broken()
-            key_parts: list[str] = []
-            if not (yield from self._json(key_parts.append)):
-                return self._broken()
-            key = _json_string("".join(key_parts))
-            yield from self._skip_ws()
-            if not (yield from self._expect(":")):
-                return self._broken()
-            yield from self._skip_ws()
-            if key in _NAME_KEYS and name is None:
-                parts: list[str] = []
-                if not (yield from self._json(parts.append)):
-                    return self._broken()
-                value = _json_string("".join(parts))
-                if value is None or not valid_name(value.strip()):
-                    return self._broken()
-                name = value.strip()
-                if args_seen:
-                    self._open_call(name)
-                    self._emit_args("".join(pending))
-            elif key in _ARG_KEYS and not args_seen:
-                if (yield from self._peek()) != "{":
-                    return self._broken()
-                args_seen = True
-                if name is not None:
-                    self._open_call(name)
-                    sink = self._emit_args
-                else:
-                    pending = []
-                    sink = pending.append
-                if not (yield from self._json(sink, True)):
-                    return self._broken()
-            elif not (yield from self._json(_drop)):
-                return self._broken()
-            yield from self._skip_ws()
-            c = yield from self._peek()
-            if c == ",":
-                self._pos += 1
-                first = False
-                continue
-            if c == "}":
-                self._pos += 1
-                break
-            return self._broken()
-        if name is None:
-            return self._broken()
-        if not args_seen:
-            self._open_call(name)
-            self._emit_args("{}")
-        self._close_call(True)
-        return True
-
-    def _broken(self):
-        if self._cur is not None:
-            self._close_call(False)
-        else:
-            self._fail()
-        return False
 
 
 # ---------------------------------------------------------------------------- step3

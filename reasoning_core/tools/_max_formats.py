@@ -13,7 +13,7 @@ import re
 from typing import Optional
 
 from ..families import terminators_of, think_pair_of
-from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
+from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import _kind, dump_str, escape, normalize, typed_value
 from ._xml_formats import Glm45ToolParser
 
@@ -294,7 +294,7 @@ class InklingToolParser(BaseToolParser):
     format_name = "inkling"
     openers = terminators_of("inkling")  # the family table's <|content_invoke_tool_json|>
     think_pairs = (think_pair_of("deepseek_r1"), think_pair_of("inkling"))
-    _ARG_KEYS = ("args", "arguments", "parameters")
+    _CALL_ARG_KEYS = ("args", "arguments", "parameters")
 
     def reset(self) -> None:
         super().reset()
@@ -333,84 +333,10 @@ class InklingToolParser(BaseToolParser):
         yield from self._skip_ws()
         if (yield from self._peek()) == "{":
             self._pos += 1
-            yield from self._call_payload()
+            yield from self._call_object(False)
         else:
             self._fail()
         self._release_header()
-        return None
-
-    def _call_payload(self):
-        """The payload object after ``{``; True (call), False (call, then broken) or
-        None (not a call). The call opens once its name is known and its arguments
-        start (arguments before the name are held until it comes)."""
-        name = None
-        args_seen = False
-        pending: Optional[list] = None
-        first = True
-        while True:
-            yield from self._skip_ws()
-            c = yield from self._peek()
-            if first and c == "}":
-                self._pos += 1
-                break
-            if c != '"':
-                return self._payload_failed()
-            key_parts: list[str] = []
-            if not (yield from self._json(key_parts.append)):
-                return self._payload_failed()
-            key = _json_string("".join(key_parts))
-            yield from self._skip_ws()
-            if not (yield from self._expect(":")):
-                return self._payload_failed()
-            yield from self._skip_ws()
-            if key == "name" and name is None:
-                parts: list[str] = []
-                if not (yield from self._json(parts.append)):
-                    return self._payload_failed()
-                value = _json_string("".join(parts))
-                if value is None or not valid_name(value.strip()):
-                    return self._payload_failed()
-                name = value.strip()
-                if args_seen:
-                    self._open_call(name)
-                    self._emit_args("".join(pending))
-            elif key in self._ARG_KEYS and not args_seen:
-                if (yield from self._peek()) != "{":
-                    return self._payload_failed()
-                args_seen = True
-                if name is not None:
-                    self._open_call(name)
-                    sink = self._emit_args
-                else:
-                    pending = []
-                    sink = pending.append
-                if not (yield from self._json(sink, True)):
-                    return self._payload_failed()
-            elif not (yield from self._json(_drop)):
-                return self._payload_failed()
-            yield from self._skip_ws()
-            c = yield from self._peek()
-            if c == ",":
-                self._pos += 1
-                first = False
-                continue
-            if c == "}":
-                self._pos += 1
-                break
-            return self._payload_failed()
-        if name is None:
-            return self._payload_failed()
-        if not args_seen:
-            self._open_call(name)
-            self._emit_args("{}")
-        self._close_call(True)
-        return True
-
-    def _payload_failed(self):
-        if self._cur is not None:
-            self._close_call(False)
-            return False
-        self._fail()
         return None
 
 
