@@ -259,7 +259,7 @@ def _atem_call(name: str, parameters: Any) -> Tag:
     argument, a string's text verbatim, any other value as JSON."""
 
     def pair(key: str, schema: Any) -> Tag:
-        value = _any([ATEM_PARAM_END, "<atem:"]) if _is_text(schema) else _json(schema)
+        value = _text_value(schema, [ATEM_PARAM_END, "<atem:"])
         return _seq([_const(f'<atem:parameter name="{key}">'), value, _const(ATEM_PARAM_END + "\n")])
 
     return _params_call(f'<atem:invoke name="{name}">\n', "</atem:invoke>\n", pair,
@@ -274,9 +274,10 @@ def _flagged_call(prefix: str) -> Callable[[str, Any], Tag]:
     p_end, inv_end = f"</{prefix}parameter>", f"</{prefix}invoke>"
 
     def pair(key: str, schema: Any) -> Tag:
-        text = _is_text(schema)
+        enum = schema.get("enum") if isinstance(schema, Mapping) else None
+        text = all(isinstance(v, str) for v in enum) if isinstance(enum, list) and enum else _is_text(schema)
         head = f'<{prefix}parameter name="{key}" string="{"true" if text else "false"}">'
-        return _seq([_const(head), _any([p_end, f"<{prefix}"]) if text else _json(schema), _const(p_end + "\n")])
+        return _seq([_const(head), _text_value(schema, [p_end, f"<{prefix}"]), _const(p_end + "\n")])
 
     def call(name: str, parameters: Any) -> Tag:
         return _params_call(f'<{prefix}invoke name="{name}">\n', inv_end + "\n", pair, [inv_end])(parameters)

@@ -44,6 +44,17 @@ def _args_json(args):
     return json.dumps(args)
 
 
+def _gemma(v) -> str:
+    """Gemma 4's value syntax: <|"|>-quoted strings, bare keys, no spaces."""
+    if isinstance(v, str):
+        return f'<|"|>{v}<|"|>'
+    if isinstance(v, dict):
+        return "{" + ",".join(f"{k}:{_gemma(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ",".join(_gemma(x) for x in v) + "]"
+    return json.dumps(v)
+
+
 def _xml(open_, close, args, quote_strings=False):
     return "".join(f"{open_(k, v)}{v if isinstance(v, str) else json.dumps(v)}{close}" for k, v in args.items())
 
@@ -83,9 +94,7 @@ def render(fmt: str, name: str, args: dict) -> str:
         return (f'<｜DSML｜tool_calls>\n<｜DSML｜invoke name="{name}">\n'
                 f"{params}</｜DSML｜invoke>\n</｜DSML｜tool_calls>")
     if fmt == "gemma4":
-        body = ",".join(f'{k}:<|"|>{v}<|"|>' if isinstance(v, str) else f"{k}:{json.dumps(v)}"
-                        for k, v in args.items())
-        return f"<|tool_call>call:{name}{{{body}}}<tool_call|>"
+        return f"<|tool_call>call:{name}{_gemma(args)}<tool_call|>"
     if fmt == "inkling":
         return f'{name}<|content_invoke_tool_json|>{{"name": "{name}", "args": {a}}}'
     if fmt == "muse_glimmer":
@@ -99,7 +108,17 @@ def _text(v) -> str:
 
 
 def _type(v) -> str:
-    return {str: "string", bool: "boolean", int: "integer", float: "number"}.get(type(v), "object")
+    return {str: "string", bool: "boolean", int: "integer", float: "number", list: "array"}.get(type(v), "object")
+
+
+def _mm(v) -> str:
+    """MiniMax M3's element body: an object's members and a list's items as
+    child elements, a scalar as its text."""
+    if isinstance(v, dict):
+        return "".join(f"{MM}<{k}>{_mm(x)}{MM}</{k}>\n" for k, x in v.items())
+    if isinstance(v, list):
+        return "".join(f"{MM}<item>{_mm(x)}{MM}</item>\n" for x in v)
+    return _text(v)
 
 
 MM = "]<]minimax[>["
@@ -121,8 +140,9 @@ def render_further(fmt: str, name: str, args: dict) -> str:
     if fmt == "gigachat3":
         return f"<|message_sep|>function call<|role_sep|>\n{call}"
     if fmt == "functiongemma":
-        body = ",".join(f"{k}:<escape>{v}<escape>" if isinstance(v, str) else f"{k}:{json.dumps(v)}"
-                        for k, v in args.items())
+        # strings, and arrays and objects as JSON, between <escape> tags; other values bare
+        body = ",".join(f"{k}:<escape>{_text(v)}<escape>" if isinstance(v, (str, list, dict))
+                        else f"{k}:{json.dumps(v)}" for k, v in args.items())
         return f"<start_function_call>call:{name}{{{body}}}<end_function_call>"
     if fmt == "mimo":
         params = _xml(lambda k, v: f"<parameter={k}>", "</parameter>\n", args)
@@ -164,7 +184,7 @@ def render_further(fmt: str, name: str, args: dict) -> str:
                 f"<|plamo:msg|>{a}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"
                 "<|plamo:end_tool_requests:plamo|>")
     if fmt == "minimax_m3":
-        params = "".join(f"{MM}<{k}>{_text(v)}{MM}</{k}>\n" for k, v in args.items())
+        params = _mm(args)
         return f'{MM}<tool_call>\n{MM}<invoke name="{name}">\n{params}{MM}</invoke>\n{MM}</tool_call>'
     if fmt == "gpt_oss":
         return f"<|start|>assistant<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{a}<|call|>"
@@ -313,6 +333,32 @@ def test_format_tag(fmt):
     loose = structural_tag(None, [{"type": "function", "function": {**WEATHER["function"], "strict": False}}],
                            tool_format=fmt)
     assert accepts(loose, call)
+
+
+PLAN = {"type": "function", "function": {"name": "plan", "parameters": {
+    "type": "object", "required": ["title", "count", "urgent", "mode", "tags", "where"], "properties": {
+        "title": {"type": "string"}, "count": {"type": "integer"}, "urgent": {"type": "boolean"},
+        "mode": {"type": "string", "enum": ["fast", "slow"]}, "tags": {"type": "array", "items": {"type": "string"}},
+        "where": {"type": "object", "required": ["lat"], "properties": {"lat": {"type": "number"}}}}}}}
+PLAN_ARGS = {"title": 'Trip to "Paris", then home', "count": 2, "urgent": True, "mode": "slow",
+             "tags": ["a", "b c"], "where": {"lat": 48.85}}
+
+
+@pytest.mark.parametrize("fmt", TAGGED)
+def test_richer_schema_call_parses_back(fmt):
+    """A call with every kind of value (string with quotes and a comma, integer,
+    boolean, enum, array, nested object): the tag accepts the format's own text
+    for it, our parser reads that text back to the same arguments, and a value
+    of the wrong type or outside the enum is rejected."""
+    tag = structural_tag(None, [PLAN, TIME], tool_format=fmt)
+    text = render(fmt, "plan", PLAN_ARGS)
+    assert accepts(tag, "Planning. " + text)
+    parser = rc_tools.create(fmt)
+    parser.set_streaming_tool_schemas({"plan": PLAN["function"]["parameters"]})
+    resp = parser.parse_complete("Planning. " + text)
+    assert [(c.name, json.loads(c.arguments)) for c in resp.tool_calls] == [("plan", PLAN_ARGS)]
+    assert not accepts(tag, render(fmt, "plan", {**PLAN_ARGS, "mode": "medium"}))
+    assert not accepts(tag, render(fmt, "plan", {**PLAN_ARGS, "urgent": "yes"}))
 
 
 def test_every_described_format_compiles():
