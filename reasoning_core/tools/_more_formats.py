@@ -414,7 +414,7 @@ class InklingFramedToolParser(InklingToolParser):
         ok = None
         if (yield from self._peek()) == "{":
             self._pos += 1
-            ok = yield from self._call_payload()
+            ok = yield from self._call_object(False)
         else:
             self._fail()
         if ok:
@@ -661,6 +661,7 @@ VLLM_NAMES: dict[str, str] = {
     # the same parser class as another name in vLLM's registry
     "qwen3_json": "hermes",
     "qwen3_xml": "qwen3_coder",
+    "step3p5": "qwen3_coder",
     "llama4_json": "llama3_json",
     "deepseek_v32": "deepseek_v32",
     "deepseek_v41": "deepseek_v41",
@@ -686,8 +687,15 @@ SGLANG_NAMES: dict[str, tuple[str, str, bool, bool]] = {
     "muse": ("muse", "local", True, True),
 }
 # engine name -> why it is not served (the README lists these)
+_MUSE_REASONING = ("vLLM's muse parser also returns reasoning (recipient-less messages) and drops developer "
+                   "messages; a tool parser here has no reasoning output, so that text would be lost: pair the "
+                   "muse reasoning family with the muse_glimmer tool format instead")
 VLLM_UNSERVED: dict[str, str] = {
     "hf": "the format is the checkpoint's response_template metadata (read from its tokenizer), not a fixed one",
+    "beam": "vLLM reads Beam's format from the checkpoint's response_template metadata through its unified "
+            "parser path, not a fixed format (SGLang's fixed Beam template is served as beam)",
+    "muse": _MUSE_REASONING,
+    "musespark1x": _MUSE_REASONING,
 }
 SGLANG_UNSERVED: dict[str, str] = {
     "response_template": "the format is the checkpoint's response_template metadata (read from its tokenizer), "

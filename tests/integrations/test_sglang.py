@@ -497,3 +497,11 @@ def test_hunyuan_reads_the_checkpoint_token_suffix():
     for attr in ("think_start_token", "think_end_token", "tool_start_token"):
         assert getattr(ours.detector, attr) == getattr(theirs.detector, attr)
     assert ours.parse_non_stream(text) == theirs.parse_non_stream(text) == ("r", "<tool_calls:ab12>call")
+
+
+def test_every_sglang_tool_parser_name_is_served_or_explained():
+    served, unserved = set(rcs.TOOL_DETECTORS), set(rcs.TOOL_NOT_SERVED)
+    assert not served & unserved
+    assert set(ORIGINAL_TOOLS) - served - unserved == set()
+    assert (served | unserved) - set(ORIGINAL_TOOLS) == set()  # no stale names
+    assert all(isinstance(why, str) and len(why) > 20 for why in rcs.TOOL_NOT_SERVED.values())

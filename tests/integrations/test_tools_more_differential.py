@@ -210,6 +210,7 @@ _DSML_TOKS = tuple(f"{o}{D}{t}>" for t in ("function_calls", "tool_calls", " cal
 VLLM = {
     "qwen3_json": ("hermes", ("<tool_call>", "</tool_call>", "<think>", "</think>")),
     "qwen3_xml": ("qwen3_coder", ("<tool_call>", "</tool_call>", "<think>", "</think>")),
+    "step3p5": ("qwen3_coder", ("<tool_call>", "</tool_call>", "<think>", "</think>")),
     "llama4_json": ("llama3_json", ("<|python_tag|>", "<|eom_id|>")),
     "deepseek_v32": ("deepseek_v32", ("<think>", "</think>")),
     "deepseek_v41": ("deepseek_v41", ("<think>", "</think>")),

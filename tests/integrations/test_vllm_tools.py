@@ -185,3 +185,12 @@ def test_structural_tag_compiles_and_matches_with_xgrammar():
     assert accepts(good)
     assert not accepts(bad)
     assert accepts("<think>No tool needed.</think>\nIt is sunny in Paris.")  # tool_choice="auto": no call is fine
+
+
+def test_every_vllm_tool_parser_name_is_served_or_explained():
+    registered = {n for n in ToolParserManager.list_registered() if not n.startswith("rc_")}
+    served, unserved = set(rcv.TOOL_PARSERS), set(rcv.TOOL_NOT_SERVED)
+    assert not served & unserved
+    assert registered - served - unserved == set()
+    assert (served | unserved) - registered == set()  # no stale names
+    assert all(isinstance(why, str) and len(why) > 20 for why in rcv.TOOL_NOT_SERVED.values())
