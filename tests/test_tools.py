@@ -13,7 +13,17 @@ from reasoning_core.tools import (
     ParsedToolResponse,
     ToolParser,
 )
-from toolstreams import DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, DS_CALLS_END, DS_SEP, MAX_NAMES, stream
+from toolstreams import (
+    DS_CALL_BEGIN,
+    DS_CALL_END,
+    DS_CALLS_BEGIN,
+    DS_CALLS_END,
+    DS_SEP,
+    MAX_NAMES,
+    further_suite,
+    stream,
+    write_calls,
+)
 
 OURS = [n for n in tools.available() if n not in MAX_NAMES]  # MAX names: test_tools_max.py
 
@@ -326,13 +336,91 @@ BROKEN = {
 THINK_WRAPPED = {k: f"<think>I could write {v} here.</think>" for k, v in ONE_CALL.items()}
 THINK_WRAPPED["mistral"] = f"[THINK]maybe {ONE_CALL['mistral']}[/THINK]"
 
+# ---- the further formats (pythonic, tagged-JSON, markup and more modules): each call
+# written by the format's own suite's writer, as the model writes it
+FURTHER = [n for n in OURS if n not in ONE_CALL]
+for _n in FURTHER:
+    ONE_CALL[_n] = write_calls(_n, [("f", {"a": 1})])
+# Muse's output is messages: a call is a message of its own, after the one before it ends
+ONE_CALL["muse"] = "<|eom|>" + ONE_CALL["muse"]
+# formats whose values are their text unless a schema types them (each format's own
+# suite checks the schema typing): f(a=1) reads back as {"a": "1"}
+TEXT_VALUED = {"beam", "dots", "hunyuan", "hy_v3", "hy_v4", "mimo", "minimax_m3", "spark25", "step3"}
+
+
+def one_args(name: str) -> dict:
+    return {"a": "1"} if name in TEXT_VALUED else {"a": 1}
+
+
+# the call cut before the closing markup written after its body
+_CLOSERS = {
+    "apertus": "]<|tools_suffix|>", "beam": "\n</rfl:parameter><|call|>", "cohere_command": "\n]<|END_ACTION|>",
+    "deepseek_v32": "</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+    "deepseek_v41": "</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>",
+    "dots": "\n</parameter>\n</invoke>\n</dots_function_call>", "functiongemma": "<end_function_call>",
+    "gigachat3": "", "gigachat35": "</｜GCML｜parameter>\n</｜GCML｜invoke>\n</｜GCML｜tool_calls>",
+    "gpt_oss": "<|call|>", "granite": "]", "granite_20b_fc": "",
+    "hunyuan": "</arg_value></tool_call></tool_calls>", "hunyuan_a13b": "]</tool_calls>",
+    "inkling_framed": "<|end_message|>", "internlm": "<|action_end|>", "iquest_q1": "\n</iquest_tool_call>",
+    "k2_horizon": "\n</ifm|tool_call>\n</ifm|tool_calls>",
+    "kimi_k3": "<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
+    "lfm2": "]<|tool_call_end|>", "longcat": "\n</longcat_tool_call>",
+    "mimo": "</parameter>\n</function>\n</tool_call>", "minicpm5": "</param></function>",
+    # (MiniMax M3 keeps an element only once closed: elements nest, so an unclosed one's extent is unknown)
+    "minimax_m3": "\n]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>",
+    "muse": "</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>",
+    "olmo3": "\n</function_calls>", "phi4_mini_json": "]",
+    "plamo3": "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|><|plamo:end_tool_requests:plamo|>",
+    "seed_oss": "\n</parameter>\n</function>\n</seed:tool_call>",
+    "spark25": "</arg_value>\n</tool_call>", "step3": "</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>",
+    "trinity": "\n</tool_call>",
+}
+_CLOSERS.update({"hy_v3": _CLOSERS["hunyuan"], "hy_v4": _CLOSERS["hunyuan"], "llama4_pythonic": "]",
+                 "pythonic": "]", "xlam": "]"})
+for _n in FURTHER:
+    assert ONE_CALL[_n].endswith(_CLOSERS[_n]), _n
+    CUT_CALL[_n] = ONE_CALL[_n][: len(ONE_CALL[_n]) - len(_CLOSERS[_n])]
+
+# markers present, body broken: the format suites' own broken calls (each names SECRET)
+for _n in FURTHER:
+    _own = getattr(further_suite(_n), "BROKEN", {})
+    if tools.create(_n).format_name in _own:
+        BROKEN[_n] = _own[tools.create(_n).format_name]
+BROKEN.update({
+    "deepseek_v32": f'<｜DSML｜function_calls><｜DSML｜invoke name="{SECRET} bad"></｜DSML｜invoke></｜DSML｜function_calls>',
+    "deepseek_v41": f'<｜DSML｜ calls><｜DSML｜ invoke name="{SECRET} bad"></｜DSML｜ invoke></｜DSML｜ calls>',
+    "trinity": f'<tool_call>{{"name": "{SECRET} bad", "arguments": {{}}}}</tool_call>',
+    "minicpm5": f'<function name="{SECRET} bad"><param name="a">1</param></function>',
+    "spark25": f"<tool_call>{SECRET} bad</tool_call>",
+    "iquest_q1": f"<iquest_tool_call>{SECRET} bad</iquest_tool_call>",
+    "inkling_framed": f'<|message_model|>x<|content_invoke_tool_json|>{{"name": "{SECRET} bad", "args": {{}}}}'
+                      "<|end_message|>",
+    "beam": f" to={SECRET}.bad<|channel|>analysis <|constrain|>xml<|message|><|call|>",
+})
+# Not here by design: pythonic, llama4_pythonic, xlam and phi4_mini_json read a `[`/marker that
+# may be prose, so a non-call is content, never an error (test_tools_pythonic checks it);
+# Muse's broken tool message reports no call and no error (test_tools_more checks it).
+for _n in ("pythonic", "llama4_pythonic", "xlam", "phi4_mini_json", "muse"):
+    BROKEN.pop(_n, None)
+
+# a call inside the format's own think block is reasoning text, never a call
+_THINK_PAIRS = dict(further_suite("seed_oss").THINK)
+for _n in FURTHER:
+    o, c = _THINK_PAIRS.get(tools.create(_n).format_name, ("<think>", "</think>"))
+    THINK_WRAPPED[_n] = f"{o}I could write {ONE_CALL[_n]} here.{c}"
+# Not here by design: trinity reads calls inside <think> (test_tools_more's vectors check it);
+# inkling_framed's framing tokens, thinking included, are dropped, not text; Muse's
+# reasoning is a message without a recipient (test_tools_more checks it).
+for _n in ("trinity", "inkling_framed", "muse"):
+    THINK_WRAPPED.pop(_n)
+
 
 @pytest.mark.parametrize("name", sorted(ONE_CALL))
 def test_content_before_and_after_one_call(name):
     text = "Before. " + ONE_CALL[name] + (" After." if name != "mistral" else "")
     r = check_stream_equals_complete(name, text)
-    assert names_args(r) == [("f", {"a": 1})]
-    if name == "llama3_json":
+    assert names_args(r) == [("f", one_args(name))]
+    if name in ("llama3_json", "granite_20b_fc"):  # whitespace after the call is markup
         assert r.content == "Before. After."
     elif name == "mistral":
         assert r.content == "Before. "
@@ -344,7 +432,7 @@ def test_content_before_and_after_one_call(name):
 def test_unterminated_call_completed_at_finish(name):
     r = check_stream_equals_complete(name, "Go: " + CUT_CALL[name])
     assert r.content == "Go: "
-    assert names_args(r) == [("f", {"a": 1})]
+    assert names_args(r) == [("f", one_args(name))]
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN))
@@ -353,7 +441,7 @@ def test_markers_without_a_parsable_call_raise_without_echo(name):
     with pytest.raises(ValueError) as e:
         p.parse_complete("prefix " + BROKEN[name])
     msg = str(e.value)
-    assert name.split("_5")[0] in msg or "qwen3_coder" in msg
+    assert name.split("_5")[0] in msg or "qwen3_coder" in msg or tools.create(name).format_name in msg
     assert SECRET not in msg and "prefix" not in msg
     assert re.search(r"offset \d+", msg)
     # streaming the same text never raises
@@ -364,7 +452,7 @@ def test_markers_without_a_parsable_call_raise_without_echo(name):
 def test_malformed_call_beside_valid_one_is_skipped(name):
     text = BROKEN[name] + ONE_CALL[name]
     r = tools.create(name).parse_complete(text)
-    assert names_args(r) == [("f", {"a": 1})]
+    assert names_args(r) == [("f", one_args(name))]
 
 
 @pytest.mark.parametrize("name", sorted(THINK_WRAPPED))
@@ -373,7 +461,7 @@ def test_think_text_is_never_a_call(name):
     r = check_stream_equals_complete(name, think)
     assert r.tool_calls == [] and r.content == think
     r = check_stream_equals_complete(name, think + ONE_CALL[name])
-    assert names_args(r) == [("f", {"a": 1})]
+    assert names_args(r) == [("f", one_args(name))]
     assert r.content == think
 
 
@@ -387,9 +475,20 @@ def test_non_str_input_is_type_error(name, bad):
         p.parse_complete(bad)
 
 
+# Formats where a partial marker is not held exactly, by design: inkling_framed's call may
+# start with a bare tool name before its marker (the trailing word is held too); Muse's
+# output before its first <|eom|>/<|eot|> is one message's body (markers there are text);
+# xlam's opener is a bare `[` (no partial to hold). Conservation still holds for them.
+HOLDS_OTHERWISE = ("inkling_framed", "muse", "xlam")
+
+
 @pytest.mark.parametrize("name", OURS)
 def test_plain_content_passes_through_and_partial_marker_is_held(name):
     p = tools.create(name)
+    if name in HOLDS_OTHERWISE:
+        content, calls = stream(p, ["Hello there", "x" + p.openers[0][:-1]], with_ids=False)
+        assert content == "Hello therex" + p.openers[0][:-1] and calls == []
+        return
     assert p.parse_delta("Hello there") is None
     opener = p.openers[0]
     held = opener[:-1]
@@ -402,10 +501,10 @@ def test_plain_content_passes_through_and_partial_marker_is_held(name):
 @pytest.mark.parametrize("name", OURS)
 def test_reset_and_reuse(name):
     p = tools.create(name)
-    p.parse_delta(ONE_CALL.get(name, ONE_CALL["hermes"])[:10])
+    p.parse_delta(ONE_CALL[name][:10])
     p.reset()
     content, calls = stream(p, [ONE_CALL[name]])
-    assert [(n, json.loads(a)) for _, n, a in calls] == [("f", {"a": 1})]
+    assert [(n, json.loads(a)) for _, n, a in calls] == [("f", one_args(name))]
     # finish() resets too
     content, calls = stream(p, ["plain"])
     assert content == "plain" and calls == []
@@ -419,6 +518,10 @@ def test_arbitrary_garbage_never_raises_while_streaming(name):
               DS_CALL_BEGIN, DS_SEP, DS_CALLS_BEGIN, "<|tool_calls_section_begin|>",
               "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<arg_key>", "<arg_value>",
               "<minimax:tool_call>", '<invoke name="', "<think>", "</think>", "\ud800", "\x00"]
+    if name in FURTHER:  # and the further format's own markup: its call, cut in three
+        call = ONE_CALL[name]
+        pieces += [call[: len(call) // 3], call[len(call) // 3: 2 * len(call) // 3], call[2 * len(call) // 3:],
+                   *tools.create(name).openers]
     for _ in range(30):
         text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 60)))
         one = stream(tools.create(name), [text])

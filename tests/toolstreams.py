@@ -52,3 +52,46 @@ def stream(parser, chunks, *, with_ids=True):
     take(parser.finish(), None)
     merged = [(calls[i]["id"], calls[i]["name"], calls[i]["arguments"]) for i in sorted(calls)]
     return "".join(content), merged if with_ids else [c[1:] for c in merged]
+
+
+# ------------------------------------------------------------------ the further formats' writers
+
+# The format modules' own suites hold one writer per format (``render(fmt, [(name, args)])``,
+# written as the model writes it); the generic suites borrow them from there, so a format's
+# text shape is written down once. Imported on first use: those modules import this one.
+_FURTHER_SUITES = ("test_tools_pythonic", "test_tools_tagged_json", "test_tools_markup", "test_tools_more")
+
+
+def further_suite(fmt: str):
+    """The test module of the further format ``fmt`` (by its own name), or None."""
+    import importlib
+
+    from reasoning_core import tools
+
+    name = tools.create(fmt).format_name
+    for mod_name in _FURTHER_SUITES:
+        mod = importlib.import_module(mod_name)
+        fmts = getattr(mod, "FORMATS", None) or getattr(mod, "NEW", ())
+        if name in fmts:
+            return mod
+    return None
+
+
+def write_calls(fmt: str, calls) -> str:
+    """``calls`` ([(name, args)]) in the further format ``fmt``, as its own suite writes them."""
+    from reasoning_core import tools
+
+    return further_suite(fmt).render(tools.create(fmt).format_name, calls)
+
+
+_RAW = "vAlUe0"
+
+
+def write_raw_call(fmt: str, name: str, key: str, value: str) -> str:
+    """One call of a further format whose argument ``key`` has the raw text ``value``
+    where the model writes the value (JSON, a Python literal, or the text of a tag)."""
+    text = write_calls(fmt, [(name, {key: _RAW})])
+    for spelled in (f'"{_RAW}"', f"'{_RAW}'", _RAW):
+        if spelled in text:
+            return text.replace(spelled, value.replace("\\", "\\\\") if False else value)
+    raise AssertionError(fmt)  # pragma: no cover - every writer writes the value
