@@ -417,10 +417,13 @@ def _mimo_call(name: str, parameters: Any) -> Tag:
 
 
 def _cohere_call(name: str, parameters: Any) -> Tag:
-    """Cohere Command's action: ``{"tool_call_id": "I", "tool_name": "N",
-    "parameters": {…}}`` (the id a per-turn counter)."""
-    return _tag('{"tool_call_id": "', _seq([_regex(_INDEX), _const(f'", "tool_name": "{name}", "parameters": '),
-                                           _json(parameters)]), "}")
+    """Cohere Command's action in its list: ``{"tool_call_id": "I", "tool_name":
+    "N", "parameters": {…}}`` (the id a per-turn counter), with the whitespace
+    around it free (the template writes one action per indented line, SGLang
+    none)."""
+    ws = _regex(r"[ \n]*")
+    return _tag("", _seq([ws, _const('{"tool_call_id": "'), _regex(_INDEX),
+                          _const(f'", "tool_name": "{name}", "parameters": '), _json(parameters), _const("}"), ws]), "")
 
 
 def _gpt_oss_call(name: str, parameters: Any) -> Tag:

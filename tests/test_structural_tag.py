@@ -137,8 +137,9 @@ def test_tag_per_parameter_syntaxes():
     c, tag = consts("minimax_m3", [nested])
     assert c[:3] == ["]<]minimax[>[<p>", "]<]minimax[>[<xs>", "]<]minimax[>[<item>"]
     assert {"type": "integer"} in schemas(tag)
-    c, _ = consts("cohere_command")
+    c, tag = consts("cohere_command")
     assert '", "tool_name": "get_weather", "parameters": ' in c
+    assert tag["format"]["tags"][0]["begin"] == "<|START_ACTION|>["
     c, _ = consts("beam")
     assert '<rfl:parameter name="city">\n' in c and "\n</rfl:parameter>" in c
     # a bare JSON list: the trigger opens the first call, the separator each later one

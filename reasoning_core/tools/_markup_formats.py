@@ -83,9 +83,8 @@ class CohereCommandToolParser(BaseToolParser):
     read for calls; the answer's ``<|START_RESPONSE|>`` frame stays content."""
 
     format_name = "cohere_command"
-    # the template's action list: one action per line, indented
-    tool_tag = ToolTagSpec(_ACTION, _cohere_call, section=(_ACTION + "[\n    ", "\n]" + _ACTION_END),
-                           separator=",\n    ")
+    # the action list (whitespace around the actions free: see _cohere_call)
+    tool_tag = ToolTagSpec(_ACTION, _cohere_call, section=(_ACTION + "[", "]" + _ACTION_END), separator=",")
     openers = terminators_of("cohere_command")
     think_pairs = (think_pair_of("cohere_command"),)
     _END = markers(_ACTION_END)

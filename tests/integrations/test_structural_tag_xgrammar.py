@@ -162,7 +162,7 @@ def render_further(fmt: str, name: str, args: dict) -> str:
     if fmt == "seed_oss":
         params = "".join(f"<parameter={k}>\n{_text(v)}\n</parameter>\n" for k, v in args.items())
         return f"<seed:tool_call>\n<function={name}>\n{params}</function>\n</seed:tool_call>"
-    if fmt == "cohere_command":
+    if fmt == "cohere_command":  # the template's list; SGLang's compact one in test_cohere_list_spellings
         action = json.dumps({"tool_call_id": "0", "tool_name": name, "parameters": args})
         return f"<|START_ACTION|>[\n    {action}\n]<|END_ACTION|>"
     if fmt == "step3":
@@ -333,6 +333,17 @@ def test_format_tag(fmt):
     loose = structural_tag(None, [{"type": "function", "function": {**WEATHER["function"], "strict": False}}],
                            tool_format=fmt)
     assert accepts(loose, call)
+
+
+def test_cohere_list_spellings():
+    tag = structural_tag(None, TOOLS, tool_format="cohere_command")
+    a = json.dumps(GOOD)
+    one = '{"tool_call_id": "0", "tool_name": "get_weather", "parameters": ' + a + "}"
+    two = '{"tool_call_id": "1", "tool_name": "get_time", "parameters": {"tz": "UTC"}}'
+    assert accepts(tag, f"<|START_ACTION|>[{one}]<|END_ACTION|>")  # SGLang's structure_info
+    assert accepts(tag, f"<|START_ACTION|>[\n    {one},\n    {two}\n]<|END_ACTION|>")
+    for broken in (one.replace("get_weather", "get_stock"), one.replace('"0"', '"x"')):  # unknown tool, id
+        assert not accepts(tag, "<|START_ACTION|>[" + broken + "]<|END_ACTION|>")
 
 
 PLAN = {"type": "function", "function": {"name": "plan", "parameters": {
