@@ -428,10 +428,15 @@ def _cohere_call(name: str, parameters: Any) -> Tag:
 
 def _gpt_oss_call(name: str, parameters: Any) -> Tag:
     """gpt-oss (harmony): a commentary message to ``functions.N`` constrained
-    to JSON, ended by ``<|call|>``."""
-    return _tag(f"<|channel|>commentary to=functions.{name}",
-                _seq([_optional(_const(" ")), _const("<|constrain|>json<|message|>"), _json(parameters)]),
-                "<|call|>")
+    to JSON, ended by ``<|call|>``; the recipient in the channel header
+    (``<|channel|>commentary to=functions.N <|constrain|>json<|message|>``) or in
+    the role header (``<|start|>assistant to=functions.N<|channel|>commentary
+    json<|message|>``). The trigger is the recipient: the header text before it
+    is content to the tag."""
+    message = _const("<|constrain|>json<|message|>")
+    channel_first = _seq([_optional(_const(" ")), message])
+    role_first = _seq([_const("<|channel|>commentary "), _or([message, _const("json<|message|>")])])
+    return _tag(f"to=functions.{name}", _seq([_or([channel_first, role_first]), _json(parameters)]), "<|call|>")
 
 
 def _kimi_call(name: str, parameters: Any) -> Tag:

@@ -742,7 +742,9 @@ class MiniMaxM3ToolParser(BaseToolParser):
         props = self._properties(name)
         try:
             value = _mm_object(_mm_elements(body), {"properties": props})
-            return json.dumps(value, ensure_ascii=False, allow_nan=False)
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+            # a lone surrogate in the model's text is escaped, so the arguments always encode
+            return re.sub("[\ud800-\udfff]", lambda m: "\\u%04x" % ord(m.group()), text)
         except (ValueError, RecursionError, TypeError):  # pragma: no cover - a deep model value
             return "{}"
 
@@ -775,7 +777,7 @@ class GptOssToolParser(BaseToolParser):
     reasoning, never read for calls."""
 
     format_name = "gpt_oss"
-    tool_tag = ToolTagSpec("<|channel|>commentary to=functions.", _gpt_oss_call)
+    tool_tag = ToolTagSpec("to=functions.", _gpt_oss_call)
     openers = (_H_START, _H_CHANNEL)
     think_pairs = tuple((st, get_family("gpt_oss").end[0]) for st in get_family("gpt_oss").start)
     _HEAD_END = markers(_H_MESSAGE, _H_START, *_H_ENDS)

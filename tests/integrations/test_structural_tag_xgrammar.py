@@ -346,6 +346,20 @@ def test_cohere_list_spellings():
         assert not accepts(tag, "<|START_ACTION|>[" + broken + "]<|END_ACTION|>")
 
 
+def test_gpt_oss_recipient_spellings():
+    tag = structural_tag("gpt_oss", TOOLS)
+    a = json.dumps(GOOD)
+    role = f"<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{a}<|call|>"
+    channel = f"<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{a}<|call|>"
+    answer = "<|channel|>analysis<|message|>Weather first.<|end|>"
+    for text in (role, channel, role.replace(" json", " <|constrain|>json")):
+        assert accepts(tag, answer + text)
+        resp = rc_tools.create("gpt_oss").parse_complete(text)
+        assert [(c.name, json.loads(c.arguments)) for c in resp.tool_calls] == [("get_weather", GOOD)]
+    assert not accepts(tag, answer + role.replace("get_weather", "get_stock"))
+    assert accepts(tag, answer + "<|start|>assistant<|channel|>final<|message|>It is sunny.<|return|>")
+
+
 PLAN = {"type": "function", "function": {"name": "plan", "parameters": {
     "type": "object", "required": ["title", "count", "urgent", "mode", "tags", "where"], "properties": {
         "title": {"type": "string"}, "count": {"type": "integer"}, "urgent": {"type": "boolean"},
