@@ -350,7 +350,8 @@ def test_gpt_oss_recipient_spellings():
     tag = structural_tag("gpt_oss", TOOLS)
     a = json.dumps(GOOD)
     role = f"<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{a}<|call|>"
-    channel = f"<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{a}<|call|>"
+    channel = ("<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+               f"{a}<|call|>")
     answer = "<|channel|>analysis<|message|>Weather first.<|end|>"
     for text in (role, channel, role.replace(" json", " <|constrain|>json")):
         assert accepts(tag, answer + text)
