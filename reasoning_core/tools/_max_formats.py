@@ -424,9 +424,13 @@ class MuseGlimmerToolParser(_Values):
             self._fail()
         return None
 
+    def _tool_name(self, name: str) -> str:
+        """The tool an invoke's (namespace-stripped) name calls."""
+        return name
+
     def _invoke(self):
         name, m = yield from self._text_until(self._NAME_END)
-        name = _atem_name(name)
+        name = self._tool_name(_atem_name(name))
         if m != ">" or not valid_name(name):
             self._fail()
             if m != ">":

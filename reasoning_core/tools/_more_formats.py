@@ -18,17 +18,7 @@ from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import dump_str, normalize, typed_value
 from ._json_formats import HermesToolParser
 from ._base import Markers
-from ._max_formats import (
-    ATEM_INVOKE,
-    ATEM_INVOKE_END,
-    ATEM_PARAM,
-    ATEM_PARAM_END,
-    _ATEM_KEY,
-    InklingToolParser,
-    MuseGlimmerToolParser,
-    _atem_name,
-    _Values,
-)
+from ._max_formats import ATEM_INVOKE, ATEM_INVOKE_END, InklingToolParser, MuseGlimmerToolParser, _Values
 from ._xml_formats import Glm45ToolParser
 
 # ---------------------------------------------------------------------------- DSML (V3.2, V4.1)
@@ -553,34 +543,6 @@ class MuseChannelsToolParser(MuseGlimmerToolParser):
         leaf = name.rsplit(".", 1)[-1]
         found = [n for n in self._schemas if n.rsplit(".", 1)[-1] == leaf]
         return found[0] if len(found) == 1 else name
-
-    def _invoke(self):
-        name, m = yield from self._text_until(self._NAME_END)
-        name = self._tool_name(_atem_name(name))
-        if m != ">" or not valid_name(name):
-            self._fail()
-            if m != ">":
-                return m
-            return (yield from self._until(self._TO_INVOKE_END, _drop))
-        self._open_call(name)
-        count = 0
-        m = yield from self._until(self._PARAM_SCAN, _drop)
-        while m == ATEM_PARAM:
-            head, m = yield from self._text_until(self._KEY_END)
-            km = _ATEM_KEY.fullmatch(head) if m == ">" else None
-            if km is None:
-                if m == ">" or m == ATEM_PARAM_END:
-                    m = yield from self._until(self._PARAM_SCAN, _drop)
-                continue
-            key = km.group(1) if km.group(1) is not None else km.group(2)
-            self._param_prefix(count, key)
-            count += 1
-            m = yield from self._verbatim_typed(name, key, self._VALUE_END)
-            if m == ATEM_PARAM_END:
-                m = yield from self._until(self._PARAM_SCAN, _drop)
-        self._emit_args("}" if count else "{}")
-        self._close_call(True)
-        return m
 
     def _run(self):
         rcpt = yield from self._first_header()
