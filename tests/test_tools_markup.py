@@ -499,3 +499,12 @@ def test_gpt_oss_messages():
         "Checking.Done.", [("get_weather", {"city": "中", "n": [1, 2.5]}), ("ping", {})])
     # a message to the user alone is content, not tool markup (no error)
     assert tools.create("gpt_oss").parse_complete("<|channel|>final<|message|>Hi<|return|>").content == "Hi"
+
+
+def test_minimax_m3_lone_surrogate_is_escaped_in_the_arguments():
+    # found by test_hardening_tools: a raw lone surrogate in a leaf reached the arguments unescaped
+    text = f'{MM}<tool_call>{MM}<invoke name="f">{MM}<a>x\ud800y{MM}</a>{MM}</invoke>{MM}</tool_call>'
+    for r in (tools.create("minimax_m3").parse_complete(text).tool_calls[0].arguments,
+              stream(tools.create("minimax_m3"), list(text), with_ids=False)[1][0][1]):
+        assert r == '{"a": "x\\ud800y"}'
+        r.encode("utf-8")

@@ -742,7 +742,9 @@ class MiniMaxM3ToolParser(BaseToolParser):
         props = self._properties(name)
         try:
             value = _mm_object(_mm_elements(body), {"properties": props})
-            return json.dumps(value, ensure_ascii=False, allow_nan=False)
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+            # a lone surrogate in the model's text is escaped, so the arguments always encode
+            return re.sub("[\ud800-\udfff]", lambda m: "\\u%04x" % ord(m.group()), text)
         except (ValueError, RecursionError, TypeError):  # pragma: no cover - a deep model value
             return "{}"
 
