@@ -21,10 +21,29 @@ import pytest
 
 from reasoning_core import tools
 from reasoning_core.tools import _base
-from toolstreams import DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, DS_CALLS_END, DS_SEP, MAX_NAMES, stream
+from toolstreams import (
+    DS_CALL_BEGIN,
+    DS_CALL_END,
+    DS_CALLS_BEGIN,
+    DS_CALLS_END,
+    DS_SEP,
+    MAX_NAMES,
+    stream,
+    write_raw_call,
+)
 
 JSON_FORMATS = ("hermes", "llama3_json", "mistral")
 XML_FORMATS = ("qwen3_coder", "qwen3_5", "glm45", "minimax_m2")
+MARKER_FORMATS = ("deepseek_v3", "deepseek_v31", "kimi_k2")
+# the further formats (pythonic, tagged-JSON, markup and more modules), written by their own suites
+FURTHER = [n for n in tools.available() if n not in MAX_NAMES and n not in JSON_FORMATS + XML_FORMATS + MARKER_FORMATS
+           + ("mistral",)]
+# further formats whose values are their text unless a schema types them
+TEXT_VALUED = {"beam", "dots", "hunyuan", "hy_v3", "hy_v4", "mimo", "minimax_m3", "spark25", "step3"}
+
+
+def ok_args(fmt: str) -> str:
+    return '{"x": "1"}' if fmt in TEXT_VALUED else '{"x": 1}'
 
 
 def random_chunks(text: str, seed: int) -> list[str]:
@@ -58,6 +77,9 @@ def call_text(fmt: str, name: str, key: str, value: str, *, quoted: bool = True)
         return f"<tool_call>{name}\n<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>\n</tool_call>"
     if fmt == "minimax_m2":
         return f'<minimax:tool_call><invoke name="{name}"><parameter name="{key}">{value}</parameter></invoke></minimax:tool_call>'
+    if fmt in FURTHER:  # the format's own writer, ``value`` put in raw where the model writes the value
+        # (Muse: a call is a message of its own, after the one before it ends)
+        return ("<|eom|>" if fmt == "muse" else "") + write_raw_call(fmt, name, key, value)
     raise AssertionError(fmt)
 
 
@@ -141,11 +163,13 @@ def test_i11_03_hostile_payloads_never_raise_and_conserve_content(fmt):
             assert all(c in rest for c in full[1]), where
             assert content.startswith("before "), where
             assert content.endswith("after"), where
-            assert calls[-1] == full[1][-1] == ("ok", '{"x": 1}'), where
+            assert calls[-1] == full[1][-1] == ("ok", ok_args(fmt)), where
             for _, args in calls:
                 args.encode("utf-8")  # no raw lone surrogate ever reaches the arguments
             if pos == "value":
-                if fmt in JSON_FORMATS or fmt in ("deepseek_v3", "deepseek_v31", "kimi_k2"):
+                if fmt in FURTHER:  # their value rules are checked by their own suites
+                    pass
+                elif fmt in JSON_FORMATS or fmt in MARKER_FORMATS:
                     if canon is not None:
                         assert full[1][0] == ("f", '{"x": ' + canon + "}"), where
                     else:
