@@ -334,15 +334,23 @@ _IFM_VALUE_END = "</ifm|arg_value>"
 
 
 def _ifm_call(name: str, parameters: Any) -> Tag:
-    """K2 Horizon's xml dialect (its template's default): ``<ifm|tool_call>N``
+    """K2 Horizon (IFM): ``<ifm|tool_call>BODY</ifm|tool_call>`` in any of the
+    template's three ``tool_call_format`` dialects: ``xml`` (its default: ``N``
     then ``<ifm|arg_key>K</ifm|arg_key><ifm|arg_value>V</ifm|arg_value>`` per
-    argument, one per line."""
+    argument, one per line), ``xml_typed`` (an ``<ifm|arg_type>T</ifm|arg_type>``
+    between key and value) and ``json`` (``{"name": "N", "arguments": {…}}``)."""
+    typed = _optional(_seq([_const("<ifm|arg_type>"), _any(["</ifm|arg_type>", "<ifm|"]),
+                            _const("</ifm|arg_type>")]))
 
     def pair(key: str, schema: Any) -> Tag:
-        return _seq([_const(f"<ifm|arg_key>{key}</ifm|arg_key><ifm|arg_value>"),
+        return _seq([_const(f"<ifm|arg_key>{key}</ifm|arg_key>"), typed, _const("<ifm|arg_value>"),
                      _text_value(schema, [_IFM_VALUE_END, "<ifm|"]), _const(_IFM_VALUE_END + "\n")])
 
-    return _params_call(f"<ifm|tool_call>{name}\n", "</ifm|tool_call>", pair, ["</ifm|tool_call>"])(parameters)
+    plain = _plain_object(parameters)
+    pairs = _any(["</ifm|tool_call>"]) if plain is None else _members(plain[0], plain[1], pair, "")
+    xml = _seq([_const(f"{name}\n"), pairs])
+    js = _seq([_const(f'{{"name": "{name}", "arguments": '), _json(parameters), _const("}")])
+    return _tag("<ifm|tool_call>", _or([xml, js]), "</ifm|tool_call>")
 
 
 MM = "]<]minimax[>["

@@ -362,7 +362,7 @@ class K2HorizonToolParser(BaseToolParser):
     ``<ifm|think_faster>``) is never read for calls."""
 
     format_name = "k2_horizon"
-    # the template's default xml dialect
+    # any of the template's three dialects (see _ifm_call)
     tool_tag = ToolTagSpec(_IFM_CALLS, _ifm_call, section=(_IFM_CALLS + "\n", "\n" + _IFM_CALLS_END),
                            separator="\n")
     openers = (_IFM_CALLS, _IFM_CALL)

@@ -346,6 +346,22 @@ def test_cohere_list_spellings():
         assert not accepts(tag, "<|START_ACTION|>[" + broken + "]<|END_ACTION|>")
 
 
+def test_k2_horizon_dialects():
+    """Each tool_call_format the template offers: xml (rendered above), xml_typed, json."""
+    tag = structural_tag("k2_horizon", TOOLS)
+    typed = "".join(f"<ifm|arg_key>{k}</ifm|arg_key><ifm|arg_type>{_type(v)}</ifm|arg_type>"
+                    f"<ifm|arg_value>{_text(v)}</ifm|arg_value>\n" for k, v in GOOD.items())
+    bodies = (f"get_weather\n{typed}", json.dumps({"name": "get_weather", "arguments": GOOD}))
+    for body in bodies:
+        text = f"<ifm|tool_calls>\n<ifm|tool_call>{body}</ifm|tool_call>\n</ifm|tool_calls>"
+        assert accepts(tag, "<ifm|think>Weather.</ifm|think>" + text)
+        resp = rc_tools.create("k2_horizon").parse_complete(text)
+        assert [(c.name, json.loads(c.arguments)) for c in resp.tool_calls] == [("get_weather", GOOD)]
+        assert not accepts(tag, "<ifm|think>Weather.</ifm|think>" + text.replace("get_weather", "get_stock"))
+    assert not accepts(tag, "<ifm|think>W.</ifm|think>" + bodies[1].join(
+        ["<ifm|tool_calls>\n<ifm|tool_call>", "</ifm|tool_call>\n</ifm|tool_calls>"]).replace("3", '"3"'))
+
+
 def test_gpt_oss_recipient_spellings():
     tag = structural_tag("gpt_oss", TOOLS)
     a = json.dumps(GOOD)
