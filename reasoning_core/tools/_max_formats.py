@@ -50,7 +50,7 @@ class _Values(BaseToolParser):
         return m
 
 
-# ---------------------------------------------------------------------------- deepseekv4
+# ---------------------------------------------------------------------------- DSML (deepseekv4)
 
 DSML = "｜DSML｜"
 DSML_CALLS = f"<{DSML}tool_calls>"
@@ -59,44 +59,63 @@ DSML_INVOKE = f"<{DSML}invoke"
 DSML_INVOKE_END = f"</{DSML}invoke>"
 DSML_PARAM = f"<{DSML}parameter"
 DSML_PARAM_END = f"</{DSML}parameter>"
-_DSML_NAME = re.compile(r'\s*name\s*=\s*"(.*?)"\s*', re.DOTALL)
+_DSML_NAME = re.compile(r'\s*name\s*=\s*"(.*?)"\s*(/?)', re.DOTALL)
 _DSML_PARAM_HEAD = re.compile(r'\s*name\s*=\s*"(.*?)"(?:\s+string\s*=\s*"([^"]*)")?\s*', re.DOTALL)
 
 
-class DeepSeekV4ToolParser(_Values):
-    """DeepSeek V4's DSML block::
+class DsmlToolParser(_Values):
+    """DeepSeek's DSML block, the tag names as data (``_BLOCK``, ``_INVOKE_TAG``,
+    ``_PARAM_TAG``; V3.2 writes ``function_calls``, V4 ``tool_calls``, V4.1 the
+    three with a leading space)::
 
-        \\n\\n<｜DSML｜tool_calls>
-        <｜DSML｜invoke name="NAME">
-        <｜DSML｜parameter name="K" string="true">text</｜DSML｜parameter>
-        <｜DSML｜parameter name="N" string="false">3</｜DSML｜parameter>
-        </｜DSML｜invoke>
-        </｜DSML｜tool_calls>
+        \\n\\n<｜DSML｜BLOCK>
+        <｜DSML｜INVOKE name="NAME">
+        <｜DSML｜PARAM name="K" string="true">text</｜DSML｜PARAM>
+        <｜DSML｜PARAM name="N" string="false">3</｜DSML｜PARAM>
+        </｜DSML｜INVOKE>
+        </｜DSML｜BLOCK>
 
     The two newlines before the block belong to it (the template writes them); the
     block without them is accepted too. ``string="true"`` values are strings byte for
     byte; ``string="false"`` values are JSON (a value that does not parse stays a
-    string); a parameter without the attribute is JSON-or-string, a schema deciding.
-    Text between elements inside the block is dropped; text after the block is
-    content. An invoke whose end never came ends at the next invoke or the block end.
+    string; ``_ANY_FLAG_JSON``: any other flag value too); a parameter without the
+    attribute is JSON-or-string, a schema deciding. ``<｜DSML｜INVOKE name="NAME"/>``
+    is a call without arguments where ``_SELF_CLOSING``. Text between elements inside
+    the block is dropped; text after the block is content. An invoke whose end never
+    came ends at the next invoke or the block end.
     """
 
-    format_name = "deepseekv4"
-    openers = ("\n\n" + DSML_CALLS, DSML_CALLS)
-    _SECTION = markers(DSML_INVOKE, DSML_CALLS_END)
-    _HEAD_END = markers(">", DSML_INVOKE_END, DSML_INVOKE, DSML_CALLS_END)
-    _PARAM_SCAN = markers(DSML_PARAM, DSML_INVOKE_END, DSML_INVOKE, DSML_CALLS_END)
-    _PHEAD_END = markers(">", DSML_PARAM_END, DSML_PARAM, DSML_INVOKE_END, DSML_INVOKE, DSML_CALLS_END)
-    _VALUE_END = markers(DSML_PARAM_END, DSML_PARAM, DSML_INVOKE_END, DSML_INVOKE, DSML_CALLS_END)
-    _TO_INVOKE_END = markers(DSML_INVOKE_END, DSML_INVOKE, DSML_CALLS_END)
+    _BLOCK = "tool_calls"
+    _INVOKE_TAG = "invoke"
+    _PARAM_TAG = "parameter"
+    _SELF_CLOSING = False
+    _ANY_FLAG_JSON = False
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        cls._tags()
+
+    @classmethod
+    def _tags(cls) -> None:
+        calls, calls_end = f"<{DSML}{cls._BLOCK}>", f"</{DSML}{cls._BLOCK}>"
+        inv, inv_end = f"<{DSML}{cls._INVOKE_TAG}", f"</{DSML}{cls._INVOKE_TAG}>"
+        par, par_end = f"<{DSML}{cls._PARAM_TAG}", f"</{DSML}{cls._PARAM_TAG}>"
+        cls._INVOKE, cls._INVOKE_END, cls._PARAM, cls._PARAM_END = inv, inv_end, par, par_end
+        cls.openers = ("\n\n" + calls, calls)
+        cls._SECTION = markers(inv, calls_end)
+        cls._HEAD_END = markers(">", inv_end, inv, calls_end)
+        cls._PARAM_SCAN = markers(par, inv_end, inv, calls_end)
+        cls._PHEAD_END = markers(">", par_end, par, inv_end, inv, calls_end)
+        cls._VALUE_END = markers(par_end, par, inv_end, inv, calls_end)
+        cls._TO_INVOKE_END = markers(inv_end, inv, calls_end)
 
     def _section(self, opener):
         found = False
         m = yield from self._until(self._SECTION, _drop)
-        while m == DSML_INVOKE:
+        while m == self._INVOKE:
             found = True
             m = yield from self._invoke()
-            if m == DSML_INVOKE_END:
+            if m == self._INVOKE_END:
                 m = yield from self._until(self._SECTION, _drop)
         if not found:
             self._fail()
@@ -105,6 +124,8 @@ class DeepSeekV4ToolParser(_Values):
     def _invoke(self):
         head, m = yield from self._text_until(self._HEAD_END)
         hm = _DSML_NAME.fullmatch(head) if m == ">" else None
+        if hm is not None and hm.group(2) and not self._SELF_CLOSING:
+            hm = None
         name = hm.group(1).strip() if hm else ""
         if not valid_name(name):
             self._fail()
@@ -112,13 +133,17 @@ class DeepSeekV4ToolParser(_Values):
                 return m
             return (yield from self._until(self._TO_INVOKE_END, _drop))
         self._open_call(name)
+        if hm.group(2):  # self-closing: no arguments, no end tag
+            self._emit_args("{}")
+            self._close_call(True)
+            return self._INVOKE_END
         count = 0
         m = yield from self._until(self._PARAM_SCAN, _drop)
-        while m == DSML_PARAM:
+        while m == self._PARAM:
             head, m = yield from self._text_until(self._PHEAD_END)
             pm = _DSML_PARAM_HEAD.fullmatch(head) if m == ">" else None
             if pm is None:
-                if m == ">" or m == DSML_PARAM_END:
+                if m == ">" or m == self._PARAM_END:
                     m = yield from self._until(self._PARAM_SCAN, _drop)
                 continue
             key, flag = pm.group(1), pm.group(2)
@@ -126,17 +151,28 @@ class DeepSeekV4ToolParser(_Values):
             count += 1
             if flag == "true":
                 m = yield from self._verbatim_string(self._VALUE_END)
-            elif flag == "false":
+            elif flag == "false" or (flag is not None and self._ANY_FLAG_JSON):
                 raw, m = yield from self._text_until(self._VALUE_END)
                 canon = normalize(raw)
                 self._emit_args(canon if canon is not None else dump_str(raw))
             else:
                 m = yield from self._verbatim_typed(name, key, self._VALUE_END)
-            if m == DSML_PARAM_END:
+            if m == self._PARAM_END:
                 m = yield from self._until(self._PARAM_SCAN, _drop)
         self._emit_args("}" if count else "{}")
         self._close_call(True)
         return m
+
+
+DsmlToolParser._tags()
+
+
+class DeepSeekV4ToolParser(DsmlToolParser):
+    """DeepSeek V4: ``<｜DSML｜tool_calls>`` … ``</｜DSML｜tool_calls>`` (MAX's
+    reference decoder: no self-closing invoke; a flag other than true/false leaves
+    the value to the schema)."""
+
+    format_name = "deepseekv4"
 
 
 # ---------------------------------------------------------------------------- gemma4

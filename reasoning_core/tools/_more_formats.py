@@ -18,114 +18,32 @@ from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import dump_str, normalize, typed_value
 from ._json_formats import HermesToolParser
 from ._base import Markers
-from ._max_formats import ATEM_INVOKE, ATEM_INVOKE_END, InklingToolParser, MuseGlimmerToolParser, _Values
+from ._max_formats import (
+    ATEM_INVOKE,
+    ATEM_INVOKE_END,
+    DsmlToolParser,
+    InklingToolParser,
+    MuseGlimmerToolParser,
+)
 from ._xml_formats import Glm45ToolParser
+
+_STRING_ONLY = frozenset(["string"])
 
 # ---------------------------------------------------------------------------- DSML (V3.2, V4.1)
 
-_STRING_ONLY = frozenset(["string"])
-_DSML = "｜DSML｜"
-_DSML_NAME = re.compile(r'\s*name\s*=\s*"(.*?)"\s*(/?)', re.DOTALL)
-_DSML_PARAM_HEAD = re.compile(r'\s*name\s*=\s*"(.*?)"(?:\s+string\s*=\s*"([^"]*)")?\s*', re.DOTALL)
 
-
-class _DsmlToolParser(_Values):
-    """DeepSeek's DSML block, the tag names as data (``_BLOCK``, ``_INVOKE``,
-    ``_PARAM``; V4.1 spells them with a leading space)::
-
-        \\n\\n<｜DSML｜BLOCK>
-        <｜DSML｜INVOKE name="NAME">
-        <｜DSML｜PARAM name="K" string="true">text</｜DSML｜PARAM>
-        <｜DSML｜PARAM name="N" string="false">3</｜DSML｜PARAM>
-        </｜DSML｜INVOKE>
-        </｜DSML｜BLOCK>
-
-    The two newlines before the block belong to it (the template writes them).
-    ``string="true"`` values are strings byte for byte; others are JSON (a value
-    that does not parse stays a string); without the attribute a schema decides.
-    ``<｜DSML｜INVOKE name="NAME"/>`` is a call without arguments. Text between
-    elements inside the block is dropped; text after the block is content. An
-    invoke whose end never came ends at the next invoke or the block end.
-    """
-
-    _BLOCK = "function_calls"
-    _INVOKE_TAG = "invoke"
-    _PARAM_TAG = "parameter"
-
-    def __init_subclass__(cls, **kw):
-        super().__init_subclass__(**kw)
-        calls, calls_end = f"<{_DSML}{cls._BLOCK}>", f"</{_DSML}{cls._BLOCK}>"
-        inv, inv_end = f"<{_DSML}{cls._INVOKE_TAG}", f"</{_DSML}{cls._INVOKE_TAG}>"
-        par, par_end = f"<{_DSML}{cls._PARAM_TAG}", f"</{_DSML}{cls._PARAM_TAG}>"
-        cls._INVOKE, cls._INVOKE_END, cls._PARAM, cls._PARAM_END = inv, inv_end, par, par_end
-        cls.openers = ("\n\n" + calls, calls)
-        cls._SECTION = markers(inv, calls_end)
-        cls._HEAD_END = markers(">", inv_end, inv, calls_end)
-        cls._PARAM_SCAN = markers(par, inv_end, inv, calls_end)
-        cls._PHEAD_END = markers(">", par_end, par, inv_end, inv, calls_end)
-        cls._VALUE_END = markers(par_end, par, inv_end, inv, calls_end)
-        cls._TO_INVOKE_END = markers(inv_end, inv, calls_end)
-
-    def _section(self, opener):
-        found = False
-        m = yield from self._until(self._SECTION, _drop)
-        while m == self._INVOKE:
-            found = True
-            m = yield from self._invoke()
-            if m == self._INVOKE_END:
-                m = yield from self._until(self._SECTION, _drop)
-        if not found:
-            self._fail()
-        return None
-
-    def _invoke(self):
-        head, m = yield from self._text_until(self._HEAD_END)
-        hm = _DSML_NAME.fullmatch(head) if m == ">" else None
-        name = hm.group(1).strip() if hm else ""
-        if not valid_name(name):
-            self._fail()
-            if m != ">":
-                return m
-            return (yield from self._until(self._TO_INVOKE_END, _drop))
-        self._open_call(name)
-        if hm.group(2):  # self-closing: no arguments, no end tag
-            self._emit_args("{}")
-            self._close_call(True)
-            return self._INVOKE_END
-        count = 0
-        m = yield from self._until(self._PARAM_SCAN, _drop)
-        while m == self._PARAM:
-            head, m = yield from self._text_until(self._PHEAD_END)
-            pm = _DSML_PARAM_HEAD.fullmatch(head) if m == ">" else None
-            if pm is None:
-                if m == ">" or m == self._PARAM_END:
-                    m = yield from self._until(self._PARAM_SCAN, _drop)
-                continue
-            key, flag = pm.group(1), pm.group(2)
-            self._param_prefix(count, key)
-            count += 1
-            if flag == "true":
-                m = yield from self._verbatim_string(self._VALUE_END)
-            elif flag is not None:
-                raw, m = yield from self._text_until(self._VALUE_END)
-                canon = normalize(raw)
-                self._emit_args(canon if canon is not None else dump_str(raw))
-            else:
-                m = yield from self._verbatim_typed(name, key, self._VALUE_END)
-            if m == self._PARAM_END:
-                m = yield from self._until(self._PARAM_SCAN, _drop)
-        self._emit_args("}" if count else "{}")
-        self._close_call(True)
-        return m
-
-
-class DeepSeekV32ToolParser(_DsmlToolParser):
-    """DeepSeek V3.2: ``<｜DSML｜function_calls>`` … ``</｜DSML｜function_calls>``."""
+class DeepSeekV32ToolParser(DsmlToolParser):
+    """DeepSeek V3.2: ``<｜DSML｜function_calls>`` … ``</｜DSML｜function_calls>``;
+    ``<｜DSML｜invoke name="NAME"/>`` is a call without arguments, and any
+    ``string`` flag but "true" reads the value as JSON."""
 
     format_name = "deepseek_v32"
+    _BLOCK = "function_calls"
+    _SELF_CLOSING = True
+    _ANY_FLAG_JSON = True
 
 
-class DeepSeekV41ToolParser(_DsmlToolParser):
+class DeepSeekV41ToolParser(DeepSeekV32ToolParser):
     """DeepSeek V4.1: ``<｜DSML｜ calls>``, ``<｜DSML｜ invoke name=…>``,
     ``<｜DSML｜ parameter name=…>`` (a space after the DSML marker)."""
 
