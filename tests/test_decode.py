@@ -35,6 +35,19 @@ FAMILY_TEXTS: dict[str, list[str]] = {
         "<think>\nI need the weather tool.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function"
         "<｜tool▁sep｜>get_weather<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
     ],
+    # DSML tool blocks: only </think> ends reasoning, the block is content.
+    "deepseek_v32": [
+        "<think>\nWeather in Paris, 数学 🧠.\n</think>\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"w\">"
+        "\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+    ],
+    "deepseek_v4": [
+        "<think>\nMaybe <｜DSML｜tool_calls> later.\n</think>\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"w\">"
+        "\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>",
+    ],
+    "deepseek_v41": [
+        "<think>\nA plan 🙂.\n</think>\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"w\">\n</｜DSML｜ invoke>",
+        "<think>x</think>y<think>z",
+    ],
     "qwen3": [
         "<think>\nThe user asks for the sum of two numbers.\n</think>\n\nThe answer is **4**.",
         "Sure. <think>\nFirst block.\n</think>\n\nPart one. <think>\nSecond 数学 block.\n</think>\n\n" + TOOL_QWEN,
