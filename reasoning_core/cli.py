@@ -286,6 +286,7 @@ def _family_rows() -> list[dict[str, Any]]:
             "starts_in_reasoning": fam.starts_in_reasoning,
             "label": getattr(fam, "label", None),
             "model_patterns": [p for p, n in MODEL_PATTERNS if n == fam.name],
+            "tool_parser": fam.tool_parser,
             "notes": getattr(fam, "notes", ""),
         })
     return rows
@@ -300,11 +301,12 @@ def cmd_families(args) -> int:
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return 0
-    head = ["name", "aliases", "start", "end", "implicit end", "starts in", "model-id patterns"]
+    head = ["name", "aliases", "start", "end", "implicit end", "starts in", "tool format", "model-id patterns"]
     # Multi-valued cells go one value per line: gpt-oss's headers would make
     # a single-line table far wider than a terminal.
     table = [[r["aliases"], [_show(x) for x in r["start"]], [_show(x) for x in r["end"]],
-              [_show(x) for x in r["terminators"]], [r["starts_in"]], r["model_patterns"]] for r in rows]
+              [_show(x) for x in r["terminators"]], [r["starts_in"]], [r["tool_parser"] or ""],
+              r["model_patterns"]] for r in rows]
     table = [[[r["name"]]] + [c if any(c) else ["—"] for c in t] for r, t in zip(rows, table)]
     widths = [max(len(h), *(len(x) for t in table for x in t[i])) for i, h in enumerate(head)]
     style = _Style(_use_colour(args.color, sys.stdout))

@@ -172,6 +172,10 @@ def test_families_json():
         assert {"name", "aliases", "start", "end", "terminators", "starts_in", "model_patterns"} <= set(row)
     r1 = next(row for row in rows if row["name"] == "deepseek_r1")
     assert r1["start"] == ["<think>"] and r1["end"] == ["</think>"] and r1["starts_in"] == "reasoning"
+    from reasoning_core.families import FAMILIES
+
+    assert {row["name"]: row["tool_parser"] for row in rows} == {n: f.tool_parser for n, f in FAMILIES.items()}
+    assert next(row for row in rows if row["name"] == "deepseek_v4")["tool_parser"] == "deepseekv4"
 
 
 def test_families_table():
@@ -179,6 +183,7 @@ def test_families_table():
     assert r.returncode == 0 and ANSI not in r.stdout
     assert r.stdout.splitlines()[0].split()[:2] == ["name", "aliases"]
     assert "deepseek_r1" in r.stdout and "[THINK]" in r.stdout
+    assert "tool format" in r.stdout.splitlines()[0] and "qwen3_coder" in r.stdout
 
 
 @pytest.mark.parametrize("model, name", [
