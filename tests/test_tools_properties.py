@@ -13,16 +13,30 @@ import json
 import re
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from reasoning_core import tools
-from toolstreams import DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, DS_CALLS_END, DS_SEP, MAX_NAMES, stream
+from toolstreams import (
+    DS_CALL_BEGIN,
+    DS_CALL_END,
+    DS_CALLS_BEGIN,
+    DS_CALLS_END,
+    DS_SEP,
+    MAX_NAMES,
+    further_suite,
+    stream,
+    write_calls,
+)
 
 K_BEGIN = "<|tool_calls_section_begin|>"
 K_END = "<|tool_calls_section_end|>"
 
-FORMATS = [n for n in tools.available() if n != "qwen3_5" and n not in MAX_NAMES]
+FORMATS = ["deepseek_v3", "deepseek_v31", "glm45", "hermes", "kimi_k2", "llama3_json", "minimax_m2", "mistral",
+           "qwen3_coder"]
+# the further formats (pythonic, tagged-JSON, markup and more modules): properties below, with
+# the calls their own suites generate and write; aliases of a format are left to it
+FURTHER = sorted({tools.create(n).format_name for n in tools.available()} - set(FORMATS) - MAX_NAMES)
 
 ALL_MARKERS = [
     "<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=", "</parameter>",
@@ -222,6 +236,146 @@ def test_marker_soup_is_chunking_invariant_and_conserves_content(fmt, data):
     except ValueError as e:
         assert fmt != "llama3_json"
         assert fmt in str(e) or fmt == "qwen3_coder"
+        return
+    assert (full.content or "") == one[0]
+    for c in full.tool_calls:
+        assert (c.name, c.arguments) in one[1]
+        json.loads(c.arguments)
+        c.arguments.encode("utf-8")
+
+
+# ------------------------------------------------------------------ the further formats
+
+# Each format's own suite knows which arguments the format can carry (bare keys, trimmed text
+# values, ...); its strategies draw them and its writer writes them. Here they meet the generic
+# content (other formats' markers as prose), think blocks holding calls, and any chunking.
+# Fewer examples per format than above: there are ~35 of them, and each own suite runs more.
+FURTHER_EXAMPLES = settings(max_examples=30)
+# their suites imported now, not first inside a @given (Hypothesis forbids nesting @given)
+_SUITES = {fmt: further_suite(fmt) for fmt in FURTHER}
+# formats with no think text to wrap a call in, by design: trinity reads calls inside <think>
+# (test_tools_more's vectors); inkling_framed drops its framing tokens, thinking included;
+# Muse's reasoning is a message without a recipient
+NO_THINK = ("trinity", "inkling_framed", "muse")
+
+
+def _further_call(fmt):
+    """A strategy of (name, args) the format's own suite generates."""
+    mod = further_suite(fmt)
+    if hasattr(mod, "_py_values"):  # pythonic module
+        return st.tuples(mod._names, st.dictionaries(mod._keys, mod._json, max_size=3))
+    if hasattr(mod, "_xml_safe"):  # more module
+        return st.tuples(mod.names, st.dictionaries(mod.keys, mod.values, max_size=3).map(
+            lambda a: {k: v for k, v in mod._xml_safe(fmt, a).items()
+                       if not isinstance(v, str) or (v.strip() == v and v.lower() != "null")}))
+    return mod.call(fmt)
+
+
+def _type_of(v) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    for t, name in ((str, "string"), (int, "integer"), (float, "number"), (list, "array"), (dict, "object")):
+        if isinstance(v, t):
+            return name
+    raise AssertionError(v)  # pragma: no cover
+
+
+def _further_avoid(fmt):
+    """Text that content must not hold: the format's own markup."""
+    mod = further_suite(fmt)
+    avoid = list(tools.create(fmt).openers) + ["<|", "|>", "\n\n", "[", "```"]
+    avoid += list(getattr(mod, "CONTENT_AVOID", {}).get(fmt, ()))
+    if isinstance(getattr(mod, "MARKERS", None), list):
+        avoid += mod.MARKERS
+    return tuple(a for a in avoid if a)
+
+
+def _further_think(fmt):
+    return dict(further_suite("seed_oss").THINK).get(fmt, ("<think>", "</think>"))
+
+
+@st.composite
+def further_output(draw, fmt):
+    """(text, expected content, expected [(name, args)], schemas): the schema declares each
+    parameter's type as generated (formats that write values as text type them by it)."""
+    avoid = _further_avoid(fmt)
+    prose = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=4), max_size=6).map("".join).filter(
+        lambda s: _no_markers(s) and not any(a in s for a in avoid))
+    kinds = ["content", "calls"] + ([] if fmt in NO_THINK else ["think"])
+    pieces = draw(st.lists(st.sampled_from(kinds), max_size=5))
+    pieces = [k for i, k in enumerate(pieces) if k != "content" or i == 0 or pieces[i - 1] != "content"]
+    text, content, calls, seen = [], [], [], {}
+    after_call = False
+    for kind in pieces:
+        if kind == "calls":
+            group = draw(st.lists(_further_call(fmt), min_size=1, max_size=1 if fmt == "gigachat3" else 2))
+            for n, a in group:
+                for k, v in a.items():
+                    assume(seen.setdefault((n, k), _type_of(v)) == _type_of(v))
+            text.append(write_calls(fmt, group))
+            calls.extend((n, json.loads(json.dumps(a))) for n, a in group)
+            after_call = True
+            continue
+        piece = draw(prose)
+        if kind == "think":
+            o, c = _further_think(fmt)
+            inner = piece + (write_calls(fmt, [draw(_further_call(fmt))]) if draw(st.booleans()) else "")
+            assume(c not in inner)
+            piece = o + inner + c
+        elif fmt == "granite_20b_fc" and after_call:
+            piece = piece.lstrip(" \t\n\r")  # whitespace after a call is markup
+        if fmt == "muse":  # content is in messages of its own
+            text.append(f"<|start|>assistant to=user<|message|>{piece}<|eom|>")
+        else:
+            text.append(piece)
+        content.append(piece)
+        if piece:
+            after_call = False
+    schemas: dict = {}
+    for (n, k), t in seen.items():
+        schemas.setdefault(n, {"type": "object", "properties": {}})["properties"][k] = {"type": t}
+    return "".join(text), "".join(content), calls, schemas
+
+
+def _args(pairs):
+    return [(n, json.loads(a)) for n, a in pairs]
+
+
+@pytest.mark.parametrize("fmt", FURTHER)
+@FURTHER_EXAMPLES
+@given(data=st.data())
+def test_further_formats_any_chunking_streams_to_the_one_shot_result(fmt, data):
+    text, content, calls, schemas = data.draw(further_output(fmt), label="output")
+    p = tools.create(fmt)
+    p.set_streaming_tool_schemas(schemas)
+    full = p.parse_complete(text)
+    assert (full.content or "") == content
+    # (compared as JSON: a Python literal's float keeps its own spelling)
+    assert _args((c.name, c.arguments) for c in full.tool_calls) == calls
+    assert all(re.fullmatch(r"call_[0-9a-f]{24}", c.id) for c in full.tool_calls)
+    q = tools.create(fmt)
+    q.set_streaming_tool_schemas(schemas)
+    got = stream(q, chunked(data, text), with_ids=False)
+    assert got == (content, [(c.name, c.arguments) for c in full.tool_calls])
+
+
+@pytest.mark.parametrize("fmt", FURTHER)
+@FURTHER_EXAMPLES
+@given(data=st.data())
+def test_further_formats_marker_soup_is_chunking_invariant_and_conserves_content(fmt, data):
+    call = write_calls(fmt, [("f", {"a": 1})])
+    own = [call[: len(call) // 3], call[len(call) // 3: 2 * len(call) // 3], call[2 * len(call) // 3:],
+           *tools.create(fmt).openers, *_further_think(fmt)]
+    text = data.draw(st.lists(st.sampled_from(FRAGMENTS + own) | st.text(max_size=3), max_size=25).map("".join),
+                     label="text")
+    one = stream(tools.create(fmt), [text] if text else [], with_ids=False)
+    assert stream(tools.create(fmt), chunked(data, text), with_ids=False) == one
+    try:
+        full = tools.create(fmt).parse_complete(text)
+    except ValueError as e:
+        assert fmt in str(e) and re.search(r"offset \d+", str(e))
         return
     assert (full.content or "") == one[0]
     for c in full.tool_calls:
