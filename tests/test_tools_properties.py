@@ -285,7 +285,7 @@ def _type_of(v) -> str:
 def _further_avoid(fmt):
     """Text that content must not hold: the format's own markup."""
     mod = further_suite(fmt)
-    avoid = list(tools.create(fmt).openers) + ["<|", "|>", "\n\n", "[", "```"]
+    avoid = list(tools.create(fmt).openers) + ["<|", "|>", "\n\n"]
     avoid += list(getattr(mod, "CONTENT_AVOID", {}).get(fmt, ()))
     if isinstance(getattr(mod, "MARKERS", None), list):
         avoid += mod.MARKERS
