@@ -1058,6 +1058,7 @@ _STRUCTURAL_TAG_MODELS: dict[str, str] = {
     "longcat": "longcat",
     "mimo": "mimo",
     "step5": "qwen_3_coder",
+    "step3p5": "qwen_3_coder",
     "qwen3_json": "hermes",
     "qwen3_xml": "qwen_3_coder",
     "llama4_json": "llama",
