@@ -521,6 +521,17 @@ cdef class Engine:
         finally:
             self._exit()
 
+    cdef int _side_one(self, int64_t t):
+        # feed_side([t])'s per-token branch: the side a lone id goes to when
+        # nothing is held and it is outside the delimiter alphabet's range;
+        # -1 (nothing consumed) otherwise, or while a call is running.
+        if self._busy or self.t.depth[self._node] != 0 or (self.t.lo <= t <= self.t.hi):
+            return -1
+        if self._state == REASONING or self._state == SEEDED:
+            return SEG_REASONING
+        self._state = CONTENT  # AWAITING ends at the first content token
+        return SEG_CONTENT
+
     def feed_text_side(self, text):
         """``feed_text()``, minus its lists when the chunk goes wholly to one side.
 
@@ -1233,3 +1244,57 @@ cdef inline Py_ssize_t _stay_run(const _Walk* w, int state, const _unit* ids, Py
     while j < n and _stays(w, state, ids[j]):
         j += 1
     return j
+
+
+cdef class DecodePush:
+    """``ReasoningStreamDecoder.push`` compiled for its per-token case: a list of
+    one id inside the vocabulary, decided at once, on the side of the last
+    decided segment, stepped by that side's ``DecodeStream``. Anything else goes
+    to the decoder's own methods (``slow``: the whole push; ``emit``: a decided
+    id on a new side), so both give the same results."""
+
+    cdef Engine eng
+    cdef object dec, slow, emit, tok, r_det, c_det, field, cls, new
+    cdef int64_t limit
+
+    def __init__(self, Engine eng, dec, slow, tok, r_det, c_det, field, cls, int64_t limit):
+        self.eng = eng
+        self.dec = dec
+        self.slow = slow
+        self.emit = dec._emit
+        self.tok = tok
+        self.r_det = r_det
+        self.c_det = c_det
+        self.field = field
+        self.cls = cls
+        self.new = tuple.__new__
+        self.limit = limit
+
+    def push(self, ids):
+        cdef int overflow = 0
+        cdef int side
+        cdef long long v
+        cdef object t, det, out
+        if type(ids) is not list or len(<list>ids) != 1:
+            return self.slow(ids)
+        t = (<list>ids)[0]
+        if type(t) is not int:
+            return self.slow(ids)
+        v = PyLong_AsLongLongAndOverflow(t, &overflow)
+        if overflow or v < 0 or v >= self.limit:
+            return self.slow(ids)
+        side = self.eng._side_one(v)
+        if side < 0:
+            return self.slow(ids)
+        if side != self.dec._last:
+            return self.emit(ids, [(side, 0, 1)])
+        det = self.c_det if side == SEG_CONTENT else self.r_det
+        # (the detokenizer replaces its DecodeStream when it settles: looked up per call)
+        out = det._stream.step(self.tok, t)
+        if out is None or det._pending:
+            out = det._after(out, ids)
+        else:
+            det._ctx = ids  # the context for settling, as the detokenizer keeps it
+        if side == SEG_CONTENT:
+            return self.new(self.cls, ("", out, self.field))
+        return self.new(self.cls, (out, "", self.field))

@@ -18,6 +18,7 @@ from operator import itemgetter
 
 from typing import Any, Sequence
 
+from . import _dispatch
 from ._input import to_int_list
 from ._tables import SEG_CONTENT, SEG_HELD, SEG_REASONING, SEG_START
 from .families import ROLES
@@ -225,6 +226,15 @@ class _StreamDetokenizer(_Detokenizer):
     def step(self, ids: list[int]) -> str:
         # DecodeStream steps a single int markedly faster than a one-id list.
         out = self._stream.step(self._tok, ids[0] if len(ids) == 1 else ids)
+        if out is None or self._pending:
+            return self._after(out, ids)
+        # Context for settling and flush(), trimmed when used (the caller's
+        # list itself in the per-token case: a copy would cost more than the rest).
+        self._ctx = ids
+        return out
+
+    def _after(self, out: str | None, ids: list[int]) -> str:
+        """The rest of ``step`` once DecodeStream gave ``out`` for ``ids``."""
         if out is None:
             self._pending.extend(ids)
             if len(ids) > 1 or len(self._pending) > MAX_PENDING:
@@ -237,8 +247,6 @@ class _StreamDetokenizer(_Detokenizer):
                 strip, self._strip = self._strip, ""
                 if out.startswith(strip):
                     out = out[len(strip):]
-        # Context for settling and flush(), trimmed when used (the caller's
-        # list itself in the per-token case: a copy would cost more than the rest).
         self._ctx = ids
         return out
 
@@ -475,8 +483,9 @@ class ReasoningStreamDecoder:
     Create it after ``parser.begin()``, one decoder per request.
     """
 
+    # (__dict__: a compiled push, where it applies, is the instance's own ``push``)
     __slots__ = ("parser", "tokenizer", "field", "skip_special_tokens", "_eng", "_fmt", "_r", "_c", "_last",
-                 "_held", "_check", "_limit")
+                 "_held", "_check", "_limit", "__dict__")
 
     def __new__(cls, parser: Any = None, tokenizer: Any = None, **kwargs: Any) -> "ReasoningStreamDecoder":
         # A parser that matches markers over token bytes gets the text path:
@@ -514,6 +523,11 @@ class ReasoningStreamDecoder:
         self._limit = self._check.limit
         self._last = -1  # side of the last decided segment
         self._held = list(self._eng.held_ids)  # ids held by the engine, decided later
+        if _DecodePush is not None and type(self) is ReasoningStreamDecoder and self._fmt is None \
+                and type(self._eng) is _CompiledEngine and self._limit > 0 \
+                and type(self._r) is _StreamDetokenizer and type(self._c) is _StreamDetokenizer:
+            self.push = _DecodePush(self._eng, self, ReasoningStreamDecoder.push.__get__(self), facts.fast,
+                                    self._r, self._c, field, StreamDelta, self._limit).push
 
     def push(self, delta_token_ids: Sequence[int]) -> StreamDelta:
         """Split and decode one delta of generated token ids.
@@ -602,6 +616,14 @@ class ReasoningStreamDecoder:
 
     def __repr__(self) -> str:
         return f"<ReasoningStreamDecoder parser={self.parser!r} field={self.field!r}>"
+
+
+# The compiled per-token push (see ReasoningStreamDecoder.__init__).
+if _dispatch.BACKEND == "cython":
+    from ._engine import DecodePush as _DecodePush
+    from ._engine import Engine as _CompiledEngine
+else:
+    _DecodePush = _CompiledEngine = None
 
 
 # Special tokens whose text is part of a marker of the family: they stay in

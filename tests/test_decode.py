@@ -380,3 +380,47 @@ def test_long_delta_ending_inside_a_character(backend, wrap):
     deltas = run("qwen3", tok, ids, [0, cut, len(ids)], backend, wrap=wrap)
     assert not any("\ufffd" in d.reasoning + d.content for d in deltas)
     assert joined(deltas) == text_parser("qwen3").parse(text)
+
+
+# -- the compiled per-token push -------------------------------------------------
+
+@pytest.mark.compiled
+def test_compiled_push_is_used_where_it_applies():
+    from reasoning_core._engine import DecodePush
+
+    tok = deepseek_tokenizer()
+    dec = ReasoningStreamDecoder(get_parser("deepseek_r1", tok, backend="cython").begin(), tok)
+    assert isinstance(dec.push.__self__, DecodePush)
+    # The pure engine, a label formatter (Gemma 4) and a decode-only tokenizer keep the Python push.
+    pure = ReasoningStreamDecoder(get_parser("deepseek_r1", tok, backend="python").begin(), tok)
+    assert pure.push.__func__ is ReasoningStreamDecoder.push
+    g = family_tokenizer("gemma4")
+    assert ReasoningStreamDecoder(get_parser("gemma4", g, backend="cython").begin(), g).push.__func__ \
+        is ReasoningStreamDecoder.push
+
+
+@pytest.mark.compiled
+@fixture_ok
+@given(data=st.data())
+@pytest.mark.parametrize("name,i", [c for c in CASES if c.values[0] in ("deepseek_r1", "qwen3", "kimi", "gpt_oss")])
+def test_compiled_push_equals_the_python_push_delta_by_delta(name, i, data):
+    tok, text, ids = encode(name, i)
+    # one-token deltas mostly (the compiled case), some longer ones, some bad input
+    bounds, k = [0], 0
+    while k < len(ids):
+        k = min(len(ids), k + data.draw(st.sampled_from([1, 1, 1, 2, 3])))
+        bounds.append(k)
+    outs = []
+    bads = ([-1], [10 ** 30], ["x"], [tok.get_vocab_size() + 10 ** 6])
+    for compiled in (True, False):
+        dec = ReasoningStreamDecoder(get_parser(name, tok, backend="cython").begin(), tok, **KEEP)
+        push = dec.push if compiled else ReasoningStreamDecoder.push.__get__(dec)
+        got = []
+        for j, (a, b) in enumerate(zip(bounds, bounds[1:])):
+            if j % 7 < len(bads):
+                with pytest.raises((TypeError, ValueError)):
+                    push(bads[j % 7])  # refused before anything is consumed, on either path
+            got.append(tuple(push(ids[a:b])))
+        got.append(tuple(dec.finish()))
+        outs.append(got)
+    assert outs[0] == outs[1]

@@ -36,6 +36,11 @@ CASES = [
     ("deepseek_r1", "no end yet", "no end yet", ""),
     ("deepseek_v3", "Sure. <think>plan</think> Answer", "plan", "Sure.  Answer"),
     ("deepseek_v3", "<think>need a tool<｜tool▁calls▁begin｜>call", "need a tool", "<｜tool▁calls▁begin｜>call"),
+    # DSML rows: only </think> ends reasoning (V3.1's tool opener is reasoning text there)
+    ("deepseek_v32", "<think>a <｜tool▁calls▁begin｜> b</think>\n\n<｜DSML｜function_calls>",
+     "a <｜tool▁calls▁begin｜> b", "\n\n<｜DSML｜function_calls>"),
+    ("deepseek_v4", "<think>plan</think>\n\n<｜DSML｜tool_calls>", "plan", "\n\n<｜DSML｜tool_calls>"),
+    ("deepseek_v41", "Sure. <think>p</think> <｜DSML｜ calls>", "p", "Sure.  <｜DSML｜ calls>"),
     ("qwen3", "pre <think>a</think> mid <think>b</think> post", "ab", "pre  mid  post"),
     ("qwen3", "<think>x<tool_call>{}</tool_call>", "x", "<tool_call>{}</tool_call>"),
     ("qwen3", "stray </think> end", "", "stray </think> end"),
