@@ -85,9 +85,11 @@ class DsmlToolParser(_Values):
     came ends at the next invoke or the block end.
     """
 
+    _PREFIX = DSML  # the markup's namespace token (GigaChat 3.5 writes the same block with ｜GCML｜)
     _BLOCK = "tool_calls"
     _INVOKE_TAG = "invoke"
     _PARAM_TAG = "parameter"
+    _LEADS = ("\n\n", "")  # what may come right before the block and belongs to it
     _SELF_CLOSING = False
     _ANY_FLAG_JSON = False
 
@@ -97,11 +99,12 @@ class DsmlToolParser(_Values):
 
     @classmethod
     def _tags(cls) -> None:
-        calls, calls_end = f"<{DSML}{cls._BLOCK}>", f"</{DSML}{cls._BLOCK}>"
-        inv, inv_end = f"<{DSML}{cls._INVOKE_TAG}", f"</{DSML}{cls._INVOKE_TAG}>"
-        par, par_end = f"<{DSML}{cls._PARAM_TAG}", f"</{DSML}{cls._PARAM_TAG}>"
+        ns = cls._PREFIX
+        calls, calls_end = f"<{ns}{cls._BLOCK}>", f"</{ns}{cls._BLOCK}>"
+        inv, inv_end = f"<{ns}{cls._INVOKE_TAG}", f"</{ns}{cls._INVOKE_TAG}>"
+        par, par_end = f"<{ns}{cls._PARAM_TAG}", f"</{ns}{cls._PARAM_TAG}>"
         cls._INVOKE, cls._INVOKE_END, cls._PARAM, cls._PARAM_END = inv, inv_end, par, par_end
-        cls.openers = ("\n\n" + calls, calls)
+        cls.openers = tuple(lead + calls for lead in cls._LEADS)
         cls._SECTION = markers(inv, calls_end)
         cls._HEAD_END = markers(">", inv_end, inv, calls_end)
         cls._PARAM_SCAN = markers(par, inv_end, inv, calls_end)

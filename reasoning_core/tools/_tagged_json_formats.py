@@ -20,8 +20,9 @@ from functools import lru_cache
 from ..families import terminators_of, think_pair_of
 from ..structural_tag import ToolTagSpec, _fg_call, _flagged_call, _hunyuan_call, _mimo_call, schema_call
 from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
-from ._json import dump_str, normalize, typed_value
+from ._json import dump_str, typed_value
 from ._json_formats import HermesToolParser
+from ._max_formats import DsmlToolParser
 from ._xml_formats import _INVOKE, _PARAM, MiniMaxM2ToolParser, Qwen3CoderToolParser
 
 
@@ -448,11 +449,9 @@ class HunyuanToolParser(BaseToolParser):
 # ---------------------------------------------------------------------------- gigachat35 (GCML)
 
 GCML = "｜GCML｜"
-_GC_NAME = re.compile(r'\s*name\s*=\s*"(.*?)"\s*', re.DOTALL)
-_GC_PARAM_HEAD = re.compile(r'\s*name\s*=\s*"(.*?)"(?:\s+string\s*=\s*"([^"]*)")?\s*', re.DOTALL)
 
 
-class GigaChat35ToolParser(BaseToolParser):
+class GigaChat35ToolParser(DsmlToolParser):
     """GigaChat 3.5's GCML block::
 
         <｜GCML｜tool_calls>
@@ -472,67 +471,8 @@ class GigaChat35ToolParser(BaseToolParser):
     format_name = "gigachat35"
     tool_tag = ToolTagSpec(f"<{GCML}tool_calls>", _flagged_call(GCML),
                            section=(f"<{GCML}tool_calls>\n", f"</{GCML}tool_calls>"))
-    CALLS = f"<{GCML}tool_calls>"
-    CALLS_END = f"</{GCML}tool_calls>"
-    INVOKE = f"<{GCML}invoke"
-    INVOKE_END = f"</{GCML}invoke>"
-    PARAM = f"<{GCML}parameter"
-    PARAM_END = f"</{GCML}parameter>"
-    openers = (CALLS, GC_MESSAGE_SEP + CALLS)
-    _SECTION = markers(INVOKE, CALLS_END)
-    _HEAD_END = markers(">", INVOKE_END, INVOKE, CALLS_END)
-    _PARAM_SCAN = markers(PARAM, INVOKE_END, INVOKE, CALLS_END)
-    _PHEAD_END = markers(">", PARAM_END, PARAM, INVOKE_END, INVOKE, CALLS_END)
-    _VALUE_END = markers(PARAM_END, PARAM, INVOKE_END, INVOKE, CALLS_END)
-    _TO_INVOKE_END = markers(INVOKE_END, INVOKE, CALLS_END)
-
-    def _section(self, opener):
-        found = False
-        m = yield from self._until(self._SECTION, _drop)
-        while m == self.INVOKE:
-            found = True
-            m = yield from self._invoke()
-            if m == self.INVOKE_END:
-                m = yield from self._until(self._SECTION, _drop)
-        if not found:
-            self._fail()
-        return None
-
-    def _invoke(self):
-        head, m = yield from self._text_until(self._HEAD_END)
-        hm = _GC_NAME.fullmatch(head) if m == ">" else None
-        name = hm.group(1).strip() if hm else ""
-        if not valid_name(name):
-            self._fail()
-            if m != ">":
-                return m
-            return (yield from self._until(self._TO_INVOKE_END, _drop))
-        self._open_call(name)
-        count = 0
-        m = yield from self._until(self._PARAM_SCAN, _drop)
-        while m == self.PARAM:
-            head, m = yield from self._text_until(self._PHEAD_END)
-            pm = _GC_PARAM_HEAD.fullmatch(head) if m == ">" else None
-            if pm is None:
-                if m == ">" or m == self.PARAM_END:
-                    m = yield from self._until(self._PARAM_SCAN, _drop)
-                continue
-            key, flag = pm.group(1), pm.group(2)
-            raw, m = yield from self._text_until(self._VALUE_END)
-            self._param_prefix(count, key)
-            count += 1
-            if flag == "true":
-                self._emit_args(dump_str(raw))
-            elif flag == "false":
-                canon = normalize(raw)
-                self._emit_args(canon if canon is not None else dump_str(raw))
-            else:
-                self._emit_args(typed_value(raw, self._types_for(name, key)))
-            if m == self.PARAM_END:
-                m = yield from self._until(self._PARAM_SCAN, _drop)
-        self._emit_args("}" if count else "{}")
-        self._close_call(True)
-        return m
+    _PREFIX = GCML
+    _LEADS = ("", GC_MESSAGE_SEP)
 
 
 # our format name (and aliases) -> parser class, for reasoning_core.tools.create
