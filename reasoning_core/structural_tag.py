@@ -516,33 +516,6 @@ _SPECS: dict[str, ToolTagSpec] = {
                            schema_call('<|content_invoke_tool_json|>{"name": "{name}", "args": ', "}")),
     "muse_glimmer": ToolTagSpec("<atem:function_calls>", _atem_call,
                                 section=("<atem:function_calls>\n", "</atem:function_calls>")),
-    # the further modules' formats of JSON calls and of the remaining engines
-    "phi4_mini_json": ToolTagSpec("functools[", schema_call('{"name": "{name}", "arguments": ', "}"),
-                                  section=("functools[", "]"), separator=", "),
-    "granite": ToolTagSpec("<|tool_call|>", schema_call('{"name": "{name}", "arguments": ', "}"),
-                           section=("<|tool_call|>[", "]"), separator=", "),
-    "granite_20b_fc": ToolTagSpec("<function_call>", schema_call(
-        '<function_call> {"name": "{name}", "arguments": ', "}")),
-    "internlm": ToolTagSpec("<|action_start|><|plugin|>", schema_call(
-        '<|action_start|><|plugin|>\n{"name": "{name}", "parameters": ', "}<|action_end|>")),
-    # a bare list: the trigger holds the first call's opening, later calls the separator
-    "xlam": ToolTagSpec('[{"name": "', schema_call('{name}", "arguments": ', "}"),
-                        section=('[{"name": "', "]"), separator=', {"name": "'),
-    "deepseek_v32": ToolTagSpec("<｜DSML｜function_calls>", schema_call(
-        '<｜DSML｜invoke name="{name}">\n', "</｜DSML｜invoke>\n", "deepseek_xml"),
-        section=("<｜DSML｜function_calls>\n", "</｜DSML｜function_calls>")),
-    "deepseek_v41": ToolTagSpec("<｜DSML｜ calls>", _flagged_call("｜DSML｜ "),
-                                section=("<｜DSML｜ calls>\n", "</｜DSML｜ calls>")),
-    "trinity": ToolTagSpec("<tool_call>", schema_call('<tool_call>\n{"name": "{name}", "arguments": ',
-                                                      "}\n</tool_call>")),
-    "iquest_q1": ToolTagSpec("<iquest_tool_call>", schema_call("<iquest_tool_call>{name}", "</iquest_tool_call>",
-                                                               "glm_xml")),
-    "spark25": ToolTagSpec("<tool_call>", schema_call("<tool_call>{name}", "</tool_call>", "glm_xml")),
-    "minicpm5": ToolTagSpec('<function name="', _minicpm_call),
-    # the message header before the marker (<|message_model|>NAME) is content to the tag
-    "inkling_framed": ToolTagSpec("<|content_invoke_tool_json|>", schema_call(
-        '<|content_invoke_tool_json|>{"name": "{name}", "args": ', "}<|end_message|>")),
-    "beam": ToolTagSpec(" to=", _beam_call),
 }
 
 

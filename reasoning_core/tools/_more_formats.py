@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ..families import terminators_of
+from ..structural_tag import ToolTagSpec, _beam_call, _flagged_call, _minicpm_call, schema_call
 from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import dump_str, normalize, typed_value
 from ._json_formats import HermesToolParser
@@ -38,6 +39,9 @@ class DeepSeekV32ToolParser(DsmlToolParser):
     ``string`` flag but "true" reads the value as JSON."""
 
     format_name = "deepseek_v32"
+    tool_tag = ToolTagSpec("<｜DSML｜function_calls>", schema_call(
+        '<｜DSML｜invoke name="{name}">\n', "</｜DSML｜invoke>\n", "deepseek_xml"),
+        section=("<｜DSML｜function_calls>\n", "</｜DSML｜function_calls>"))
     _BLOCK = "function_calls"
     _SELF_CLOSING = True
     _ANY_FLAG_JSON = True
@@ -48,6 +52,8 @@ class DeepSeekV41ToolParser(DeepSeekV32ToolParser):
     ``<｜DSML｜ parameter name=…>`` (a space after the DSML marker)."""
 
     format_name = "deepseek_v41"
+    tool_tag = ToolTagSpec("<｜DSML｜ calls>", _flagged_call("｜DSML｜ "),
+                           section=("<｜DSML｜ calls>\n", "</｜DSML｜ calls>"))
     _BLOCK = " calls"
     _INVOKE_TAG = " invoke"
     _PARAM_TAG = " parameter"
@@ -65,6 +71,8 @@ class TrinityToolParser(HermesToolParser):
     Trinity detector)."""
 
     format_name = "trinity"
+    tool_tag = ToolTagSpec("<tool_call>", schema_call('<tool_call>\n{"name": "{name}", "arguments": ',
+                                                      "}\n</tool_call>"))
     think_pairs = ()
     openers = (*HermesToolParser.openers, *_THINK_TAGS)
 
@@ -92,6 +100,7 @@ class IQuestQ1ToolParser(Glm45ToolParser):
     (a newline after the name and between pairs is allowed)."""
 
     format_name = "iquest_q1"
+    tool_tag = ToolTagSpec(IQ_CALL, schema_call(IQ_CALL + "{name}", IQ_CALL_END, "glm_xml"))
     openers = (IQ_CALL,)
     _END = markers(IQ_CALL_END)
     _NAME_END = markers("\n", "<arg_key>", IQ_CALL_END)
@@ -167,6 +176,7 @@ class Spark25ToolParser(Glm45ToolParser):
     written (no newline trimmed) and typed only by the request's schema."""
 
     format_name = "spark25"
+    tool_tag = ToolTagSpec("<tool_call>", schema_call("<tool_call>{name}", "</tool_call>", "glm_xml"))
 
     def _xml_value(self, fname, key, ends):
         raw, m = yield from self._text_until(ends)
@@ -211,6 +221,7 @@ class MiniCPM5ToolParser(BaseToolParser):
     """
 
     format_name = "minicpm5"
+    tool_tag = ToolTagSpec('<function name="', _minicpm_call)
     openers = (_MC_FUNC,)
     _HEAD_END = markers(">", _MC_FUNC_END, _MC_FUNC)
     _TO_END = markers(_MC_FUNC_END)
@@ -292,6 +303,9 @@ class InklingFramedToolParser(InklingToolParser):
     """
 
     format_name = "inkling_framed"
+    # the message header before the marker (<|message_model|>NAME) is content to the tag
+    tool_tag = ToolTagSpec(INK_CALL, schema_call(
+        INK_CALL + '{"name": "{name}", "args": ', "}<|end_message|>"))
     think_pairs = ()
     openers = (INK_CALL, INK_MODEL, *_INK_FRAMING)
     _AFTER_HEADER = markers(INK_CALL, INK_MODEL, *_INK_FRAMING)
@@ -356,6 +370,7 @@ class BeamToolParser(BaseToolParser):
     """
 
     format_name = "beam"
+    tool_tag = ToolTagSpec(BEAM_TO, _beam_call)
     openers = (BEAM_TO,)
     _NAME_END = markers("<", " ", "\t", "\n", "\r")
     _PARAM_SCAN = markers(BEAM_PARAM, *BEAM_CLOSERS)

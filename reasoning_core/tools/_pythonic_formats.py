@@ -21,6 +21,7 @@ import re
 import unicodedata
 from typing import Optional
 
+from ..structural_tag import ToolTagSpec, schema_call
 from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import DONE, ERROR, NEED, escape
 
@@ -702,6 +703,8 @@ class Phi4MiniJsonToolParser(_JsonCallsBase):
     a call fails there, the rest being content. Never raises."""
 
     format_name = "phi4_mini_json"
+    tool_tag = ToolTagSpec("functools[", schema_call('{"name": "{name}", "arguments": ', "}"),
+                           section=("functools[", "]"), separator=", ")
     openers = ("functools[",)
     raises_on_failure = False
 
@@ -720,6 +723,9 @@ class GraniteToolParser(_JsonCallsBase):
     the ``]`` ends the calls and any text after it is content."""
 
     format_name = "granite"
+    # the 3.0 spelling (a special token)
+    tool_tag = ToolTagSpec("<|tool_call|>", schema_call('{"name": "{name}", "arguments": ', "}"),
+                           section=("<|tool_call|>[", "]"), separator=", ")
     openers = ("<|tool_call|>", "<tool_call>")
 
     def _section(self, opener):
@@ -742,6 +748,8 @@ class Granite20bFcToolParser(_JsonCallsBase):
     {…}}``, repeated; whitespace after a call is markup, other text content."""
 
     format_name = "granite_20b_fc"
+    tool_tag = ToolTagSpec("<function_call>", schema_call(
+        '<function_call> {"name": "{name}", "arguments": ', "}"))
     openers = ("<function_call>",)
 
     def _section(self, opener):
@@ -766,6 +774,8 @@ class InternLMToolParser(_JsonCallsBase):
     is dropped."""
 
     format_name = "internlm"
+    tool_tag = ToolTagSpec("<|action_start|><|plugin|>", schema_call(
+        '<|action_start|><|plugin|>\n{"name": "{name}", "parameters": ', "}<|action_end|>"))
     openers = (IL_START + IL_PLUGIN, IL_START + " " + IL_PLUGIN)
     _END = markers(IL_END)
 
@@ -791,6 +801,9 @@ class XlamToolParser(_JsonCallsBase):
     not followed by a list of calls stays content. Never raises."""
 
     format_name = "xlam"
+    # the bare list: the trigger holds the first call's opening, the separator each later one's
+    tool_tag = ToolTagSpec('[{"name": "', schema_call('{name}", "arguments": ', "}"),
+                           section=('[{"name": "', "]"), separator=', {"name": "')
     openers = ("[", *_FENCES, "[TOOL_CALLS]", "<tool_call>")
     raises_on_failure = False
     _CLOSE = {"```json": "```", "```": "```", "<tool_call>": "</tool_call>"}
