@@ -1254,7 +1254,8 @@ cdef class DecodePush:
     id on a new side), so both give the same results."""
 
     cdef Engine eng
-    cdef object dec, slow, emit, tok, r_det, c_det, field, cls, new
+    cdef object dec, slow, emit, tok, r_det, c_det, field, cls
+    cdef object r_stream, c_stream, r_step, c_step  # each side's DecodeStream and its step
     cdef int64_t limit
 
     def __init__(self, Engine eng, dec, slow, tok, r_det, c_det, field, cls, int64_t limit):
@@ -1267,14 +1268,13 @@ cdef class DecodePush:
         self.c_det = c_det
         self.field = field
         self.cls = cls
-        self.new = tuple.__new__
         self.limit = limit
 
     def push(self, ids):
         cdef int overflow = 0
         cdef int side
         cdef long long v
-        cdef object t, det, out
+        cdef object t, det, out, stream
         if type(ids) is not list or len(<list>ids) != 1:
             return self.slow(ids)
         t = (<list>ids)[0]
@@ -1288,13 +1288,24 @@ cdef class DecodePush:
             return self.slow(ids)
         if side != self.dec._last:
             return self.emit(ids, [(side, 0, 1)])
-        det = self.c_det if side == SEG_CONTENT else self.r_det
-        # (the detokenizer replaces its DecodeStream when it settles: looked up per call)
-        out = det._stream.step(self.tok, t)
+        # (a detokenizer replaces its DecodeStream when it settles: the bound
+        # step is kept per stream object)
+        if side == SEG_CONTENT:
+            det = self.c_det
+            stream = det._stream
+            if stream is not self.c_stream:
+                self.c_stream, self.c_step = stream, stream.step
+            out = self.c_step(self.tok, t)
+        else:
+            det = self.r_det
+            stream = det._stream
+            if stream is not self.r_stream:
+                self.r_stream, self.r_step = stream, stream.step
+            out = self.r_step(self.tok, t)
         if out is None or det._pending:
             out = det._after(out, ids)
         else:
             det._ctx = ids  # the context for settling, as the detokenizer keeps it
         if side == SEG_CONTENT:
-            return self.new(self.cls, ("", out, self.field))
-        return self.new(self.cls, (out, "", self.field))
+            return tuple.__new__(self.cls, ("", out, self.field))
+        return tuple.__new__(self.cls, (out, "", self.field))
