@@ -1,5 +1,6 @@
-"""Tool-call parsers (MAX ``ToolParser`` protocol) for fourteen output formats,
-under our names and under Modular MAX 26.7's registry names.
+"""Tool-call parsers (MAX ``ToolParser`` protocol) for every output format the
+serving engines parse, under our names and under Modular MAX 26.7's registry
+names (vLLM's and SGLang's names are the integrations': ``engine_names``).
 
 ``create(name)`` returns a fresh per-request parser; ``available()`` lists every
 name that resolves, aliases included.
