@@ -433,6 +433,9 @@ class ByteEngine:
         data, _ = self._vocab.expand(ids)
         return self._eng.prompt_state(_as_ids(data))
 
+    def will_reason(self, prompt_token_ids) -> bool:
+        return self.prompt_state(prompt_token_ids) != CONTENT
+
 
 def is_reasoning_state(state: int) -> bool:
     return state == REASONING or state == SEEDED

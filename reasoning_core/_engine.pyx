@@ -726,6 +726,14 @@ cdef class Engine:
 
     def prompt_state(self, prompt_token_ids):
         """The state generation starts in after this prompt (no side effects)."""
+        return self._prompt_state(prompt_token_ids)
+
+    def will_reason(self, prompt_token_ids):
+        """Whether generation may reason after this prompt (``prompt_state`` is
+        not content): MAX's ``will_reason_after_prompt`` in one call."""
+        return self._prompt_state(prompt_token_ids) != CONTENT
+
+    cdef int _prompt_state(self, prompt_token_ids) except -1:
         cdef Py_ssize_t n, i, a = 0, b = 0
         cdef const int64_t* ids
         cdef _Tables t = self.t

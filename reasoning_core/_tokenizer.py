@@ -479,11 +479,41 @@ def _tables_steps(family: Family, tok: Any):
     return tables
 
 
+# id(tokenizer) -> (a weak reference to it, its tables by cache key): the
+# per-request look-up without hashing the tokenizer or making a weak reference
+# per call.  An entry goes when its tokenizer does.
+_by_id: dict[int, tuple[Any, dict]] = {}
+
+
+def _remember(tok: Any, per: dict) -> None:
+    key = id(tok)
+
+    def gone(_ref, key=key, per=per) -> None:
+        entry = _by_id.get(key)
+        if entry is not None and entry[1] is per:
+            del _by_id[key]
+
+    try:
+        _by_id[key] = (weakref.ref(tok, gone), per)
+    except TypeError:  # pragma: no cover - it was a weak-dictionary key
+        pass
+
+
 def tables_for(family: Family, tok: Any) -> Tables:
-    try:  # the per-request case: a tokenizer already seen
-        return _weak_cache[tok][_cache_key(family)]
+    # The per-request case: a tokenizer already seen.
+    entry = _by_id.get(id(tok))
+    if entry is not None and entry[0]() is tok:
+        found = entry[1].get(_cache_key(family))
+        if found is not None:
+            return found
+    try:
+        per = _weak_cache[tok]
+        found = per[_cache_key(family)]
     except (KeyError, TypeError):
         pass
+    else:
+        _remember(tok, per)
+        return found
     if tok is None:
         if family.start or family.end:
             raise ValueError(f"the {family.name} parser needs a tokenizer to resolve its delimiters")

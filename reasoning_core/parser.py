@@ -152,6 +152,7 @@ class FamilyParser(ReasoningParser):
         # The engine's stream() is the whole MAX stream(), its split() the
         # whole split(): one compiled call each.
         self.stream = self._engine.stream
+        self.will_reason_after_prompt = self._engine.will_reason
         if tables.byte_plan is None:
             self.split = self._engine.split
 

@@ -358,6 +358,11 @@ class Engine:
         ids = self._load(prompt_token_ids)
         return _prompt_state(self._w, ids)
 
+    def will_reason(self, prompt_token_ids) -> bool:
+        """Whether generation may reason after this prompt (``prompt_state`` is
+        not content): MAX's ``will_reason_after_prompt`` in one call."""
+        return self.prompt_state(prompt_token_ids) != CONTENT
+
 
 def _scan_stream(w: _Tables, ids, reasoning: bool):
     n = len(ids)

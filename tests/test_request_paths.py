@@ -198,3 +198,21 @@ def test_compiled_token_split_is_the_python_one_in_c(deepseek_tokenizer):
     ids = deepseek_tokenizer.encode("a<think>b</think>c", add_special_tokens=False).ids
     got = [rc.get_parser("deepseek_r1", deepseek_tokenizer, backend=b).begin().split(ids) for b in BACKEND_NAMES]
     assert all(type(s) is CSplit for s in got) and got[0] == got[-1]
+
+
+def test_tables_cache_by_tokenizer_identity_lets_the_tokenizer_go():
+    import gc
+    import weakref
+
+    from reasoning_core import _tokenizer
+    from tests.vocab import FAMILY_SPECIALS, build_tokenizer
+
+    tok = build_tokenizer.__wrapped__(FAMILY_SPECIALS["qwen3"])  # a fresh one (the helper caches its own)
+    first = rc.get_parser("qwen3", tok)
+    again = rc.get_parser("qwen3", tok)
+    assert again.tables is first.tables  # the second look-up is the identity cache's
+    assert id(tok) in _tokenizer._by_id
+    key, ref = id(tok), weakref.ref(tok)
+    del tok, first, again
+    gc.collect()
+    assert ref() is None and key not in _tokenizer._by_id
