@@ -31,6 +31,15 @@ from reasoning_core._tables import Tables, engine_arrays
 cnp.import_array()
 
 cdef extern from "Python.h":
+    ctypedef struct PyObject
+    ctypedef struct PyTypeObject:
+        PyObject* (*tp_alloc)(PyTypeObject*, Py_ssize_t)
+    void Py_INCREF(object o)
+    void Py_DECREF(PyObject* o)
+    void PyTuple_SET_ITEM(object t, Py_ssize_t i, object o)
+    Py_ssize_t PyList_GET_SIZE(object o)
+    PyObject* PyList_GET_ITEM(object o, Py_ssize_t i)
+    bint PyUnicode_CheckExact(object o)
     long long PyLong_AsLongLongAndOverflow(object obj, int* overflow) except? -1
     bint PyLong_CheckExact(object obj)
     int PyUnicode_KIND(object text)
@@ -1254,19 +1263,43 @@ cdef inline Py_ssize_t _stay_run(const _Walk* w, int state, const _unit* ids, Py
     return j
 
 
+cdef inline object _delta(object cls, object reasoning, object content, object field):
+    # A StreamDelta (a tuple subclass) built as tuple.__new__ builds it, minus
+    # the argument tuple and the call.
+    cdef PyObject* o = (<PyTypeObject*>cls).tp_alloc(<PyTypeObject*>cls, 3)
+    if o == NULL:
+        raise MemoryError()
+    Py_INCREF(reasoning)
+    PyTuple_SET_ITEM(<object>o, 0, reasoning)
+    Py_INCREF(content)
+    PyTuple_SET_ITEM(<object>o, 1, content)
+    Py_INCREF(field)
+    PyTuple_SET_ITEM(<object>o, 2, field)
+    cdef object result = <object>o  # a second reference: the allocation's is dropped
+    Py_DECREF(o)
+    return result
+
+
 cdef class DecodePush:
     """``ReasoningStreamDecoder.push`` compiled for its per-token case: a list of
     one id inside the vocabulary, decided at once, on the side of the last
-    decided segment, stepped by that side's ``DecodeStream``. Anything else goes
-    to the decoder's own methods (``slow``: the whole push; ``emit``: a decided
-    id on a new side), so both give the same results."""
+    decided segment, with nothing pending on that side: a token whose text is
+    known (a byte-level tokenizer's ``texts``, shared by both sides) is that
+    text, any other is stepped by that side's ``DecodeStream``. Anything else
+    goes to the decoder's own methods (``slow``: the whole push; ``emit``: a
+    decided id on a new side; the detokenizer's ``step``), so both give the
+    same results."""
 
     cdef Engine eng
-    cdef object dec, slow, emit, tok, r_det, c_det, field, cls
+    cdef object dec, slow, emit, tok, r_det, c_det, field, cls, texts
     cdef object r_stream, c_stream, r_step, c_step  # each side's DecodeStream and its step
     cdef int64_t limit
 
-    def __init__(self, Engine eng, dec, slow, tok, r_det, c_det, field, cls, int64_t limit):
+    def __init__(self, Engine eng, dec, slow, tok, r_det, c_det, field, cls, int64_t limit, texts=None):
+        if type(cls) is not type or not issubclass(cls, tuple):
+            raise TypeError("cls must be a tuple subclass")
+        if texts is not None and type(texts) is not list:
+            raise TypeError("texts must be a list or None")
         self.eng = eng
         self.dec = dec
         self.slow = slow
@@ -1277,6 +1310,7 @@ cdef class DecodePush:
         self.field = field
         self.cls = cls
         self.limit = limit
+        self.texts = texts
 
     def push(self, ids):
         cdef int overflow = 0
@@ -1296,10 +1330,23 @@ cdef class DecodePush:
             return self.slow(ids)
         if side != self.dec._last:
             return self.emit(ids, [(side, 0, 1)])
+        det = self.c_det if side == SEG_CONTENT else self.r_det
+        if self.texts is not None and v < PyList_GET_SIZE(self.texts):
+            # (the list never shrinks; an entry is a str, None or _UNSEEN)
+            out = <object>PyList_GET_ITEM(self.texts, <Py_ssize_t>v)
+            if PyUnicode_CheckExact(out):
+                if not det._pending:
+                    if side == SEG_CONTENT:
+                        return _delta(self.cls, "", out, self.field)
+                    return _delta(self.cls, out, "", self.field)
+            elif out is not None:  # not met yet: the detokenizer learns it
+                out = det.step(ids)
+                if side == SEG_CONTENT:
+                    return _delta(self.cls, "", out, self.field)
+                return _delta(self.cls, out, "", self.field)
         # (a detokenizer replaces its DecodeStream when it settles: the bound
         # step is kept per stream object)
         if side == SEG_CONTENT:
-            det = self.c_det
             stream = det._stream
             if stream is not self.c_stream:
                 self.c_stream, self.c_step = stream, stream.step
@@ -1315,5 +1362,5 @@ cdef class DecodePush:
         else:
             det._ctx = ids  # the context for settling, as the detokenizer keeps it
         if side == SEG_CONTENT:
-            return tuple.__new__(self.cls, ("", out, self.field))
-        return tuple.__new__(self.cls, (out, "", self.field))
+            return _delta(self.cls, "", out, self.field)
+        return _delta(self.cls, out, "", self.field)

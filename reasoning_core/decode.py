@@ -81,9 +81,23 @@ _new_tuple = tuple.__new__
 
 try:
     from tokenizers import Tokenizer as _Tokenizer
+    from tokenizers.decoders import ByteLevel as _ByteLevel
     from tokenizers.decoders import DecodeStream
 except ImportError:  # pragma: no cover - tokenizers is optional
-    _Tokenizer = DecodeStream = None
+    _Tokenizer = _ByteLevel = DecodeStream = None
+
+# A token text table entry not filled in yet (see _TokenizerFacts.token_texts).
+_UNSEEN = False
+
+
+def _learn(texts: list, tok, skip_special_tokens: bool, t: int) -> str | None:
+    """Fill in (and return) the token text table's entry for id ``t``."""
+    text = tok.decode([t], skip_special_tokens=skip_special_tokens)
+    # U+FFFD anywhere: bytes that are no whole character on their own (or a
+    # replacement character the token spells, which DecodeStream holds back too).
+    entry = text if text and _REPLACEMENT not in text else None
+    texts[t] = entry
+    return entry
 
 
 def _fast_tokenizer(tokenizer: Any):
@@ -207,15 +221,23 @@ class _Detokenizer:
 class _StreamDetokenizer(_Detokenizer):
     """``tokenizers.decoders.DecodeStream`` plus settling and a flush for the end of the stream."""
 
-    __slots__ = ("_tok", "_stream", "_skip", "_strip")
+    __slots__ = ("_tok", "_stream", "_skip", "_strip", "_texts")
 
-    def __init__(self, tok, skip_special_tokens: bool, decode=None) -> None:
+    def __init__(self, tok, skip_special_tokens: bool, decode=None, texts: list | None = None) -> None:
         self._tok = tok
         self._skip = skip_special_tokens
         self._stream = DecodeStream(skip_special_tokens=skip_special_tokens)
         if decode is None:
-            decode = _facts(tok).decode(skip_special_tokens)
+            facts = _facts(tok)
+            decode = facts.decode(skip_special_tokens)
+            texts = facts.token_texts(skip_special_tokens)
         self._decode = decode
+        # A byte-level tokenizer's token texts: with nothing pending, a token
+        # whose bytes are whole characters adds just its text, which is what
+        # DecodeStream would give, without stepping it.  (Its state stays
+        # right: a stream that last emitted whole characters decodes the
+        # next tokens the same whatever came between.)
+        self._texts = texts
         # DecodeStream keeps ids of an unfinished character to itself; we
         # mirror them so settling and flush() can work on them.
         self._pending: list[int] = []
@@ -224,6 +246,11 @@ class _StreamDetokenizer(_Detokenizer):
         self._strip = ""
 
     def step(self, ids: list[int]) -> str:
+        texts = self._texts
+        if texts is not None and not self._pending:
+            out = self._known_text(texts, ids)
+            if out is not None:
+                return out
         # DecodeStream steps a single int markedly faster than a one-id list.
         out = self._stream.step(self._tok, ids[0] if len(ids) == 1 else ids)
         if out is None or self._pending:
@@ -232,6 +259,22 @@ class _StreamDetokenizer(_Detokenizer):
         # list itself in the per-token case: a copy would cost more than the rest).
         self._ctx = ids
         return out
+
+    def _known_text(self, texts: list, ids: list[int]) -> str | None:
+        """The text of ``ids`` from the token text table when every one of them
+        adds whole characters of its own; None otherwise."""
+        n = len(texts)
+        parts = []
+        for t in ids:
+            text = texts[t] if t < n else None
+            if text is _UNSEEN:
+                text = _learn(texts, self._tok, self._skip, t)
+            if text is None:
+                return None
+            parts.append(text)
+        if len(parts) == 1:
+            return parts[0]
+        return "".join(parts) if parts else None
 
     def _after(self, out: str | None, ids: list[int]) -> str:
         """The rest of ``step`` once DecodeStream gave ``out`` for ``ids``."""
@@ -324,7 +367,8 @@ def _detokenizer(tokenizer: Any, skip_special_tokens: bool, facts: Any = None):
     if facts is None:
         facts = _facts(tokenizer)
     if facts.fast is not None:
-        return _StreamDetokenizer(facts.fast, skip_special_tokens, facts.decode(skip_special_tokens))
+        return _StreamDetokenizer(facts.fast, skip_special_tokens, facts.decode(skip_special_tokens),
+                                  facts.token_texts(skip_special_tokens))
     return _WindowDetokenizer(tokenizer, skip_special_tokens)
 
 
@@ -335,13 +379,31 @@ class _TokenizerFacts:
     too much to pay per request; a tokenizer that grows later (add_tokens) is
     re-measured before any id is refused) and its decode functions."""
 
-    __slots__ = ("ref", "fast", "size", "decodes", "__weakref__")
+    __slots__ = ("ref", "fast", "size", "decodes", "texts", "byte_level", "__weakref__")
 
     def __init__(self, tokenizer: Any) -> None:
         self.ref = None
         self.fast = _fast_tokenizer(tokenizer)
         self.size = _measure_vocab(tokenizer)
         self.decodes: dict[bool, Any] = {}
+        self.texts: dict[bool, list] = {}
+        # Byte-level decoding is concatenation: after text that ends in a
+        # whole character, a token adds exactly its own text.
+        self.byte_level = self.fast is not None and _ByteLevel is not None \
+            and type(self.fast.decoder) is _ByteLevel
+
+    def token_texts(self, skip_special_tokens: bool) -> list | None:
+        """Per id, what one token adds after text that ends in a whole
+        character (a byte-level tokenizer only; None for any other): its text,
+        None when that is no whole text of its own (bytes of an unfinished or
+        ill-formed character, nothing at all, a skipped special token), or
+        ``_UNSEEN`` until the id is first met (``_learn`` fills it in)."""
+        if not self.byte_level:
+            return None
+        texts = self.texts.get(skip_special_tokens)
+        if texts is None:
+            texts = self.texts.setdefault(skip_special_tokens, [_UNSEEN] * self.size)
+        return texts
 
     def decode(self, skip_special_tokens: bool):
         fn = self.decodes.get(skip_special_tokens)
@@ -527,7 +589,7 @@ class ReasoningStreamDecoder:
                 and type(self._eng) is _CompiledEngine and self._limit > 0 \
                 and type(self._r) is _StreamDetokenizer and type(self._c) is _StreamDetokenizer:
             self.push = _DecodePush(self._eng, self, ReasoningStreamDecoder.push.__get__(self), facts.fast,
-                                    self._r, self._c, field, StreamDelta, self._limit).push
+                                    self._r, self._c, field, StreamDelta, self._limit, self._r._texts).push
 
     def push(self, delta_token_ids: Sequence[int]) -> StreamDelta:
         """Split and decode one delta of generated token ids.
