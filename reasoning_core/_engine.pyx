@@ -1286,16 +1286,16 @@ cdef class DecodePush:
     decided segment, with nothing pending on that side: a token whose text is
     known (a byte-level tokenizer's ``texts``, shared by both sides) is that
     text, any other is stepped by that side's ``DecodeStream``. Anything else
-    goes to the decoder's own methods (``slow``: the whole push; ``emit``: a
-    decided id on a new side; the detokenizer's ``step``), so both give the
-    same results."""
+    goes to the decoder's own methods, called with the decoder (``slow``: the
+    whole push; ``emit``: a decided id on a new side; the detokenizer's
+    ``step``), so both give the same results."""
 
     cdef Engine eng
     cdef object dec, slow, emit, tok, r_det, c_det, field, cls, texts
     cdef object r_stream, c_stream, r_step, c_step  # each side's DecodeStream and its step
     cdef int64_t limit
 
-    def __init__(self, Engine eng, dec, slow, tok, r_det, c_det, field, cls, int64_t limit, texts=None):
+    def __init__(self, Engine eng, dec, slow, emit, tok, r_det, c_det, field, cls, int64_t limit, texts=None):
         if type(cls) is not type or not issubclass(cls, tuple):
             raise TypeError("cls must be a tuple subclass")
         if texts is not None and type(texts) is not list:
@@ -1303,7 +1303,7 @@ cdef class DecodePush:
         self.eng = eng
         self.dec = dec
         self.slow = slow
-        self.emit = dec._emit
+        self.emit = emit
         self.tok = tok
         self.r_det = r_det
         self.c_det = c_det
@@ -1316,51 +1316,49 @@ cdef class DecodePush:
         cdef int overflow = 0
         cdef int side
         cdef long long v
-        cdef object t, det, out, stream
+        cdef object t, det, out, stream, entry
         if type(ids) is not list or len(<list>ids) != 1:
-            return self.slow(ids)
+            return self.slow(self.dec, ids)
         t = (<list>ids)[0]
         if type(t) is not int:
-            return self.slow(ids)
+            return self.slow(self.dec, ids)
         v = PyLong_AsLongLongAndOverflow(t, &overflow)
         if overflow or v < 0 or v >= self.limit:
-            return self.slow(ids)
+            return self.slow(self.dec, ids)
         side = self.eng._side_one(v)
         if side < 0:
-            return self.slow(ids)
+            return self.slow(self.dec, ids)
         if side != self.dec._last:
-            return self.emit(ids, [(side, 0, 1)])
+            return self.emit(self.dec, ids, [(side, 0, 1)])
         det = self.c_det if side == SEG_CONTENT else self.r_det
+        out = None
         if self.texts is not None and v < PyList_GET_SIZE(self.texts):
             # (the list never shrinks; an entry is a str, None or _UNSEEN)
-            out = <object>PyList_GET_ITEM(self.texts, <Py_ssize_t>v)
-            if PyUnicode_CheckExact(out):
+            entry = <object>PyList_GET_ITEM(self.texts, <Py_ssize_t>v)
+            if PyUnicode_CheckExact(entry):
                 if not det._pending:
-                    if side == SEG_CONTENT:
-                        return _delta(self.cls, "", out, self.field)
-                    return _delta(self.cls, out, "", self.field)
-            elif out is not None:  # not met yet: the detokenizer learns it
+                    out = entry
+            elif entry is not None:  # not met yet: the detokenizer learns it
                 out = det.step(ids)
+        if out is None:
+            stream = det._stream
+            if stream is None:  # (made when first needed)
+                out = det.step(ids)
+            else:
+                # (a detokenizer replaces its DecodeStream when it settles: the
+                # bound step is kept per stream object)
                 if side == SEG_CONTENT:
-                    return _delta(self.cls, "", out, self.field)
-                return _delta(self.cls, out, "", self.field)
-        # (a detokenizer replaces its DecodeStream when it settles: the bound
-        # step is kept per stream object)
-        if side == SEG_CONTENT:
-            stream = det._stream
-            if stream is not self.c_stream:
-                self.c_stream, self.c_step = stream, stream.step
-            out = self.c_step(self.tok, t)
-        else:
-            det = self.r_det
-            stream = det._stream
-            if stream is not self.r_stream:
-                self.r_stream, self.r_step = stream, stream.step
-            out = self.r_step(self.tok, t)
-        if out is None or det._pending:
-            out = det._after(out, ids)
-        else:
-            det._ctx = ids  # the context for settling, as the detokenizer keeps it
+                    if stream is not self.c_stream:
+                        self.c_stream, self.c_step = stream, stream.step
+                    out = self.c_step(self.tok, t)
+                else:
+                    if stream is not self.r_stream:
+                        self.r_stream, self.r_step = stream, stream.step
+                    out = self.r_step(self.tok, t)
+                if out is None or det._pending:
+                    out = det._after(out, ids)
+                else:
+                    det._ctx = ids  # the context for settling, as the detokenizer keeps it
         if side == SEG_CONTENT:
             return _delta(self.cls, "", out, self.field)
         return _delta(self.cls, out, "", self.field)

@@ -226,7 +226,9 @@ class _StreamDetokenizer(_Detokenizer):
     def __init__(self, tok, skip_special_tokens: bool, decode=None, texts: list | None = None) -> None:
         self._tok = tok
         self._skip = skip_special_tokens
-        self._stream = DecodeStream(skip_special_tokens=skip_special_tokens)
+        # Made when first stepped: a byte-level tokenizer's whole-character
+        # tokens never need it.
+        self._stream = None
         if decode is None:
             facts = _facts(tok)
             decode = facts.decode(skip_special_tokens)
@@ -251,8 +253,11 @@ class _StreamDetokenizer(_Detokenizer):
             out = self._known_text(texts, ids)
             if out is not None:
                 return out
+        stream = self._stream
+        if stream is None:
+            stream = self._stream = DecodeStream(skip_special_tokens=self._skip)
         # DecodeStream steps a single int markedly faster than a one-id list.
-        out = self._stream.step(self._tok, ids[0] if len(ids) == 1 else ids)
+        out = stream.step(self._tok, ids[0] if len(ids) == 1 else ids)
         if out is None or self._pending:
             return self._after(out, ids)
         # Context for settling and flush(), trimmed when used (the caller's
@@ -379,7 +384,7 @@ class _TokenizerFacts:
     too much to pay per request; a tokenizer that grows later (add_tokens) is
     re-measured before any id is refused) and its decode functions."""
 
-    __slots__ = ("ref", "fast", "size", "decodes", "texts", "byte_level", "__weakref__")
+    __slots__ = ("ref", "fast", "size", "decodes", "texts", "args", "byte_level", "__weakref__")
 
     def __init__(self, tokenizer: Any) -> None:
         self.ref = None
@@ -387,6 +392,7 @@ class _TokenizerFacts:
         self.size = _measure_vocab(tokenizer)
         self.decodes: dict[bool, Any] = {}
         self.texts: dict[bool, list] = {}
+        self.args: dict[bool, tuple] = {}
         # Byte-level decoding is concatenation: after text that ends in a
         # whole character, a token adds exactly its own text.
         self.byte_level = self.fast is not None and _ByteLevel is not None \
@@ -404,6 +410,16 @@ class _TokenizerFacts:
         if texts is None:
             texts = self.texts.setdefault(skip_special_tokens, [_UNSEEN] * self.size)
         return texts
+
+    def stream_args(self, skip_special_tokens: bool) -> tuple | None:
+        """``_StreamDetokenizer``'s arguments for this tokenizer (None without a
+        ``tokenizers.Tokenizer``), made once per setting."""
+        args = self.args.get(skip_special_tokens)
+        if args is None and self.fast is not None:
+            args = self.args[skip_special_tokens] = (
+                self.fast, skip_special_tokens, self.decode(skip_special_tokens),
+                self.token_texts(skip_special_tokens))
+        return args
 
     def decode(self, skip_special_tokens: bool):
         fn = self.decodes.get(skip_special_tokens)
@@ -471,17 +487,24 @@ class _IdChecker:
 
     __slots__ = ("limit", "_tokenizer", "_size", "_probe", "_known")
 
-    def __init__(self, tokenizer: Any, decode, fast: bool | None = None) -> None:
+    def __init__(self, tokenizer: Any, decode, fast: bool | None = None, facts: Any = None) -> None:
         if fast is None:
             fast = _fast_tokenizer(tokenizer) is not None
         self._tokenizer = tokenizer
-        size = _vocab_size(tokenizer)
+        size = _vocab_size(tokenizer) if facts is None else facts.size
         self._size = size if size is not None else _ID_LIMIT
         # The bound push() checks a one-id delta against inline; 0 sends
         # every delta here (a tokenizer whose ids must be tried).
         self.limit = self._size if fast else 0
         self._probe = None if fast else decode
         self._known: set[int] = set()
+
+    @staticmethod
+    def limit_for(facts: Any) -> int:
+        """The ``limit`` a checker of this tokenizer would have."""
+        if facts.fast is None:
+            return 0
+        return facts.size if facts.size is not None else _ID_LIMIT
 
     def __call__(self, delta: Any) -> list[int]:
         """``delta`` as a list of valid ids; TypeError / ValueError (naming the id and its position)."""
@@ -547,16 +570,7 @@ class ReasoningStreamDecoder:
 
     # (__dict__: a compiled push, where it applies, is the instance's own ``push``)
     __slots__ = ("parser", "tokenizer", "field", "skip_special_tokens", "_eng", "_fmt", "_r", "_c", "_last",
-                 "_held", "_check", "_limit", "__dict__")
-
-    def __new__(cls, parser: Any = None, tokenizer: Any = None, **kwargs: Any) -> "ReasoningStreamDecoder":
-        # A parser that matches markers over token bytes gets the text path:
-        # the decoded text is split by the family's text-level automaton, so a
-        # token carrying a marker and the text beside it puts that text on its side.
-        if cls is ReasoningStreamDecoder and getattr(parser, "tables", None) is not None \
-                and getattr(parser.tables, "byte_plan", None) is not None and isinstance(parser, FamilyParser):
-            cls = _TextPathDecoder
-        return object.__new__(cls)
+                 "_held", "_checker", "_limit", "__dict__")
 
     def __init__(self, parser: Any, tokenizer: Any, *, field: str = "reasoning",
                  skip_special_tokens: bool = True) -> None:
@@ -575,20 +589,37 @@ class ReasoningStreamDecoder:
         # The parser's engine is driven directly: split() wraps exactly this
         # call, and building a TokenSplit per token would cost more than the
         # rest of push() together.
-        self._eng = parser.engine
-        self._fmt = parser.formatter
+        self._eng = parser._engine
+        self._fmt = parser._formatter
         facts = _facts(tokenizer)
-        fast = facts.fast
-        self._r = _detokenizer(tokenizer, skip_special_tokens, facts)
-        self._c = _detokenizer(tokenizer, skip_special_tokens, facts)
-        self._check = _IdChecker(tokenizer, self._r._decode, fast is not None)
-        self._limit = self._check.limit
+        args = facts.stream_args(skip_special_tokens)
+        if args is not None:
+            self._r = _StreamDetokenizer(*args)
+            self._c = _StreamDetokenizer(*args)
+        else:
+            self._r = _WindowDetokenizer(tokenizer, skip_special_tokens)
+            self._c = _WindowDetokenizer(tokenizer, skip_special_tokens)
+        # The bound push() checks a one-id delta against inline (0 sends every
+        # delta to the checker: a tokenizer whose ids must be tried); the
+        # checker itself is made when first needed.
+        self._limit = _IdChecker.limit_for(facts)
+        self._checker = None
         self._last = -1  # side of the last decided segment
-        self._held = list(self._eng.held_ids)  # ids held by the engine, decided later
-        if _DecodePush is not None and type(self) is ReasoningStreamDecoder and self._fmt is None \
+        held = self._eng.held_ids  # ids held by the engine, decided later
+        self._held = list(held) if held else []
+        if type(self) is not ReasoningStreamDecoder:
+            return
+        if parser.tables.byte_plan is not None:
+            # A parser that matches markers over token bytes gets the text
+            # path: the decoded text is split by the family's text-level
+            # automaton, so a token carrying a marker and the text beside it
+            # puts that text on its side.
+            self.__class__ = _TextPathDecoder
+            self._begin_text(parser, tokenizer, skip_special_tokens)
+        elif _DecodePush is not None and self._fmt is None \
                 and type(self._eng) is _CompiledEngine and self._limit > 0 \
                 and type(self._r) is _StreamDetokenizer and type(self._c) is _StreamDetokenizer:
-            self.push = _DecodePush(self._eng, self, ReasoningStreamDecoder.push.__get__(self), facts.fast,
+            self.push = _DecodePush(self._eng, self, _python_push, _python_emit, facts.fast,
                                     self._r, self._c, field, StreamDelta, self._limit, self._r._texts).push
 
     def push(self, delta_token_ids: Sequence[int]) -> StreamDelta:
@@ -622,6 +653,14 @@ class ReasoningStreamDecoder:
             segs = side[0]
         tokens = self._held + ids if self._held else ids
         return self._emit(tokens, segs)
+
+    def _check(self, delta: Any) -> list[int]:
+        """``delta`` as a list of valid ids (see _IdChecker)."""
+        checker = self._checker
+        if checker is None:
+            facts = _facts(self.tokenizer)
+            checker = self._checker = _IdChecker(self.tokenizer, self._r._decode, facts.fast is not None, facts)
+        return checker(delta)
 
     def finish(self) -> StreamDelta:
         """End of generation: held tokens, unfinished characters and a pending label go out."""
@@ -680,7 +719,10 @@ class ReasoningStreamDecoder:
         return f"<ReasoningStreamDecoder parser={self.parser!r} field={self.field!r}>"
 
 
-# The compiled per-token push (see ReasoningStreamDecoder.__init__).
+# The compiled per-token push (see ReasoningStreamDecoder.__init__) and the
+# Python methods it hands the other cases to.
+_python_push = ReasoningStreamDecoder.push
+_python_emit = ReasoningStreamDecoder._emit
 if _dispatch.BACKEND == "cython":
     from ._engine import DecodePush as _DecodePush
     from ._engine import Engine as _CompiledEngine
@@ -723,11 +765,15 @@ class _TextPathDecoder(ReasoningStreamDecoder):
     The parser is advanced in step, so its state and ``split()`` stay in sync.
     """
 
-    __slots__ = ("_text", "_d", "_drop")
+    # (same layout as its base: a decoder becomes one in ReasoningStreamDecoder.__init__)
+    __slots__ = ()
 
     def __init__(self, parser: Any, tokenizer: Any, *, field: str = "reasoning",
                  skip_special_tokens: bool = True) -> None:
         super().__init__(parser, tokenizer, field=field, skip_special_tokens=skip_special_tokens)
+        self._begin_text(parser, tokenizer, skip_special_tokens)
+
+    def _begin_text(self, parser: Any, tokenizer: Any, skip_special_tokens: bool) -> None:
         self._text = TextReasoningParser(parser.family, backend=parser.backend)
         self._text.seed(parser.engine.state)
         self._d = _detokenizer(tokenizer, False)

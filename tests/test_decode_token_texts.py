@@ -77,7 +77,8 @@ def decode_all(tok, deltas, backend, skip, *, table: bool, start=None):
                                      tok, skip_special_tokens=skip)
     else:
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(decode_mod._TokenizerFacts, "token_texts", lambda self, skip: None)
+            mp.setattr(decode_mod._TokenizerFacts, "stream_args",
+                       lambda self, skip: (self.fast, skip, self.decode(skip), None))
             dec = ReasoningStreamDecoder(
                 get_parser("deepseek_r1", tok, backend=backend).begin(starts_in_reasoning=start),
                 tok, skip_special_tokens=skip)
