@@ -5,7 +5,10 @@
 incremental, UTF-8-safe detokenizer: a multibyte character whose bytes are
 spread over several byte-level tokens is emitted once, whole, when its last
 byte arrives — never half, never as U+FFFD.  Each side is decoded on its own
-so a delimiter between them cannot glue their bytes together.
+so a delimiter between them cannot glue their bytes together.  With a
+byte-level tokenizer, a token that is whole characters on its own, met with
+nothing pending, is its text from a per-tokenizer table (what DecodeStream
+would give, without stepping it).
 
 Ids are checked against the tokenizer before anything is consumed, so a
 rejected ``push()`` leaves the decoder exactly as it was.  Special tokens
