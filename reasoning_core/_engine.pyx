@@ -829,6 +829,19 @@ cdef inline cnp.ndarray _int32_input(object obj, str what, bint ids):
     return to_int32_array(obj, what, ids)
 
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define RC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+    #else
+    #define RC_UNLIKELY(x) (x)
+    #endif
+    """
+    # A branch hint: the batch step's fast pass lays out the common case as
+    # straight-line code.
+    bint RC_UNLIKELY(bint) noexcept nogil
+
+
 cdef struct _BatchOut:
     # A BatchStepResult's raw pointers, copied into C locals.
     uint8_t* r
@@ -1106,12 +1119,12 @@ cdef class BatchEngine:
         _fast_range(&self.t.w, &lo, &span)
         for j in range(m):
             slot = slots[j]
-            if <uint32_t>slot >= cap:
+            if RC_UNLIKELY(<uint32_t>slot >= cap):
                 bad = True
                 break
             sv = st[slot]
             x = fast[sv]
-            if (x & SLOW) or <uint64_t>(<int64_t>tokens[j] - lo) <= span:
+            if RC_UNLIKELY((x & SLOW) or <uint64_t>(<int64_t>tokens[j] - lo) <= span):
                 queue[q] = j
                 q += 1
                 st[slot] = sv | PENDING_BIT
