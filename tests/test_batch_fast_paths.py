@@ -21,6 +21,11 @@ FIELDS = ("is_reasoning", "is_delimiter", "reasoning_ended", "is_held", "in_reas
 STATES = (CONTENT, REASONING, SEEDED, AWAITING)
 # Inside the delimiter alphabet's range (1..5), just outside it, and far outside.
 TOKENS = st.one_of(st.integers(0, 7), st.sampled_from([-1, -(2**31), 2**31 - 1, 100, 128821]))
+# Mostly ids outside the range, so whole blocks of 16 requests take the
+# fast path and a block with one odd request (an id in range, a held or
+# awaiting slot, a bad slot) has to fall back.
+FAST = st.sampled_from([0, 6, 7, -1, 100, 2**31 - 1])
+MOSTLY_FAST = st.one_of(FAST, FAST, FAST, FAST, FAST, FAST, FAST, TOKENS)
 
 
 def snapshot(res):
@@ -41,9 +46,9 @@ def programs(draw):
     for _ in range(draw(st.integers(1, 30))):
         kind = draw(st.sampled_from(["step", "step", "step", "ragged", "open", "close", "finish", "bad"]))
         if kind in ("step", "bad"):
-            n = draw(st.integers(0, 12))
+            n = draw(st.integers(0, 12) | st.integers(15, 50))
             slots = draw(st.lists(st.integers(0, 4), min_size=n, max_size=n))  # repeats allowed
-            toks = draw(st.lists(TOKENS, min_size=n, max_size=n))
+            toks = draw(st.lists(TOKENS if n < 13 else MOSTLY_FAST, min_size=n, max_size=n))
             if kind == "bad":
                 slots.append(draw(st.sampled_from([-1, 5, 2**31 - 1, -(2**31)])))
                 toks.append(draw(TOKENS))
