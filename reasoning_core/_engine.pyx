@@ -11,7 +11,7 @@ length, which is why bounds checking can be off there.
 cimport cython
 cimport numpy as cnp
 from cpython.list cimport PyList_GetSlice
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
 
@@ -57,12 +57,6 @@ cdef enum:
     SMALL_COPY = 64  # a list delta up to this long is copied as a list (cheaper than an array)
     MODE_ENABLE = 5
     HELD_BIT = 4  # batch state byte: bits 0-1 the state, bit 2 set while tokens are held
-    PENDING_BIT = 8  # set in a batch step while the slot waits for the automaton (never between calls)
-    OPEN_BIT = 16  # set while the slot is open (mirrors the open flags, for the step's one-pass check)
-    SLOW = 0x80  # in BatchEngine.fast: the state byte needs the automaton
-    FAST_BLOCK = 16  # requests a batch step tries to decide at once
-    # The step's work queue is freed after a call that needed more than this.
-    QUEUE_KEEP = 1 << 16
     # A scratch buffer larger than this many ids (8 MiB) is freed after the
     # call that needed it, so one huge delta does not pin its memory.
     SHRINK_ABOVE = 1 << 20
@@ -828,6 +822,20 @@ cdef inline cnp.ndarray _int32_input(object obj, str what, bint ids):
             and cnp.PyArray_NDIM(<cnp.ndarray>obj) == 1 and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>obj)):
         return <cnp.ndarray>obj
     return to_int32_array(obj, what, ids)
+
+
+# -- batch step internals ------------------------------------------------------
+
+from libc.stdint cimport uint64_t
+
+cdef enum:
+    # The batch state byte beyond the state (bits 0-1) and HELD_BIT:
+    PENDING_BIT = 8  # set in a batch step while the slot waits for the automaton (never between calls)
+    OPEN_BIT = 16  # set while the slot is open (mirrors the open flags, for the step's one-pass check)
+    SLOW = 0x80  # in BatchEngine.fast: the state byte needs the automaton
+    FAST_BLOCK = 16  # requests a batch step tries to decide at once
+    # The step's work queue is freed after a call that needed more than this.
+    QUEUE_KEEP = 1 << 16
 
 
 cdef extern from *:

@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import COMPILED
 from reasoning_core import FamilyParser, ReasoningBatch
 from reasoning_core._tables import AWAITING, CONTENT, REASONING, SEEDED, build_tables
 from streams import pattern_sets
@@ -97,7 +96,7 @@ def run_program(backend, patterns, default, ops):
     return trace
 
 
-@pytest.mark.skipif(not COMPILED, reason="compiled engine not built or disabled")
+@pytest.mark.compiled
 @given(programs())
 @settings(max_examples=150)
 def test_compiled_equals_pure(program):
