@@ -833,6 +833,162 @@ cdef inline cnp.ndarray _int32_input(object obj, str what, bint ids):
     return to_int32_array(obj, what, ids)
 
 
+# -- batch step internals ------------------------------------------------------
+
+from libc.stdint cimport uint64_t
+
+cdef enum:
+    # The batch state byte beyond the state (bits 0-1) and HELD_BIT:
+    PENDING_BIT = 8  # set in a batch step while the slot waits for the automaton (never between calls)
+    OPEN_BIT = 16  # set while the slot is open (mirrors the open flags, for the step's one-pass check)
+    SLOW = 0x80  # in BatchEngine.fast: the state byte needs the automaton
+    FAST_BLOCK = 16  # requests a batch step tries to decide at once
+    # The step's work queue is freed after a call that needed more than this.
+    QUEUE_KEEP = 1 << 16
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define RC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+    #else
+    #define RC_UNLIKELY(x) (x)
+    #endif
+    """
+    # A branch hint: the batch step's fast pass lays out the common case as
+    # straight-line code.
+    bint RC_UNLIKELY(bint) noexcept nogil
+
+cdef extern from *:
+    """
+    /* Whether any of 16 requests has a slot outside [0, cap) or an id inside
+       [lo, lo + span] (unsigned compares; the SSE2 form compares biased
+       signed values, which orders them the same way). */
+    #if defined(__SSE2__) || defined(_M_X64)
+    #include <emmintrin.h>
+    static inline int rc_block_odd(const int32_t* slots, const int32_t* ids, uint32_t cap,
+                                   uint32_t lo, uint32_t span) {
+        const __m128i bias = _mm_set1_epi32((int)0x80000000u);
+        const __m128i capb = _mm_set1_epi32((int)(cap ^ 0x80000000u));
+        const __m128i spanb = _mm_set1_epi32((int)(span ^ 0x80000000u));
+        const __m128i lov = _mm_set1_epi32((int)lo);
+        __m128i ok = _mm_set1_epi32(-1);
+        int k;
+        for (k = 0; k < 16; k += 4) {
+            __m128i s = _mm_xor_si128(_mm_loadu_si128((const __m128i*)(slots + k)), bias);
+            __m128i t = _mm_xor_si128(_mm_sub_epi32(_mm_loadu_si128((const __m128i*)(ids + k)), lov), bias);
+            ok = _mm_and_si128(ok, _mm_and_si128(_mm_cmpgt_epi32(capb, s), _mm_cmpgt_epi32(t, spanb)));
+        }
+        return _mm_movemask_epi8(ok) != 0xFFFF;
+    }
+    #else
+    static inline int rc_block_odd(const int32_t* slots, const int32_t* ids, uint32_t cap,
+                                   uint32_t lo, uint32_t span) {
+        unsigned odd = 0;
+        int k;
+        for (k = 0; k < 16; k++)
+            odd |= ((uint32_t)slots[k] >= cap) | ((uint32_t)ids[k] - lo <= span);
+        return odd != 0;
+    }
+    #endif
+    /* Bit shift that puts byte i of a uint64_t at memory offset i. */
+    #if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    #define RC_LANE_SHIFT(i) (56 - 8 * (i))
+    #else
+    #define RC_LANE_SHIFT(i) (8 * (i))
+    #endif
+    """
+    int RC_LANE_SHIFT(Py_ssize_t) noexcept nogil
+    bint rc_block_odd(const int32_t* slots, const int32_t* ids, uint32_t cap, uint32_t lo,
+                      uint32_t span) noexcept nogil
+
+
+cdef struct _BatchOut:
+    # A BatchStepResult's raw pointers, copied into C locals.
+    uint8_t* r
+    uint8_t* d
+    uint8_t* e
+    uint8_t* h
+    uint8_t* i
+    uint8_t* rel
+    uint8_t* comp
+
+
+cdef inline void _bind_out(_BatchOut* o, BatchStepResult res) noexcept:
+    o.r, o.d, o.e, o.h = res.p_r, res.p_d, res.p_e, res.p_h
+    o.i, o.rel, o.comp = res.p_i, res.p_rel, res.p_comp
+
+
+cdef inline void _zero_rare(const _BatchOut* o, Py_ssize_t n) noexcept nogil:
+    memset(o.e, 0, n)
+    memset(o.d, 0, n)
+    memset(o.h, 0, n)
+    memset(o.rel, 0, n)
+    memset(o.comp, 0, n)
+
+
+cdef inline void _fast_range(const _Walk* w, int64_t* lo, uint64_t* span) noexcept nogil:
+    # Ids with ``<uint64_t>(id - lo) > span`` lie outside the alphabet's range:
+    # with nothing held they are decided by the state alone.  An empty
+    # alphabet gets the range [0, 0]: id 0 then takes the general path, which
+    # is right for any id, so only speed depends on this range.
+    if w.ns:
+        lo[0] = w.lo
+        span[0] = <uint64_t>(w.hi - w.lo)
+    else:
+        lo[0] = 0
+        span[0] = 0
+
+
+cdef inline void _fast_range32(int64_t lo, uint64_t span, uint32_t* lo32, uint32_t* span32) noexcept nogil:
+    # The same range for int32 ids: ``<uint32_t>id - lo32 <= span32`` holds for
+    # every int32 id inside [lo, lo + span] (and, for an empty intersection,
+    # for id 0 alone, which the general path then decides: correct either way).
+    cdef int64_t a = lo, b = lo + <int64_t>span
+    if a < -2147483648:
+        a = -2147483648
+    if b > 2147483647:
+        b = 2147483647
+    if a > b:
+        a = b = 0
+    lo32[0] = <uint32_t>a
+    span32[0] = <uint32_t>(b - a)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline uint8_t _batch_token(const _Walk* w, const _BatchOut* o, Py_ssize_t i, uint32_t sv,
+                                 int32_t* node_p, int32_t tok) noexcept nogil:
+    """One token of one request through the automaton; writes entry ``i`` of
+    every output that can be non-zero and returns the new state byte (``sv``
+    is the old one, without PENDING_BIT; OPEN_BIT is kept)."""
+    cdef int before = sv & 3
+    cdef int state = before
+    cdef int node = node_p[0]
+    cdef _Move mv
+    _advance(w, &state, &node, tok, &mv)
+    node_p[0] = node
+    # Any move out of a thinking state (reasoning, seeded, awaiting) into
+    # content ends reasoning for the grammar.
+    o.e[i] = before != CONTENT and state == CONTENT
+    if mv.fired:
+        # The delimiter's earlier tokens were held; they share its class.
+        o.r[i] = 0
+        o.d[i] = mv.consumed
+        o.rel[i] = <uint8_t>mv.released
+        o.comp[i] = <uint8_t>(mv.fired - 1)
+    elif w.depth[node]:
+        o.r[i] = 0
+        o.h[i] = 1
+        o.rel[i] = <uint8_t>mv.released
+    else:
+        # The new token itself was decided, to the side it arrived on.
+        o.r[i] = mv.was_reasoning
+        o.rel[i] = <uint8_t>(mv.released - 1)
+    o.i[i] = state == REASONING or state == SEEDED
+    return <uint8_t>(state | (HELD_BIT if w.depth[node] else 0) | (sv & OPEN_BIT))
+
+
 cdef class BatchEngine:
     """Reasoning state for many requests in flat arrays."""
     cdef _Tables t
@@ -841,8 +997,22 @@ cdef class BatchEngine:
     cdef uint8_t* st
     cdef int32_t* nd
     cdef uint8_t* op
+    # For each state byte: is_reasoning of an id outside the alphabet's range
+    # when the byte alone decides it (open, nothing held or pending, not
+    # awaiting), else SLOW.
+    cdef uint8_t fast[32]
+    cdef Py_ssize_t* queue  # step(): positions that need the automaton
+    cdef Py_ssize_t queue_cap
 
     def __cinit__(self, tables, capacity):
+        cdef int b
+        for b in range(32):
+            if (b & OPEN_BIT) and not (b & (HELD_BIT | PENDING_BIT)) and (b & 3) != AWAITING:
+                self.fast[b] = (b & 3) == REASONING or (b & 3) == SEEDED
+            else:
+                self.fast[b] = SLOW
+        self.queue = NULL
+        self.queue_cap = 0
         self.t = _Tables(tables)
         self.capacity = check_capacity(capacity, 1)
         self._state_arr = np.zeros(capacity, dtype=np.uint8)
@@ -851,6 +1021,9 @@ cdef class BatchEngine:
         self.st = <uint8_t*>cnp.PyArray_DATA(self._state_arr)
         self.nd = <int32_t*>cnp.PyArray_DATA(self._node_arr)
         self.op = <uint8_t*>cnp.PyArray_DATA(self._open_arr)
+
+    def __dealloc__(self):
+        free(self.queue)
 
     cdef Py_ssize_t _check_slot(self, slot) except -1:
         if not isinstance(slot, (int, np.integer)) or isinstance(slot, bool):
@@ -864,7 +1037,7 @@ cdef class BatchEngine:
         cdef Py_ssize_t s = self._check_slot(slot)
         if state not in (CONTENT, REASONING, SEEDED, AWAITING):
             raise ValueError(f"invalid engine state {state!r}")
-        self.st[s] = <uint8_t>state
+        self.st[s] = <uint8_t>(state | OPEN_BIT)
         self.nd[s] = self.t.root[<int>state]
         self.op[s] = 1
 
@@ -884,7 +1057,7 @@ cdef class BatchEngine:
         reasoning = state == REASONING or state == SEEDED
         if held and state == AWAITING:
             state = CONTENT
-        self.st[s] = <uint8_t>state
+        self.st[s] = <uint8_t>(state | OPEN_BIT)
         self.nd[s] = self.t.root[state]
         return held, reasoning
 
@@ -907,8 +1080,21 @@ cdef class BatchEngine:
     @cython.boundscheck(False)
     @cython.wraparound(False)
     cdef int _check_slots(self, const int32_t* slots, Py_ssize_t m) except -1:
+        # One pass for the common case (every slot in range and open): an
+        # unsigned compare catches negative slots too, and the open flags are
+        # ANDed without a branch.  Only a failed pass looks for the culprit.
         cdef Py_ssize_t j
         cdef int32_t s
+        cdef uint32_t cap = <uint32_t>self.capacity  # at most MAX_CAPACITY (int32)
+        cdef const uint8_t* op = self.op
+        cdef uint8_t all_open = 1
+        for j in range(m):
+            if <uint32_t>slots[j] >= cap:
+                break
+            all_open &= op[slots[j]]
+        else:
+            if all_open:
+                return 0
         for j in range(m):
             s = slots[j]
             if s < 0 or s >= self.capacity:
@@ -934,9 +1120,9 @@ cdef class BatchEngine:
         if t_arr.shape[0] != m:
             raise ValueError(f"slots ({m}) and token_ids ({t_arr.shape[0]}) differ in length")
         cdef const int32_t* sp = <const int32_t*>cnp.PyArray_DATA(s_arr)
-        self._check_slots(sp, m)
         cdef BatchStepResult res = self._out(out, m)
-        self._run(sp, <const int32_t*>cnp.PyArray_DATA(t_arr), NULL, m, res)
+        # Checks every slot before any request's state changes (see _run_step).
+        self._run_step(sp, <const int32_t*>cnp.PyArray_DATA(t_arr), m, res)
         res.size = m
         return res if res.cap == m else res.view(m)
 
@@ -961,78 +1147,158 @@ cdef class BatchEngine:
         res.size = n
         return res if res.cap == n else res.view(n)
 
+    cdef Py_ssize_t* _queue_for(self, Py_ssize_t m) except NULL:
+        cdef Py_ssize_t* grown
+        if m > self.queue_cap or self.queue == NULL:
+            grown = <Py_ssize_t*>realloc(self.queue, max(m, 1) * sizeof(Py_ssize_t))
+            if grown == NULL:
+                raise MemoryError()
+            self.queue = grown
+            self.queue_cap = max(m, 1)
+        return self.queue
+
+    cdef void _trim_queue(self) noexcept:
+        if self.queue_cap > QUEUE_KEEP:
+            free(self.queue)
+            self.queue = NULL
+            self.queue_cap = 0
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    cdef int _run_step(self, const int32_t* slots, const int32_t* tokens, Py_ssize_t m,
+                       BatchStepResult res) except -1:
+        # One token per request, in two passes.  The first decides every
+        # request whose state byte settles it alone (an id outside the
+        # alphabet's range, nothing held: one table read) and queues the
+        # rest, checking each slot on the way (in range here; open through
+        # the table, whose entry for a closed slot is SLOW).  It changes no
+        # state but PENDING_BIT, which marks a queued slot so that its later
+        # tokens in this step (a slot may be listed twice) are queued too, in
+        # order.  A bad slot therefore raises with every state as it was.
+        # The second pass walks the queued requests through the automaton.
+        # The first pass goes FAST_BLOCK requests at a time while a block is
+        # that simple (the common case): vector checks, then the state reads,
+        # with each output written as two 8-byte stores instead of 16 byte
+        # stores (the stores were what bounded the one-by-one loop).  It has
+        # no call, so its pointers stay in registers; the uint8 stores may
+        # alias anything, so everything it reads is in locals.
+        cdef Py_ssize_t* queue = self._queue_for(m)
+        cdef uint8_t fast[32]
+        memcpy(fast, self.fast, sizeof(fast))
+        cdef uint8_t* st = self.st
+        cdef uint8_t* o_r = res.p_r
+        cdef uint8_t* o_i = res.p_i
+        cdef uint32_t cap = <uint32_t>self.capacity  # at most MAX_CAPACITY (int32)
+        cdef Py_ssize_t j = 0, q = 0, k, i, stop
+        cdef int32_t slot
+        cdef uint8_t sv, x
+        cdef uint64_t v, acc8
+        cdef Py_ssize_t h
+        cdef bint bad = False
+        cdef int64_t lo
+        cdef uint64_t span
+        cdef uint32_t lo32, span32
+        _fast_range(&self.t.w, &lo, &span)
+        _fast_range32(lo, span, &lo32, &span32)
+        while j < m:
+            if j + FAST_BLOCK <= m:
+                # A whole block at once when every slot is in range, every id
+                # outside the alphabet's range and every state byte fast: the
+                # checks over the input are vector compares (rc_block_odd),
+                # and the state reads need no branch.  Nothing is written but
+                # this block's outputs, which the one-by-one loop below
+                # rewrites if the block turns out not to be that simple.
+                if not RC_UNLIKELY(rc_block_odd(slots + j, tokens + j, cap, lo32, span32)):
+                    acc8 = 0
+                    for h in range(0, FAST_BLOCK, 8):
+                        v = 0
+                        for i in range(8):
+                            v |= (<uint64_t>fast[st[slots[j + h + i]]]) << RC_LANE_SHIFT(i)
+                        memcpy(o_r + j + h, &v, 8)
+                        memcpy(o_i + j + h, &v, 8)
+                        acc8 |= v
+                    if not RC_UNLIKELY(acc8 & 0x8080808080808080ULL):
+                        j += FAST_BLOCK
+                        continue
+                stop = j + FAST_BLOCK
+            else:
+                stop = m
+            while j < stop:
+                slot = slots[j]
+                if RC_UNLIKELY(<uint32_t>slot >= cap):
+                    bad = True
+                    break
+                sv = st[slot]
+                x = fast[sv]
+                if RC_UNLIKELY((x & SLOW) or <uint64_t>(<int64_t>tokens[j] - lo) <= span):
+                    queue[q] = j
+                    q += 1
+                    st[slot] = sv | PENDING_BIT
+                else:
+                    o_r[j] = x
+                    o_i[j] = x
+                j += 1
+            if bad:
+                break
+        if not bad:
+            for k in range(q):
+                if not (st[slots[queue[k]]] & OPEN_BIT):
+                    bad = True
+                    break
+        if bad:
+            for k in range(q):
+                st[slots[queue[k]]] &= ~PENDING_BIT
+            self._trim_queue()
+            self._check_slots(slots, m)  # raises, naming the first bad slot
+            raise AssertionError("unreachable: a slot failed the step's check but not _check_slots")
+        # reasoning_ended and the rarely-set outputs are zeroed in bulk;
+        # a fast request writes only is_reasoning and in_reasoning.
+        cdef _BatchOut o
+        _bind_out(&o, res)
+        _zero_rare(&o, m)
+        cdef _Walk w = self.t.w
+        cdef int32_t* nd = self.nd
+        for k in range(q):
+            j = queue[k]
+            slot = slots[j]
+            st[slot] = _batch_token(&w, &o, j, st[slot] & ~PENDING_BIT, &nd[slot], tokens[j])
+        self._trim_queue()
+        return 0
+
     @cython.boundscheck(False)
     @cython.wraparound(False)
     cdef void _run(self, const int32_t* slots, const int32_t* tokens, const int32_t* offsets,
                    Py_ssize_t m, BatchStepResult res) noexcept:
-        # Everything in locals: the uint8 stores below may alias anything, so
-        # values read through self or res would be reloaded after each store.
+        # Several tokens per request (step_ragged; slots already checked);
+        # the rules of _run_step, one request at a time.
         cdef _Walk w = self.t.w
+        cdef _BatchOut o
+        cdef uint8_t fast[32]
+        memcpy(fast, self.fast, sizeof(fast))
         cdef uint8_t* st = self.st
         cdef int32_t* nd = self.nd
         cdef uint8_t* o_r = res.p_r
-        cdef uint8_t* o_d = res.p_d
-        cdef uint8_t* o_e = res.p_e
-        cdef uint8_t* o_h = res.p_h
         cdef uint8_t* o_i = res.p_i
-        cdef uint8_t* o_rel = res.p_rel
-        cdef uint8_t* o_comp = res.p_comp
-        cdef Py_ssize_t j, i, lo_i, hi_i
+        cdef Py_ssize_t j, i
         cdef int32_t slot, tok
-        cdef int state, node, sv, before
-        cdef _Move mv
-        # Zero the rarely-set outputs in bulk; the per-token path below then
-        # writes only what can be non-zero.
-        cdef Py_ssize_t n_out = m if offsets == NULL else offsets[m]
-        memset(o_d, 0, n_out)
-        memset(o_e, 0, n_out)
-        memset(o_h, 0, n_out)
-        memset(o_rel, 0, n_out)
-        memset(o_comp, 0, n_out)
+        cdef uint8_t sv, x
+        cdef int64_t lo
+        cdef uint64_t span
+        _fast_range(&w, &lo, &span)
+        _bind_out(&o, res)
+        _zero_rare(&o, offsets[m])
         for j in range(m):
-            if offsets == NULL:
-                lo_i = j
-                hi_i = j + 1
-            else:
-                lo_i = offsets[j]
-                hi_i = offsets[j + 1]
             slot = slots[j]
             sv = st[slot]
-            for i in range(lo_i, hi_i):
+            for i in range(offsets[j], offsets[j + 1]):
                 tok = tokens[i]
-                if not (sv & HELD_BIT) and (tok < w.lo or tok > w.hi):
-                    # Common case: an ordinary token with nothing held; the
-                    # state byte alone decides it (no node or table lookups).
-                    o_r[i] = o_i[i] = sv == REASONING or sv == SEEDED
-                    if sv == AWAITING:
-                        sv = CONTENT  # thinking was enabled but skipped: grammar on now
-                        o_e[i] = 1
-                    continue
-                before = sv & 3
-                state = before
-                node = nd[slot]
-                _advance(&w, &state, &node, tok, &mv)
-                nd[slot] = node
-                # Any move out of a thinking state (reasoning, seeded, awaiting)
-                # into content ends reasoning for the grammar.
-                o_e[i] = before != CONTENT and state == CONTENT
-                if mv.fired:
-                    # The delimiter's earlier tokens were held; they share its class.
-                    o_r[i] = 0
-                    o_d[i] = mv.consumed
-                    o_rel[i] = <uint8_t>mv.released
-                    o_comp[i] = <uint8_t>(mv.fired - 1)
-                elif w.depth[node]:
-                    o_r[i] = 0
-                    o_h[i] = 1
-                    o_rel[i] = <uint8_t>mv.released
+                x = fast[sv]
+                if (x & SLOW) or <uint64_t>(<int64_t>tok - lo) <= span:
+                    sv = _batch_token(&w, &o, i, sv, &nd[slot], tok)
                 else:
-                    # The new token itself was decided, to the side it arrived on.
-                    o_r[i] = mv.was_reasoning
-                    o_rel[i] = <uint8_t>(mv.released - 1)
-                o_i[i] = state == REASONING or state == SEEDED
-                sv = state | (HELD_BIT if w.depth[node] else 0)
-            st[slot] = <uint8_t>sv
+                    o_r[i] = x
+                    o_i[i] = x
+            st[slot] = sv
 
 
 cdef object _content_of = None

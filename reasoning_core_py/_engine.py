@@ -556,14 +556,17 @@ class BatchEngine:
         return (self._open != 0) & ((self._state & 3) != CONTENT)
 
     def _check_slots(self, slots: np.ndarray) -> None:
+        # The first bad slot in order names the error, as in the compiled engine.
         if slots.size:
-            lo, hi = int(slots.min()), int(slots.max())
-            if lo < 0 or hi >= self.capacity:
-                bad = lo if lo < 0 else hi
-                raise ValueError(f"slot {bad} is out of range for capacity {self.capacity}")
-            closed = np.flatnonzero(self._open[slots] == 0)
-            if closed.size:
-                raise ValueError(f"slot {int(slots[closed[0]])} is not open")
+            out = (slots < 0) | (slots >= self.capacity)
+            bad = out.copy()
+            bad[~out] = self._open[slots[~out]] == 0
+            first = np.flatnonzero(bad)
+            if first.size:
+                j = int(first[0])
+                if out[j]:
+                    raise ValueError(f"slot {int(slots[j])} is out of range for capacity {self.capacity}")
+                raise ValueError(f"slot {int(slots[j])} is not open")
 
     def _out(self, out, n: int) -> BatchStepResult:
         if out is None:
