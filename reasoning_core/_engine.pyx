@@ -37,6 +37,50 @@ cdef extern from "Python.h":
     Py_ssize_t PY_SSIZE_T_MAX
     const void* PyUnicode_DATA(object text)
 
+# The text walk's skip to the next character that can begin a delimiter: at
+# most four candidate code points, compared a block at a time (a loop the
+# compiler vectorizes), memchr for one candidate in 1-byte storage.  Reads
+# stay below ``n``.
+cdef extern from *:
+    """
+    #include <string.h>
+    #define RC_SCAN_BLOCK 32
+    #define RC_DEFINE_SCAN(NAME, T)                                              \
+    static Py_ssize_t NAME(const T* p, Py_ssize_t j, Py_ssize_t n,             \
+                           T c0, T c1, T c2, T c3) {                            \
+        while (n - j >= RC_SCAN_BLOCK) {                                        \
+            const T* q = p + j;                                                 \
+            T hit = 0;                                                          \
+            for (int k = 0; k < RC_SCAN_BLOCK; k++) {                           \
+                T x = q[k];                                                     \
+                hit |= (T)((x == c0) | (x == c1) | (x == c2) | (x == c3));     \
+            }                                                                   \
+            if (hit) break;                                                     \
+            j += RC_SCAN_BLOCK;                                                 \
+        }                                                                       \
+        while (j < n) {                                                         \
+            T x = p[j];                                                         \
+            if (x == c0 || x == c1 || x == c2 || x == c3) break;                \
+            j++;                                                                \
+        }                                                                       \
+        return j;                                                               \
+    }
+    RC_DEFINE_SCAN(rc_scan_u8, uint8_t)
+    RC_DEFINE_SCAN(rc_scan_u16, uint16_t)
+    RC_DEFINE_SCAN(rc_scan_u32, uint32_t)
+
+    static Py_ssize_t rc_memchr_u8(const uint8_t* p, Py_ssize_t j, Py_ssize_t n, uint8_t c) {
+        const void* hit;
+        if (j >= n) return n;
+        hit = memchr(p + j, c, (size_t)(n - j));
+        return hit ? (Py_ssize_t)((const uint8_t*)hit - p) : n;
+    }
+    """
+    Py_ssize_t rc_scan_u8(const uint8_t* p, Py_ssize_t j, Py_ssize_t n, uint8_t c0, uint8_t c1, uint8_t c2, uint8_t c3) noexcept nogil
+    Py_ssize_t rc_scan_u16(const uint16_t* p, Py_ssize_t j, Py_ssize_t n, uint16_t c0, uint16_t c1, uint16_t c2, uint16_t c3) noexcept nogil
+    Py_ssize_t rc_scan_u32(const uint32_t* p, Py_ssize_t j, Py_ssize_t n, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3) noexcept nogil
+    Py_ssize_t rc_memchr_u8(const uint8_t* p, Py_ssize_t j, Py_ssize_t n, uint8_t c) noexcept nogil
+
 # Keep in step with reasoning_core._tables.
 cdef enum:
     CONTENT = 0
@@ -102,6 +146,11 @@ cdef inline int _index(const int64_t* sigma, int ns, int64_t lo, int64_t hi, int
 cdef struct _Walk:
     # Raw table pointers (owned by a _Tables), copied into C locals by value.
     const uint8_t* stay  # [4 * 256]: id < 256 leaves the state's root where it is (text's fast path)
+    # [4 states * 3 widths * 4]: the code points that can move each state's root,
+    # as each storage width can hold them, padded with the first; scan_n[state * 3 + width]
+    # how many (0: none can occur in that width; -1: more than four, no skipping)
+    const uint32_t* scan_c
+    const int8_t* scan_n
     const int64_t* sigma
     const int32_t* trans
     const int32_t* depth
@@ -163,6 +212,8 @@ cdef class _Tables:
     cdef const int8_t* fire_kind
     cdef int32_t root[6]
     cdef uint8_t stay[4 * 256]
+    cdef uint32_t scan_c[4 * 3 * 4]
+    cdef int8_t scan_n[4 * 3]
     cdef _Walk w
     cdef int default_state
     cdef bint awaiting_family, has_enable
@@ -171,7 +222,9 @@ cdef class _Tables:
         # Tables are immutable and checked when made; engine_arrays() confirms
         # these are those read-only arrays, which this object keeps alive.
         cdef cnp.ndarray sigma, trans, depth, fs, fc, fk, roots
-        cdef int st, c, k, r
+        cdef int st, c, k, r, i, m, width
+        cdef int found[4]
+        cdef int64_t c64, lim
         sigma, trans, depth, fs, fc, fk, roots = engine_arrays(tables)
         self.tables = tables
         self._keep = (sigma, trans, depth, fs, fc, fk, roots)
@@ -197,6 +250,32 @@ cdef class _Tables:
             for c in range(256):
                 k = _index(self.sigma, self.ns, self.lo, self.hi, c)
                 self.stay[st * 256 + c] = k < 0 or self.trans[r * self.ns + k] == r
+        # The code points that move each state's root (the complement of
+        # ``stay``, over the whole alphabet), per storage width.
+        for st in range(4):
+            r = self.root[st]
+            m = 0
+            for k in range(self.ns):
+                if self.trans[r * self.ns + k] != r:
+                    if m < 4:
+                        found[m] = <int>k
+                    m += 1
+            for width in range(3):
+                if m > 4:
+                    self.scan_n[st * 3 + width] = -1
+                    continue
+                c = 0
+                lim = 0xFF if width == 0 else (0xFFFF if width == 1 else 0xFFFFFFFF)
+                for i in range(m):
+                    c64 = self.sigma[found[i]]
+                    if 0 <= c64 <= lim:
+                        self.scan_c[(st * 3 + width) * 4 + c] = <uint32_t>c64
+                        c += 1
+                self.scan_n[st * 3 + width] = c
+                for i in range(c, 4):
+                    self.scan_c[(st * 3 + width) * 4 + i] = self.scan_c[(st * 3 + width) * 4] if c else 0
+        self.w.scan_c = self.scan_c
+        self.w.scan_n = self.scan_n
         self.w.stay = self.stay
         self.w.sigma = self.sigma
         self.w.trans = self.trans
@@ -551,11 +630,11 @@ cdef class Engine:
                 kind = PyUnicode_KIND(text)
                 src = PyUnicode_DATA(text)
                 if kind == 1:
-                    j = _stay_run(&self.t.w, state, <const uint8_t*>src, n)
+                    j = _skip(&self.t.w, state, <const uint8_t*>src, 0, n)
                 elif kind == 2:
-                    j = _stay_run(&self.t.w, state, <const uint16_t*>src, n)
+                    j = _skip(&self.t.w, state, <const uint16_t*>src, 0, n)
                 else:
-                    j = _stay_run(&self.t.w, state, <const uint32_t*>src, n)
+                    j = _skip(&self.t.w, state, <const uint32_t*>src, 0, n)
                 if j == n:
                     return SEG_REASONING if state == REASONING or state == SEEDED else SEG_CONTENT
             return self._feed_str(text)
@@ -575,8 +654,9 @@ cdef class Engine:
     cdef tuple _feed(self, const int64_t* ids, Py_ssize_t n):
         return _walk(self, ids, n)
 
-    cdef tuple _feed_str(self, str text):
-        # Straight over the string's storage (no copy), one walk per width.
+    cdef tuple _feed_str(self, object text):
+        # Straight over the string's storage (no copy), one walk per width
+        # (``text`` is a str, possibly of a subclass: checked by the callers).
         cdef int kind = PyUnicode_KIND(text)
         cdef const void* src = PyUnicode_DATA(text)
         cdef Py_ssize_t n = len(text)
@@ -1218,8 +1298,7 @@ cdef tuple _walk(Engine self, const _unit* ids, Py_ssize_t n):
                 while j < n and (ids[j] < w.lo or ids[j] > w.hi):
                     j += 1
             else:
-                while j < n and _stays(&w, state, ids[j]):
-                    j += 1
+                j = _skip(&w, state, ids, i, n)
             if j > i:
                 if state == REASONING or state == SEEDED:
                     _emit(segs, &seg, SEG_REASONING, j - i)
@@ -1246,12 +1325,40 @@ cdef tuple _walk(Engine self, const _unit* ids, Py_ssize_t n):
     return segs, n_prefix
 
 
-cdef inline Py_ssize_t _stay_run(const _Walk* w, int state, const _unit* ids, Py_ssize_t n) noexcept nogil:
-    # How many leading ids leave ``state``'s root node where it is.
-    cdef Py_ssize_t j = 0
-    while j < n and _stays(w, state, ids[j]):
-        j += 1
-    return j
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline Py_ssize_t _skip(const _Walk* w, int state, const _unit* ids, Py_ssize_t j, Py_ssize_t n) noexcept nogil:
+    # The first index from ``j`` (``n`` if none) whose id can move ``state``'s
+    # root node: every id before it leaves the walk where it is.
+    cdef int m, at
+    cdef const uint32_t* c
+    if _unit is int64_t:
+        while j < n and _stays(w, state, ids[j]):
+            j += 1
+        return j
+    else:
+        if _unit is uint8_t:
+            at = state * 3
+        elif _unit is uint16_t:
+            at = state * 3 + 1
+        else:
+            at = state * 3 + 2
+        m = w.scan_n[at]
+        if m == 0:
+            return n
+        if m < 0:
+            while j < n and _stays(w, state, ids[j]):
+                j += 1
+            return j
+        c = w.scan_c + at * 4
+        if _unit is uint8_t:
+            if m == 1 and n - j >= 16:
+                return rc_memchr_u8(ids, j, n, <uint8_t>c[0])
+            return rc_scan_u8(ids, j, n, <uint8_t>c[0], <uint8_t>c[1], <uint8_t>c[2], <uint8_t>c[3])
+        elif _unit is uint16_t:
+            return rc_scan_u16(ids, j, n, <uint16_t>c[0], <uint16_t>c[1], <uint16_t>c[2], <uint16_t>c[3])
+        else:
+            return rc_scan_u32(ids, j, n, c[0], c[1], c[2], c[3])
 
 
 cdef class DecodePush:
