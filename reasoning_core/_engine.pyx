@@ -42,6 +42,9 @@ cdef extern from "Python.h":
 # at a time: SSE2 compares and a bit mask where the compiler has them, else a
 # block loop it vectorizes; memchr for one candidate in 1-byte storage.
 # Reads stay below ``n``.
+cdef extern from "Python.h":
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+
 cdef extern from *:
     """
     #include <string.h>
@@ -671,7 +674,7 @@ cdef class Engine:
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        cdef Py_ssize_t n = len(text), j
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), j  # (a subclass's __len__ is not the storage's)
         cdef int state = self._state
         cdef int kind
         cdef const void* src
@@ -710,7 +713,7 @@ cdef class Engine:
         # (``text`` is a str, possibly of a subclass: checked by the callers).
         cdef int kind = PyUnicode_KIND(text)
         cdef const void* src = PyUnicode_DATA(text)
-        cdef Py_ssize_t n = len(text)
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
         if kind == 1:
             return _walk(self, <const uint8_t*>src, n)
         if kind == 2:

@@ -232,3 +232,21 @@ def test_text_parser_int_subclass_max_buffer(backend):
     p = text_parser("deepseek_r1", backend=backend, max_buffer=Big(100))
     q = TextReasoningParser("deepseek_r1", backend=backend, max_buffer=Big(100))
     assert p.max_buffer == q.max_buffer == 100
+
+
+def test_str_subclass_lying_about_its_length(backend):
+    """The walk reads the string's own storage length, not ``len()``."""
+
+    class Liar(str):
+        def __len__(self):
+            return 10**9
+
+    for fam in ("deepseek_r1", "qwen3", "hunyuan_a13b"):
+        p = text_parser(fam, backend=backend)
+        ref = text_parser(fam, backend="python")
+        for text in ("a</think>b", "x" * 40 + "<think>y</think>" + "z" * 40, "…" * 50, "😀" * 9 + "<"):
+            assert p.parse(Liar(text)) == ref.parse(text)
+            eng = p._mod.Engine(p._tables)
+            assert eng.feed_text(Liar(text)) == ref._mod.Engine(ref._tables).feed_text(text)
+            eng = p._mod.Engine(p._tables)
+            assert eng.feed_text_side(Liar(text)) == ref._mod.Engine(ref._tables).feed_text_side(text)
