@@ -46,6 +46,104 @@ cdef extern from "Python.h":
     Py_ssize_t PY_SSIZE_T_MAX
     const void* PyUnicode_DATA(object text)
 
+# The text walk's skip to the next character that can begin a delimiter: at
+# most four candidate code points (repeated to fill four), compared 32 bytes
+# at a time: SSE2 compares and a bit mask where the compiler has them, else a
+# block loop it vectorizes; memchr for one candidate in 1-byte storage.
+# Reads stay below ``n``.
+cdef extern from "Python.h":
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+
+cdef extern from *:
+    """
+    #include <string.h>
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__SSE2__)
+    #include <emmintrin.h>
+    #define RC_ANY4(x) _mm_or_si128(_mm_or_si128(RC_EQ(x, v0), RC_EQ(x, v1)), \
+                                    _mm_or_si128(RC_EQ(x, v2), RC_EQ(x, v3)))
+    #define RC_DEFINE_SCAN(NAME, T, SET1, EQ, SHIFT)                            \
+    static Py_ssize_t NAME(const T* p, Py_ssize_t j, Py_ssize_t n,             \
+                           T c0, T c1, T c2, T c3) {                            \
+        const Py_ssize_t per = 16 / (Py_ssize_t)sizeof(T);                      \
+        const __m128i v0 = SET1(c0), v1 = SET1(c1), v2 = SET1(c2), v3 = SET1(c3); \
+        unsigned int mask;                                                      \
+        if (c0 == c1 && c0 == c2 && c0 == c3) {                                 \
+            while (n - j >= 2 * per) {                                          \
+                __m128i a = _mm_loadu_si128((const __m128i*)(p + j));          \
+                __m128i b = _mm_loadu_si128((const __m128i*)(p + j + per));    \
+                mask = (unsigned int)_mm_movemask_epi8(EQ(a, v0))               \
+                     | ((unsigned int)_mm_movemask_epi8(EQ(b, v0)) << 16);      \
+                if (mask) return j + (Py_ssize_t)(__builtin_ctz(mask) >> SHIFT); \
+                j += 2 * per;                                                   \
+            }                                                                   \
+        } else {                                                                \
+            while (n - j >= 2 * per) {                                          \
+                __m128i a = _mm_loadu_si128((const __m128i*)(p + j));          \
+                __m128i b = _mm_loadu_si128((const __m128i*)(p + j + per));    \
+                mask = (unsigned int)_mm_movemask_epi8(RC_ANY4(a))              \
+                     | ((unsigned int)_mm_movemask_epi8(RC_ANY4(b)) << 16);     \
+                if (mask) return j + (Py_ssize_t)(__builtin_ctz(mask) >> SHIFT); \
+                j += 2 * per;                                                   \
+            }                                                                   \
+        }                                                                       \
+        while (j < n) {                                                         \
+            T x = p[j];                                                         \
+            if (x == c0 || x == c1 || x == c2 || x == c3) break;                \
+            j++;                                                                \
+        }                                                                       \
+        return j;                                                               \
+    }
+    #define RC_SET8(c) _mm_set1_epi8((char)(c))
+    #define RC_SET16(c) _mm_set1_epi16((short)(c))
+    #define RC_SET32(c) _mm_set1_epi32((int)(c))
+    #define RC_EQ _mm_cmpeq_epi8
+    RC_DEFINE_SCAN(rc_scan_u8, uint8_t, RC_SET8, _mm_cmpeq_epi8, 0)
+    #undef RC_EQ
+    #define RC_EQ _mm_cmpeq_epi16
+    RC_DEFINE_SCAN(rc_scan_u16, uint16_t, RC_SET16, _mm_cmpeq_epi16, 1)
+    #undef RC_EQ
+    #define RC_EQ _mm_cmpeq_epi32
+    RC_DEFINE_SCAN(rc_scan_u32, uint32_t, RC_SET32, _mm_cmpeq_epi32, 2)
+    #undef RC_EQ
+    #else
+    #define RC_SCAN_BLOCK 32
+    #define RC_DEFINE_SCAN(NAME, T)                                              \
+    static Py_ssize_t NAME(const T* p, Py_ssize_t j, Py_ssize_t n,             \
+                           T c0, T c1, T c2, T c3) {                            \
+        while (n - j >= RC_SCAN_BLOCK) {                                        \
+            const T* q = p + j;                                                 \
+            T hit = 0;                                                          \
+            for (int k = 0; k < RC_SCAN_BLOCK; k++) {                           \
+                T x = q[k];                                                     \
+                hit |= (T)((x == c0) | (x == c1) | (x == c2) | (x == c3));     \
+            }                                                                   \
+            if (hit) break;                                                     \
+            j += RC_SCAN_BLOCK;                                                 \
+        }                                                                       \
+        while (j < n) {                                                         \
+            T x = p[j];                                                         \
+            if (x == c0 || x == c1 || x == c2 || x == c3) break;                \
+            j++;                                                                \
+        }                                                                       \
+        return j;                                                               \
+    }
+    RC_DEFINE_SCAN(rc_scan_u8, uint8_t)
+    RC_DEFINE_SCAN(rc_scan_u16, uint16_t)
+    RC_DEFINE_SCAN(rc_scan_u32, uint32_t)
+    #endif
+
+    static Py_ssize_t rc_memchr_u8(const uint8_t* p, Py_ssize_t j, Py_ssize_t n, uint8_t c) {
+        const void* hit;
+        if (j >= n) return n;
+        hit = memchr(p + j, c, (size_t)(n - j));
+        return hit ? (Py_ssize_t)((const uint8_t*)hit - p) : n;
+    }
+    """
+    Py_ssize_t rc_scan_u8(const uint8_t* p, Py_ssize_t j, Py_ssize_t n, uint8_t c0, uint8_t c1, uint8_t c2, uint8_t c3) noexcept nogil
+    Py_ssize_t rc_scan_u16(const uint16_t* p, Py_ssize_t j, Py_ssize_t n, uint16_t c0, uint16_t c1, uint16_t c2, uint16_t c3) noexcept nogil
+    Py_ssize_t rc_scan_u32(const uint32_t* p, Py_ssize_t j, Py_ssize_t n, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3) noexcept nogil
+    Py_ssize_t rc_memchr_u8(const uint8_t* p, Py_ssize_t j, Py_ssize_t n, uint8_t c) noexcept nogil
+
 # Keep in step with reasoning_core._tables.
 cdef enum:
     CONTENT = 0
@@ -111,6 +209,11 @@ cdef inline int _index(const int64_t* sigma, int ns, int64_t lo, int64_t hi, int
 cdef struct _Walk:
     # Raw table pointers (owned by a _Tables), copied into C locals by value.
     const uint8_t* stay  # [4 * 256]: id < 256 leaves the state's root where it is (text's fast path)
+    # [4 states * 3 widths * 4]: the code points that can move each state's root,
+    # as each storage width can hold them, padded with the first; scan_n[state * 3 + width]
+    # how many (0: none can occur in that width; -1: more than four, no skipping)
+    const uint32_t* scan_c
+    const int8_t* scan_n
     const int64_t* sigma
     const int32_t* trans
     const int32_t* depth
@@ -172,6 +275,8 @@ cdef class _Tables:
     cdef const int8_t* fire_kind
     cdef int32_t root[6]
     cdef uint8_t stay[4 * 256]
+    cdef uint32_t scan_c[4 * 3 * 4]
+    cdef int8_t scan_n[4 * 3]
     cdef _Walk w
     cdef int default_state
     cdef bint awaiting_family, has_enable
@@ -180,7 +285,9 @@ cdef class _Tables:
         # Tables are immutable and checked when made; engine_arrays() confirms
         # these are those read-only arrays, which this object keeps alive.
         cdef cnp.ndarray sigma, trans, depth, fs, fc, fk, roots
-        cdef int st, c, k, r
+        cdef int st, c, k, r, i, m, width
+        cdef int found[4]
+        cdef int64_t c64, lim
         sigma, trans, depth, fs, fc, fk, roots = engine_arrays(tables)
         self.tables = tables
         self._keep = (sigma, trans, depth, fs, fc, fk, roots)
@@ -206,6 +313,32 @@ cdef class _Tables:
             for c in range(256):
                 k = _index(self.sigma, self.ns, self.lo, self.hi, c)
                 self.stay[st * 256 + c] = k < 0 or self.trans[r * self.ns + k] == r
+        # The code points that move each state's root (the complement of
+        # ``stay``, over the whole alphabet), per storage width.
+        for st in range(4):
+            r = self.root[st]
+            m = 0
+            for k in range(self.ns):
+                if self.trans[r * self.ns + k] != r:
+                    if m < 4:
+                        found[m] = <int>k
+                    m += 1
+            for width in range(3):
+                if m > 4:
+                    self.scan_n[st * 3 + width] = -1
+                    continue
+                c = 0
+                lim = 0xFF if width == 0 else (0xFFFF if width == 1 else 0xFFFFFFFF)
+                for i in range(m):
+                    c64 = self.sigma[found[i]]
+                    if 0 <= c64 <= lim:
+                        self.scan_c[(st * 3 + width) * 4 + c] = <uint32_t>c64
+                        c += 1
+                self.scan_n[st * 3 + width] = c
+                for i in range(c, 4):
+                    self.scan_c[(st * 3 + width) * 4 + i] = self.scan_c[(st * 3 + width) * 4] if c else 0
+        self.w.scan_c = self.scan_c
+        self.w.scan_n = self.scan_n
         self.w.stay = self.stay
         self.w.sigma = self.sigma
         self.w.trans = self.trans
@@ -550,7 +683,7 @@ cdef class Engine:
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        cdef Py_ssize_t n = len(text), j
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), j  # (a subclass's __len__ is not the storage's)
         cdef int state = self._state
         cdef int kind
         cdef const void* src
@@ -560,11 +693,11 @@ cdef class Engine:
                 kind = PyUnicode_KIND(text)
                 src = PyUnicode_DATA(text)
                 if kind == 1:
-                    j = _stay_run(&self.t.w, state, <const uint8_t*>src, n)
+                    j = _skip(&self.t.w, state, <const uint8_t*>src, 0, n)
                 elif kind == 2:
-                    j = _stay_run(&self.t.w, state, <const uint16_t*>src, n)
+                    j = _skip(&self.t.w, state, <const uint16_t*>src, 0, n)
                 else:
-                    j = _stay_run(&self.t.w, state, <const uint32_t*>src, n)
+                    j = _skip(&self.t.w, state, <const uint32_t*>src, 0, n)
                 if j == n:
                     return SEG_REASONING if state == REASONING or state == SEEDED else SEG_CONTENT
             return self._feed_str(text)
@@ -584,11 +717,12 @@ cdef class Engine:
     cdef tuple _feed(self, const int64_t* ids, Py_ssize_t n):
         return _walk(self, ids, n)
 
-    cdef tuple _feed_str(self, str text):
-        # Straight over the string's storage (no copy), one walk per width.
+    cdef tuple _feed_str(self, object text):
+        # Straight over the string's storage (no copy), one walk per width
+        # (``text`` is a str, possibly of a subclass: checked by the callers).
         cdef int kind = PyUnicode_KIND(text)
         cdef const void* src = PyUnicode_DATA(text)
-        cdef Py_ssize_t n = len(text)
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
         if kind == 1:
             return _walk(self, <const uint8_t*>src, n)
         if kind == 2:
@@ -1493,8 +1627,7 @@ cdef tuple _walk(Engine self, const _unit* ids, Py_ssize_t n):
                 while j < n and (ids[j] < w.lo or ids[j] > w.hi):
                     j += 1
             else:
-                while j < n and _stays(&w, state, ids[j]):
-                    j += 1
+                j = _skip(&w, state, ids, i, n)
             if j > i:
                 if state == REASONING or state == SEEDED:
                     _emit(segs, &seg, SEG_REASONING, j - i)
@@ -1521,12 +1654,55 @@ cdef tuple _walk(Engine self, const _unit* ids, Py_ssize_t n):
     return segs, n_prefix
 
 
-cdef inline Py_ssize_t _stay_run(const _Walk* w, int state, const _unit* ids, Py_ssize_t n) noexcept nogil:
-    # How many leading ids leave ``state``'s root node where it is.
-    cdef Py_ssize_t j = 0
-    while j < n and _stays(w, state, ids[j]):
-        j += 1
-    return j
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline Py_ssize_t _skip(const _Walk* w, int state, const _unit* ids, Py_ssize_t j, Py_ssize_t n) noexcept nogil:
+    # The first index from ``j`` (``n`` if none) whose id can move ``state``'s
+    # root node: every id before it leaves the walk where it is.
+    cdef int m, at
+    cdef const uint32_t* c
+    cdef const uint8_t* st
+    cdef uint32_t x
+    if _unit is int64_t:
+        while j < n and _stays(w, state, ids[j]):
+            j += 1
+        return j
+    else:
+        if _unit is uint8_t:
+            at = state * 3
+        elif _unit is uint16_t:
+            at = state * 3 + 1
+        else:
+            at = state * 3 + 2
+        m = w.scan_n[at]
+        if m == 0:
+            return n
+        if m < 0:
+            while j < n and _stays(w, state, ids[j]):
+                j += 1
+            return j
+        c = w.scan_c + at * 4
+        if n - j < 16:
+            # A short run (a streamed chunk): Latin-1 by the stay table, the
+            # rest against the candidates.
+            st = w.stay + state * 256
+            while j < n:
+                x = ids[j]
+                if x < 256:
+                    if not st[x]:
+                        break
+                elif x == c[0] or x == c[1] or x == c[2] or x == c[3]:
+                    break
+                j += 1
+            return j
+        if _unit is uint8_t:
+            if m == 1:
+                return rc_memchr_u8(ids, j, n, <uint8_t>c[0])
+            return rc_scan_u8(ids, j, n, <uint8_t>c[0], <uint8_t>c[1], <uint8_t>c[2], <uint8_t>c[3])
+        elif _unit is uint16_t:
+            return rc_scan_u16(ids, j, n, <uint16_t>c[0], <uint16_t>c[1], <uint16_t>c[2], <uint16_t>c[3])
+        else:
+            return rc_scan_u32(ids, j, n, c[0], c[1], c[2], c[3])
 
 
 cdef inline object _delta(object cls, object reasoning, object content, object field):

@@ -52,6 +52,8 @@ def _initial_state(fam: Family, starts_in_reasoning) -> int:
     return start_state(starts_in_reasoning, fam.awaiting_start)
 
 
+_REASONING_STATES = (REASONING, SEEDED)
+
 # Bits of what ``_render`` saw: a start delimiter consumed, a reasoning block
 # left (by an end, a terminator, a header or content after reasoning).
 _OPENED, _ENDED = 1, 2
@@ -204,14 +206,28 @@ class TextReasoningParser:
     # -- one shot -------------------------------------------------------------
     def parse(self, text: str) -> tuple[str, str]:
         """``(reasoning, content)`` of a complete text (streaming state untouched)."""
-        if not isinstance(text, str):
+        if text.__class__ is not str and not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
         eng = self._oneshot
         if eng is None:
             eng = self._oneshot = self._mod.Engine(self._tables)
         eng.set_state(self._initial)
-        fmt = self._new_label()
         segs, _ = eng.feed_text(text)
+        if self._fmt is None:
+            # No label: each side is its segments' text in order, the held
+            # tail (always the last segment) going to the side finish() would
+            # give it.  Mostly one segment per side: one slice, no join copy.
+            reasoning = []
+            content = []
+            for kind, a, b in segs:
+                if kind == SEG_REASONING:
+                    reasoning.append(text[a:b])
+                elif kind == SEG_CONTENT:
+                    content.append(text[a:b])
+                elif kind == SEG_HELD:
+                    (reasoning if eng.state in _REASONING_STATES else content).append(text[a:b])
+            return "".join(reasoning), "".join(content)
+        fmt = self._new_label()
         reasoning, content, held, _, side = _render(text, segs, fmt, self._initial in (REASONING, SEEDED))
         tail, _ = eng.finish()
         r2, c2, _, _, _ = _render(held, tail, fmt, side)
@@ -326,5 +342,47 @@ def text_parser(
     backend: Optional[str] = None,
 ) -> TextReasoningParser:
     """A text-level parser for the family ``name`` (aliases accepted)."""
-    return TextReasoningParser(get_family(name), starts_in_reasoning=starts_in_reasoning,
-                               max_buffer=max_buffer, backend=backend)
+    # A name seen before, with the family's own start and no label stripper:
+    # the parser is filled from what every parser of (name, backend) shares,
+    # with a fresh engine (the arguments were checked when the entry was made).
+    plain = (starts_in_reasoning is None and name.__class__ is str and max_buffer.__class__ is int
+             and (backend is None or backend.__class__ is str))
+    if plain:
+        found = _FRESH.get((name, backend))
+        if found is not None and max_buffer >= found[2]:
+            return _fresh(found, max_buffer)
+    parser = TextReasoningParser(get_family(name), starts_in_reasoning=starts_in_reasoning,
+                                 max_buffer=max_buffer, backend=backend)
+    if plain and parser._fmt is None and len(_FRESH) < 1024:
+        fam, tables, minimum, be, mod, template = _setup(parser.family, backend)
+        initial = parser._initial
+        _FRESH[(name, backend)] = (fam, tables, minimum, be, mod, template, initial,
+                                   initial in _REASONING_STATES, template.copy().state != initial)
+    return parser
+
+
+_FRESH: dict = {}
+
+
+def _fresh(found: tuple, max_buffer: int, _new=object.__new__) -> TextReasoningParser:
+    """A parser as ``TextReasoningParser(...)`` then ``reset()`` would make it, from a
+    ``_FRESH`` entry: the same attributes, a fresh copy of the template engine."""
+    fam, tables, _, backend, mod, template, initial, side, seed = found
+    self = _new(TextReasoningParser)
+    self.family = fam
+    self.max_buffer = max_buffer
+    self.backend = backend
+    self._initial = initial
+    self._tables = tables
+    self._mod = mod
+    self._engine = eng = template.copy()
+    if seed:
+        eng.set_state(initial)
+    self._feed_text = eng.feed_text_side
+    self._fmt = None
+    self._oneshot = None
+    self._label_done = False
+    self._held = ""
+    self._side = side
+    self._seen = 0
+    return self
