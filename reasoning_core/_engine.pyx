@@ -57,6 +57,14 @@ cdef extern from "Python.h":
 cdef extern from *:
     """
     #include <string.h>
+    /* The per-character end of a scan: the first candidate at or after j. */
+    #define RC_SCAN_TAIL(T)                                                     \
+        while (j < n) {                                                         \
+            T x = p[j];                                                         \
+            if (x == c0 || x == c1 || x == c2 || x == c3) break;                \
+            j++;                                                                \
+        }                                                                       \
+        return j;
     #if (defined(__GNUC__) || defined(__clang__)) && defined(__SSE2__)
     #include <emmintrin.h>
     #define RC_ANY4(x) _mm_or_si128(_mm_or_si128(RC_EQ(x, v0), RC_EQ(x, v1)), \
@@ -86,12 +94,7 @@ cdef extern from *:
                 j += 2 * per;                                                   \
             }                                                                   \
         }                                                                       \
-        while (j < n) {                                                         \
-            T x = p[j];                                                         \
-            if (x == c0 || x == c1 || x == c2 || x == c3) break;                \
-            j++;                                                                \
-        }                                                                       \
-        return j;                                                               \
+        RC_SCAN_TAIL(T)                                                         \
     }
     #define RC_SET8(c) _mm_set1_epi8((char)(c))
     #define RC_SET16(c) _mm_set1_epi16((short)(c))
@@ -120,12 +123,7 @@ cdef extern from *:
             if (hit) break;                                                     \
             j += RC_SCAN_BLOCK;                                                 \
         }                                                                       \
-        while (j < n) {                                                         \
-            T x = p[j];                                                         \
-            if (x == c0 || x == c1 || x == c2 || x == c3) break;                \
-            j++;                                                                \
-        }                                                                       \
-        return j;                                                               \
+        RC_SCAN_TAIL(T)                                                         \
     }
     RC_DEFINE_SCAN(rc_scan_u8, uint8_t)
     RC_DEFINE_SCAN(rc_scan_u16, uint16_t)
