@@ -10,7 +10,8 @@ length, which is why bounds checking can be off there.
 """
 cimport cython
 cimport numpy as cnp
-from cpython.list cimport PyList_GetSlice
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_GetSlice, PyList_New, PyList_SET_ITEM
+from cpython.ref cimport Py_INCREF
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
@@ -487,14 +488,11 @@ cdef class Engine:
         # A _Tables (only reachable from this module: copy()) was checked when
         # its first engine was made; anything else is checked now.
         self.t = <_Tables>tables if type(tables) is _Tables else _Tables(tables)
-        self.buf = _IdBuffer()
+        self.buf = _IdBuffer.__new__(_IdBuffer)
         self._state = self.t.default_state
         self._node = self.t.root[self._state]
-        self._opened = False
-        self._make = None
-        self._on_open = None
-        self._deltas = {}
-        self._last = None
+        # (_opened is False and _make, _on_open, _last None as allocated;
+        # _deltas is None until configure_stream sets _make with it.)
 
     cdef inline int _enter(self) except -1:
         if self._busy:
@@ -509,11 +507,12 @@ cdef class Engine:
         self.buf.release()
         self._busy = False
 
+    @cython.binding(False)  # a bound builtin method: the cheapest call
     def copy(self):
         """A fresh engine on the same checked tables, in their default state,
         sharing this one's ``stream()`` set-up and result cache: how a
         per-tokenizer template makes a per-request parser in O(1)."""
-        cdef Engine e = Engine(self.t)
+        cdef Engine e = Engine.__new__(Engine, self.t)
         e._make = self._make
         e._on_open = self._on_open
         e._deltas = self._deltas
@@ -589,14 +588,54 @@ cdef class Engine:
             memcpy(cnp.PyArray_DATA(copy), ids, n * sizeof(int64_t))
         return copy
 
+    cdef inline int _one_side(self, object token_ids):
+        # split()'s per-token case: a list of one exact int, nothing held,
+        # decided at once by the scan _walk starts with.  Moves the state as
+        # _walk would and returns the segment kind the id goes to; -1 (nothing
+        # done) for anything else, which the general path handles.
+        cdef int overflow = 0
+        cdef int state = self._state
+        cdef long long v
+        cdef object item
+        if type(token_ids) is not list or PyList_GET_SIZE(token_ids) != 1 or self._busy:
+            return -1
+        if self.t.depth[self._node] != 0:
+            return -1
+        item = <object>PyList_GET_ITEM(token_ids, 0)
+        if not PyLong_CheckExact(item):
+            return -1
+        v = PyLong_AsLongLongAndOverflow(item, &overflow)
+        if overflow:
+            return -1
+        if state == AWAITING:
+            if self.t.lo <= v <= self.t.hi:
+                return -1
+        elif not _stays(&self.t.w, state, v):
+            return -1
+        if state == REASONING or state == SEEDED:
+            return SEG_REASONING
+        self._state = CONTENT  # AWAITING ends at the first content token
+        return SEG_CONTENT
+
+    @cython.binding(False)  # a bound builtin method: the cheapest call
     def split(self, token_ids):
         """``feed()`` as a ``TokenSplit`` owning a copy of the delta (``FamilyParser.split``)."""
         cdef Py_ssize_t n
         cdef const int64_t* ids
         cdef _Tables t = self.t
         cdef TokenSplit out = TokenSplit.__new__(TokenSplit)
-        out._prefix = t.tables.paths[self._node] if t.depth[self._node] else ()
+        cdef int side = self._one_side(token_ids)
         out._bounds = ()
+        if side >= 0:
+            # One id, one side: the split keeps the id itself (an int: its own
+            # copy) and no segment list (see TokenSplit._whole).
+            out._prefix = ()
+            out._delta = (<list>token_ids)[0]
+            out._whole = side + 1
+            out.is_reasoning = side == SEG_REASONING
+            out.awaiting_start = False
+            return out
+        out._prefix = t.tables.paths[self._node] if t.depth[self._node] else ()
         if type(token_ids) is list or type(token_ids) is tuple:
             self._enter()
             try:
@@ -1521,12 +1560,17 @@ cdef class TokenSplit:
     engine's), with identical behaviour; see there.
     """
     cdef object _prefix, _delta, _segs, _tokens, _bounds
+    # 0, or 1 + the segment kind of Engine.split's per-token result: nothing
+    # held before or after, one id (kept in _delta, an int) on that side, and
+    # _segs None; every property answers from that as from the segment list.
+    cdef int _whole
     cdef public object is_reasoning, awaiting_start
 
     def __init__(self, prefix, delta, segs, is_reasoning, awaiting_start=False, boundaries=()):
         self._prefix = prefix
         self._delta = delta
         self._segs = segs
+        self._whole = 0
         self.is_reasoning = is_reasoning
         self.awaiting_start = awaiting_start
         self._tokens = None
@@ -1536,26 +1580,42 @@ cdef class TokenSplit:
     def boundaries(self):
         return [(i, [(_SEG_NAMES[k], a, b) for k, a, b in pieces]) for i, pieces in self._bounds]
 
-    @property
-    def tokens(self):
+    cdef list _toks(self):
         if self._tokens is None:
             d = self._delta
-            if type(d) is not list:
+            if self._whole:
+                d = [d]
+            elif type(d) is not list:
                 d = d.tolist() if hasattr(d, "tolist") else list(d)
             self._tokens = list(self._prefix) + d if self._prefix else d
         return self._tokens
 
     @property
+    def tokens(self):
+        return self._toks()
+
+    @property
     def segments(self):
+        if self._whole:
+            return [(_SEG_NAMES[self._whole - 1], 0, 1)]
         return [(_SEG_NAMES[k], a, b) for k, a, b in self._segs]
 
     cdef list _collect(self, int k1, int k2):
-        cdef list toks = self.tokens
+        cdef list toks
         cdef list out
         cdef Py_ssize_t a, b
         cdef int k
+        if self._whole:
+            k = self._whole - 1
+            if k == k1 or k == k2:
+                out = PyList_New(1)
+                Py_INCREF(self._delta)
+                PyList_SET_ITEM(out, 0, self._delta)
+                return out
+            return PyList_New(0)
+        toks = self._toks()
         segs = self._segs
-        if len(segs) == 1:  # the per-token case: one segment, one slice
+        if len(segs) == 1:  # one segment, one slice
             k, a, b = segs[0]
             return PyList_GetSlice(toks, a, b) if k == k1 or k == k2 else []
         out = []
@@ -1581,6 +1641,8 @@ cdef class TokenSplit:
         return self._collect(SEG_HELD, SEG_HELD)
 
     def __len__(self):
+        if self._whole:
+            return 1
         return self._segs[-1][2] if self._segs else 0
 
     def __repr__(self):

@@ -25,7 +25,7 @@ from ._tables import (
     start_state,
 )
 from ._bytes import ByteEngine
-from ._tokenizer import tables_for, tables_for_async
+from ._tokenizer import _by_id as _TABLES_BY_TOKENIZER_ID, _cache_key, tables_for, tables_for_async
 from .families import FAMILIES, Family, family_names, get_family
 from .types import ParsedReasoningDelta, ReasoningSpan, TokenSplit
 
@@ -114,6 +114,7 @@ class FamilyParser(ReasoningParser):
     """One parser class for every family; subclasses only bind ``family``."""
 
     family: ClassVar[Family] = FAMILIES["passthrough"]
+    _formatter: LabelStripper | None = None  # set by __init__ for a family with a label
 
     def __init__(self, tables: Tables | None = None, *, tokenizer: Any = None, backend: str | None = None) -> None:
         if tables is None:
@@ -132,6 +133,11 @@ class FamilyParser(ReasoningParser):
                 template.configure_stream(_plain_delta)
                 template = tables._engines.setdefault(self.backend, template)
             self._engine = template.copy()
+            if not label and type(self).__init__ is FamilyParser.__init__:
+                # get_parser makes the next parsers of this class, these tables
+                # and this backend argument from this recipe (see there).
+                tables._engines.setdefault(_RECIPES, {}).setdefault(
+                    backend, (template, self.backend, type(self)))
         else:
             # Some marker is not one whole token in this vocabulary: match
             # markers over the tokens' bytes (reasoning_core._bytes).
@@ -147,10 +153,9 @@ class FamilyParser(ReasoningParser):
                                                                    formatter),
                 formatter.begin_block,
             )
-        else:
-            self._formatter = None
         # The engine's stream() is the whole MAX stream(), its split() the
-        # whole split(): one compiled call each.
+        # whole split(): one compiled call each.  (get_parser repeats these
+        # stores for a recipe's class.)
         self.stream = self._engine.stream
         self.will_reason_after_prompt = self._engine.will_reason
         if tables.byte_plan is None:
@@ -320,6 +325,7 @@ def get_parser_cls(name: str) -> type[FamilyParser]:
     cls = parser_class(get_family(name))
     if len(_BY_NAME) < 1024:
         _BY_NAME[name] = cls  # (a valid name: get_family raised otherwise)
+        _FAST[name] = (cls, _cache_key(cls.family))
     return cls
 
 
@@ -333,7 +339,35 @@ def available_parsers() -> list[str]:
 
 def get_parser(name: str, tokenizer: Any = None, *, backend: str | None = None) -> FamilyParser:
     """A parser for ``name`` (sync; an async-only tokenizer needs ``create``)."""
+    # The per-request case -- a name, tokenizer and backend seen before --
+    # makes the parser here from the recipe the first one cached on its
+    # tables: what __init__ does, minus its checks and calls.
+    fast = _FAST.get(name) if name.__class__ is str and (backend is None or backend.__class__ is str) else None
+    if fast is not None:
+        entry = _TABLES_BY_TOKENIZER_ID.get(id(tokenizer))
+        if entry is not None and entry[0]() is tokenizer:
+            tables = entry[1].get(fast[1])
+            if tables is not None:
+                recipe = tables._engines.get(_RECIPES)
+                recipe = recipe.get(backend) if recipe is not None else None
+                if recipe is not None and recipe[2] is fast[0]:
+                    self = _new_object(fast[0])
+                    eng = self._engine = recipe[0].copy()
+                    self.backend = recipe[1]
+                    self.tables = tables
+                    self.stream = eng.stream
+                    self.will_reason_after_prompt = eng.will_reason
+                    self.split = eng.split
+                    return self
     return get_parser_cls(name).from_tokenizer_sync(tokenizer, backend=backend)
+
+
+_new_object = object.__new__
+# Key of the recipes in Tables._engines: backend argument -> (template engine,
+# backend name, the class whose parsers get_parser may make from them).
+_RECIPES = object()
+# name -> (its parser class, the key its tables are cached under per tokenizer)
+_FAST: dict[str, tuple[type[FamilyParser], Any]] = {}
 
 
 async def create(name: str, tokenizer: Any = None, *, backend: str | None = None) -> FamilyParser:
