@@ -11,7 +11,10 @@ length, which is why bounds checking can be off there.
 cimport cython
 cimport numpy as cnp
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_GetSlice, PyList_New, PyList_SET_ITEM
-from cpython.ref cimport Py_INCREF
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.tuple cimport PyTuple_SET_ITEM
+from cpython.unicode cimport PyUnicode_CheckExact
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
@@ -32,15 +35,9 @@ from reasoning_core._tables import Tables, engine_arrays
 cnp.import_array()
 
 cdef extern from "Python.h":
-    ctypedef struct PyObject
-    ctypedef struct PyTypeObject:
-        PyObject* (*tp_alloc)(PyTypeObject*, Py_ssize_t)
-    void Py_INCREF(object o)
-    void Py_DECREF(PyObject* o)
-    void PyTuple_SET_ITEM(object t, Py_ssize_t i, object o)
-    Py_ssize_t PyList_GET_SIZE(object o)
-    PyObject* PyList_GET_ITEM(object o, Py_ssize_t i)
-    bint PyUnicode_CheckExact(object o)
+    # A type's allocator (the StreamDelta built by DecodePush).
+    ctypedef struct _AllocType "PyTypeObject":
+        PyObject* (*tp_alloc)(_AllocType*, Py_ssize_t)
     long long PyLong_AsLongLongAndOverflow(object obj, int* overflow) except? -1
     bint PyLong_CheckExact(object obj)
     int PyUnicode_KIND(object text)
@@ -1768,7 +1765,7 @@ cdef inline Py_ssize_t _skip(const _Walk* w, int state, const _unit* ids, Py_ssi
 cdef inline object _delta(object cls, object reasoning, object content, object field):
     # A StreamDelta (a tuple subclass) built as tuple.__new__ builds it, minus
     # the argument tuple and the call.
-    cdef PyObject* o = (<PyTypeObject*>cls).tp_alloc(<PyTypeObject*>cls, 3)
+    cdef PyObject* o = (<_AllocType*>cls).tp_alloc(<_AllocType*>cls, 3)
     if o == NULL:
         raise MemoryError()
     Py_INCREF(reasoning)
@@ -1778,7 +1775,7 @@ cdef inline object _delta(object cls, object reasoning, object content, object f
     Py_INCREF(field)
     PyTuple_SET_ITEM(<object>o, 2, field)
     cdef object result = <object>o  # a second reference: the allocation's is dropped
-    Py_DECREF(o)
+    Py_XDECREF(o)
     return result
 
 
