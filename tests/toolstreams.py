@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
+
+from reasoning_core import tools
 from reasoning_core.tools import ParsedToolCallDelta
 
 DS_CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
@@ -93,3 +97,22 @@ def write_raw_call(fmt: str, name: str, key: str, value: str) -> str:
     text = write_calls(fmt, [(name, {key: _RAW})])
     assert text.count(str(_RAW)) == 1, fmt
     return text.replace(str(_RAW), value)
+
+
+def assert_soup_consistent(fmt: str, text: str, chunks) -> None:
+    """Any text through format ``fmt``: streamed in ``chunks`` as in one piece;
+    one-shot parsing either refuses it (a ValueError naming the format and an
+    offset) or agrees on the content, and its calls are among the streamed
+    ones with valid JSON arguments that encode as UTF-8."""
+    one = stream(tools.create(fmt), [text] if text else [], with_ids=False)
+    assert stream(tools.create(fmt), chunks, with_ids=False) == one
+    try:
+        full = tools.create(fmt).parse_complete(text)
+    except ValueError as e:
+        assert fmt in str(e) and re.search(r"offset \d+", str(e))
+        return
+    assert (full.content or "") == one[0]
+    for c in full.tool_calls:
+        assert (c.name, c.arguments) in one[1]
+        json.loads(c.arguments)
+        c.arguments.encode("utf-8")
