@@ -49,7 +49,7 @@ from ._tokenizer import _encode_sync, describe_tokenizer
 from .batch import ReasoningBatch
 from .parser import FamilyParser, get_parser
 
-__all__ = ["BudgetBatch", "BudgetStep", "ReasoningBudget", "boundary_mask"]
+__all__ = ["BudgetBatch", "BudgetStep", "GrammarRegion", "ReasoningBudget", "boundary_mask"]
 
 # A token ends a line or a sentence when its text ends in one of these,
 # optionally followed by closing quotes/brackets and spaces.
@@ -234,7 +234,7 @@ class ReasoningBudget:
         if ids:
             self.parser.split(ids)
 
-    def _take(self, tid: int) -> None:
+    def _take(self, tid: int) -> Any:
         plan = self._plan
         due = self.forced
         split = self.parser.split((tid,))
@@ -247,6 +247,7 @@ class ReasoningBudget:
         if self._pos >= 0 and not self.parser.is_reasoning:
             self._pos = -1  # reasoning closed (by the forced end or on its own)
         self._decide(tid)
+        return split
 
     def _decide(self, tid: int) -> None:
         # Start forcing when the budget is spent (see the module docstring).
@@ -428,3 +429,110 @@ class BudgetBatch:
 
     def __repr__(self) -> str:
         return f"<BudgetBatch family={self.batch.parser.family.name!r} capacity={self.capacity} budget={self.budget}>"
+
+
+class GrammarRegion:
+    """A grammar matcher that applies only after reasoning: xgrammar's ``GrammarMatcher`` shape.
+
+    ``GrammarRegion(matcher, budget)`` wraps any object with ``accept_token``,
+    ``fill_next_token_bitmask``, ``rollback``, ``is_terminated`` and ``reset``
+    (an ``xgrammar.GrammarMatcher``) and a :class:`ReasoningBudget` (use a
+    large budget for no limit).  While the request reasons, every token is
+    allowed except where the budget forces one; from the token that ends
+    reasoning on, tokens go to the inner matcher (the content side of that
+    token first: an implicit end such as a tool-call opener is the grammar's
+    first token).  The grammar region, once entered, lasts to the end of the
+    request; ``rollback`` crosses the boundary in both directions.
+    """
+
+    def __init__(self, matcher: Any, budget: ReasoningBudget) -> None:
+        for name in ("accept_token", "fill_next_token_bitmask", "rollback", "is_terminated", "reset"):
+            if not callable(getattr(matcher, name, None)):
+                raise TypeError(f"matcher needs a {name}() method ({type(matcher).__name__} has none)")
+        if not isinstance(budget, ReasoningBudget):
+            raise TypeError(f"budget must be a ReasoningBudget, not {type(budget).__name__}")
+        self.matcher = matcher
+        self.budget = budget
+        self._prompt: Optional[list[int]] = None
+        # Per accepted token: how many tokens the inner matcher took, and the region after it.
+        self._hist: list[tuple[int, bool]] = []
+        self._grammar = self._start = budget.parser.state == "content"
+
+    @property
+    def in_grammar(self) -> bool:
+        """Whether tokens now go to the inner matcher."""
+        return self._grammar
+
+    def begin(self, prompt_token_ids: Sequence[int] | None = None) -> "GrammarRegion":
+        """Start a request: the budget is seeded from the prompt, the matcher reset."""
+        self.budget.begin(prompt_token_ids)
+        self.matcher.reset()
+        self._prompt = None if prompt_token_ids is None else list(prompt_token_ids)
+        self._hist = []
+        self._grammar = self._start = self.budget.parser.state == "content"
+        return self
+
+    def reset(self) -> None:
+        self.begin(self._prompt)
+
+    def accept_token(self, token_id: int) -> bool:
+        """Take one token; False (and no change) when the region rejects it."""
+        if self._grammar:
+            if not self.matcher.accept_token(token_id):
+                return False
+            self.budget.step((token_id,))
+            self._hist.append((1, True))
+            return True
+        due = self.budget.forced
+        if due is not None and token_id != due:
+            return False
+        split = self.budget._take(_ids((token_id,))[0])
+        if self.budget.parser.state != "content":
+            self._hist.append((0, False))
+            return True
+        # Reasoning ended at this token: its content side starts the grammar.
+        content = split.content_ids
+        taken = 0
+        for tid in content:
+            if not self.matcher.accept_token(tid):
+                if taken:
+                    self.matcher.rollback(taken)
+                self.budget.rollback(1)
+                return False
+            taken += 1
+        self._hist.append((taken, True))
+        self._grammar = True
+        return True
+
+    def fill_next_token_bitmask(self, bitmask: Any, index: int = 0) -> bool:
+        """Fill row ``index`` of an xgrammar bitmask (int32 words, 32 ids each); True if it restricts."""
+        if self._grammar:
+            return bool(self.matcher.fill_next_token_bitmask(bitmask, index))
+        due = self.budget.forced
+        if due is None:
+            bitmask[index] = -1
+            return False
+        bitmask[index] = 0
+        bit = due % 32
+        bitmask[index, due // 32] = -(1 << 31) if bit == 31 else 1 << bit
+        return True
+
+    def rollback(self, num_tokens: int = 1) -> None:
+        """Undo the last ``num_tokens`` accepted tokens, on both sides of the boundary."""
+        num_tokens = _check_budget(num_tokens, "num_tokens")
+        if num_tokens > len(self._hist):
+            raise ValueError(f"cannot roll back {num_tokens} tokens: {len(self._hist)} were accepted")
+        if not num_tokens:
+            return
+        inner = sum(n for n, _ in self._hist[-num_tokens:])
+        del self._hist[-num_tokens:]
+        if inner:
+            self.matcher.rollback(inner)
+        self.budget.rollback(num_tokens)
+        self._grammar = self._hist[-1][1] if self._hist else self._start
+
+    def is_terminated(self) -> bool:
+        return self._grammar and bool(self.matcher.is_terminated())
+
+    def __repr__(self) -> str:
+        return f"<GrammarRegion in_grammar={self._grammar} budget={self.budget!r}>"
