@@ -24,6 +24,7 @@ from .parser import (
 from .types import ParsedReasoningDelta, ReasoningSpan, TokenSplit
 
 if TYPE_CHECKING:  # loaded on first use at run time (see __getattr__)
+    from .budget import BudgetBatch, GrammarRegion, ReasoningBudget
     from .decode import ReasoningStreamDecoder, StreamDelta
     from .text import TextReasoningParser, text_parser
 
@@ -33,7 +34,10 @@ __version__ = "0.1.0"
 __all__ = [
     "BACKEND",
     "BatchStepResult",
+    "BudgetBatch",
+    "GrammarRegion",
     "ReasoningBatch",
+    "ReasoningBudget",
     "ReasoningCoreWarning",
     "ReasoningEndIds",
     "thinking_end_ids",
@@ -60,6 +64,9 @@ __all__ = [
 
 # Heavier pieces load on first use, so importing the package stays cheap.
 _LAZY = {
+    "ReasoningBudget": "budget",
+    "BudgetBatch": "budget",
+    "GrammarRegion": "budget",
     "text_parser": "text",
     "TextReasoningParser": "text",
     "ReasoningStreamDecoder": "decode",

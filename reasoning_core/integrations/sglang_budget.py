@@ -30,6 +30,7 @@ except ImportError as exc:  # pragma: no cover - exercised without SGLang
         "the rest of reasoning_core works without it"
     ) from exc
 
+from ._forcing import force_rows
 from ..budget import ReasoningBudget, _check_budget
 from ..families import family_for_tokenizer
 from ..parser import parser_class
@@ -88,9 +89,4 @@ class ReasoningBudgetLogitProcessor(CustomLogitProcessor):
             if forced is not None and forced < logits.shape[-1]:
                 rows.append(i)
                 toks.append(forced)
-        if rows:
-            r = torch.tensor(rows, dtype=torch.long, device=logits.device)
-            t = torch.tensor(toks, dtype=torch.long, device=logits.device)
-            logits[r] = float("-inf")
-            logits[r, t] = 0.0
-        return logits
+        return force_rows(logits, rows, toks)

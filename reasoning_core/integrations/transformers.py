@@ -28,6 +28,7 @@ except ImportError as exc:  # pragma: no cover - exercised without them
         "(pip install torch transformers); the rest of reasoning_core works without them"
     ) from exc
 
+from ._forcing import force_rows
 from ..budget import BudgetBatch, _check_budget
 from ..parser import FamilyParser
 
@@ -83,8 +84,5 @@ class ReasoningBudgetProcessor(LogitsProcessor):
         if rows.size:
             vocab = scores.shape[-1]
             rows = rows[forced[rows] < vocab]  # an end id outside the model's vocabulary cannot be forced
-            r = torch.from_numpy(rows).to(scores.device)
-            t = torch.from_numpy(forced[rows]).to(scores.device)
-            scores[r] = float("-inf")
-            scores[r, t] = 0.0
+            force_rows(scores, rows, forced[rows])
         return scores

@@ -30,6 +30,7 @@ except ImportError as exc:  # pragma: no cover - exercised without vLLM
         "the rest of reasoning_core works without it"
     ) from exc
 
+from ._forcing import force_rows
 from ..budget import BudgetBatch, _check_budget
 from ..families import family_for_tokenizer
 from ..parser import parser_class
@@ -189,8 +190,5 @@ class ReasoningBudgetLogitsProcessor(LogitsProcessor):
                 rows.append(index[hit])
                 toks.append(forced[hit])
         if rows:
-            r = torch.from_numpy(np.concatenate(rows)).to(logits.device)
-            t = torch.from_numpy(np.concatenate(toks)).to(logits.device)
-            logits[r] = float("-inf")
-            logits[r, t] = 0.0
+            force_rows(logits, np.concatenate(rows), np.concatenate(toks))
         return logits
