@@ -1,0 +1,35 @@
+"""Fixtures for the documentation's code blocks (pytest-markdown-docs).
+
+CI runs every ``python`` block of README.md and docs/ as a test
+(``python -m pytest -p tests.doc_blocks --markdown-docs README.md docs``).
+A block that needs a serving engine names a fixture in its fence,
+```` ```python fixture:needs_vllm ````, and is skipped, with the reason, where
+that engine is not installed.
+"""
+from __future__ import annotations
+
+import pytest
+
+
+def _engine(module: str, what: str):
+    return pytest.importorskip(module, reason=f"this block needs {what} (see docs/engines/running.md)")
+
+
+@pytest.fixture
+def needs_vllm():
+    return _engine("vllm", "vLLM")
+
+
+@pytest.fixture
+def needs_sglang():
+    return _engine("sglang.srt.parser.reasoning_parser", "SGLang")
+
+
+@pytest.fixture
+def needs_max():
+    return _engine("max.pipelines.lib.reasoning", "Modular MAX")
+
+
+@pytest.fixture
+def needs_xgrammar():
+    return _engine("xgrammar", "xgrammar (pip install 'reasoning-spans[xgrammar]')")
