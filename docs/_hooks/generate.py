@@ -351,3 +351,12 @@ def on_files(files, config):
     chart = ROOT / "benchmarks" / "flows.png"
     files.append(File.generated(config, "flows.png", abs_src_path=str(chart)))
     return files
+
+
+# The doc-block runner's fence options (```python fixture:needs_max) are not
+# part of the language name: drop them from what the site renders.
+_FENCE_OPTIONS = re.compile(r"^(\s*```\s*python)((?:[ \t]+(?:fixture:\S+|notest))+)[ \t]*$", re.M)
+
+
+def on_page_markdown(markdown, page, config, files):
+    return _FENCE_OPTIONS.sub(r"\1", markdown)
