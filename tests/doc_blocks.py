@@ -12,7 +12,8 @@ import pytest
 
 
 def _engine(module: str, what: str):
-    return pytest.importorskip(module, reason=f"this block needs {what} (see docs/engines/running.md)")
+    return pytest.importorskip(module, reason=f"this block needs {what} (see docs/engines/running.md)",
+                               exc_type=ImportError)
 
 
 @pytest.fixture
