@@ -146,7 +146,7 @@ def tool_formats_page() -> str:
     rows = []
     for cls, names in sorted(by_class.items(), key=lambda kv: kv[1][0]):
         doc = (cls.__doc__ or "").strip().split("\n\n")[0]
-        doc = " ".join(doc.split())
+        doc = " ".join(doc.split()).rstrip(":") + ("" if doc.rstrip().endswith((".", ")")) else "")
         fams = sorted({f for n in names for f in used_by.get(n, [])})
         tag = "yes" if getattr(cls, "tool_tag", None) is not None else "—"
         rows.append([", ".join(f"`{n}`" for n in names), f"`{cls.__name__}`", _codes(fams), tag,
@@ -242,7 +242,7 @@ def _action_row(a: argparse.Action) -> list[str] | None:
         flag = f"`{a.metavar or a.dest}`" + (" (optional)" if a.nargs == "?" else "")
     choices = ", ".join(f"`{c}`" for c in a.choices) if a.choices else ""
     default = "" if a.default in (None, False, argparse.SUPPRESS) or a.nargs == 0 else f"`{a.default}`"
-    return [flag, _cell(a.help or ""), choices or "—", default or "—"]
+    return [flag.replace("|", "\\|"), _cell(a.help or ""), choices or "—", default or "—"]
 
 
 def cli_page() -> str:
@@ -285,8 +285,17 @@ CLI_NOTES = """## Exit codes
 
 ## `split --json`
 
-`split --json` prints one object: `{"reasoning", "content", "tokens": {"reasoning", "content",
-"delimiters"}, "parser", "backend"}`, plus the keys the running version adds (print one to see them).
+`split --json` prints one object:
+
+- `"reasoning"`, `"content"`: the two texts, decoded as `stream` decodes them;
+- `"tokens"`: counts of token ids, `{"reasoning", "content", "delimiters", "boundary"}`.
+  `"boundary"` counts the tokens that carry a marker's bytes *and* text beside it (markers that
+  are not whole tokens: see [Concepts](../concepts.md#markers-that-are-not-whole-tokens)); they are
+  among the `"delimiters"`, and their outside text is in `"reasoning"` / `"content"`;
+- `"parser"`: the family used; `"backend"`: `"cython"` or `"python"`.
+
+`--keep-special-tokens` keeps the text of special tokens (BOS, EOS, tool-call markers that are
+special tokens) in the printed texts; by default they are skipped, as servers do.
 """
 
 
