@@ -21,7 +21,6 @@ import re
 import sys
 from pathlib import Path
 
-from mkdocs.structure.files import File
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # the checkout's package, as the docs describe it
@@ -353,6 +352,8 @@ PAGES = {
 
 
 def on_files(files, config):
+    from mkdocs.structure.files import File  # here: the doc-block runner imports this module too
+
     for uri, render in PAGES.items():
         if files.get_file_from_path(uri) is not None:
             raise RuntimeError(f"docs/{uri} is generated at build time; remove the file")
