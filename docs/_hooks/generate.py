@@ -33,10 +33,14 @@ GENERATED_NOTE = ("*This page is generated when the site is built, from {src}; "
 # -- helpers -------------------------------------------------------------------------------
 
 def _code(s: str) -> str:
-    """One marker as inline code inside a table cell (newlines shown as \\n, pipes escaped)."""
+    """One marker as inline code inside a table cell: newlines shown as \\n, a leading or
+    trailing space as ␣ (it would vanish in code), pipes escaped for the table."""
     s = s.replace("\n", "\\n")
+    core = s.strip(" ")
+    lead, trail = len(s) - len(s.lstrip(" ")), len(s) - len(s.rstrip(" "))
+    s = "␣" * lead + core + "␣" * trail
     ticks = "``" if "`" in s else "`"
-    pad = " " if s.startswith("`") or s.endswith("`") or s.startswith(" ") or s.endswith(" ") else ""
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
     return f"{ticks}{pad}{s}{pad}{ticks}".replace("|", "\\|")
 
 
@@ -45,8 +49,20 @@ def _codes(items) -> str:
     return ", ".join(_code(x) for x in items) if items else "—"
 
 
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+
+
 def _cell(s: str) -> str:
-    return s.replace("|", "\\|").replace("\n", " ")
+    """Prose in a table cell: markup-safe outside code spans (a marker such as <answer> must not
+    become HTML), pipes escaped everywhere (the table's column separator)."""
+    s = s.replace("\n", " ")
+    out, pos = [], 0
+    for m in _CODE_SPAN.finditer(s):
+        out.append(s[pos:m.start()].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(s[pos:].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+    return "".join(out).replace("|", "\\|")
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
@@ -102,7 +118,8 @@ def families_page() -> str:
           "**start / end** are consumed; **terminators** end reasoning and stay in content; **framing** "
           "(headers and frames) is consumed and belongs to neither side; **starts in** is the state "
           "without a prompt (with one, `will_reason_after_prompt` decides); **tool format** is "
-          "`Family.tool_parser` (`reasoning_core.tools.for_family`).\n\n"
+          "`Family.tool_parser` (`reasoning_core.tools.for_family`). In markers, `\\n` is a newline and "
+          "`␣` a space at the start or end of the marker.\n\n"
         + _table(["name", "aliases", "start", "end", "terminators (kept in content)", "framing (consumed)",
                   "starts in", "tool format", "notes"], rows)
     )
@@ -368,5 +385,14 @@ def on_files(files, config):
 _FENCE_OPTIONS = re.compile(r"^(\s*```\s*python)((?:[ \t]+(?:fixture:\S+|notest))+)[ \t]*$", re.M)
 
 
+def _table_code(line: str) -> str:
+    # GitHub needs "\|" for a pipe inside a code span in a table row; Python-Markdown
+    # keeps code spans whole and would show the backslash.
+    if not line.lstrip().startswith("|"):
+        return line
+    return _CODE_SPAN.sub(lambda m: m.group(0).replace("\\|", "|"), line)
+
+
 def on_page_markdown(markdown, page, config, files):
-    return _FENCE_OPTIONS.sub(r"\1", markdown)
+    markdown = _FENCE_OPTIONS.sub(r"\1", markdown)
+    return "\n".join(_table_code(line) for line in markdown.split("\n"))
