@@ -228,7 +228,9 @@ def engine_names_page() -> str:
         + GENERATED_NOTE.format(src="`reasoning_core.families.ENGINE_PARSER_NAMES`, `ENGINE_NOTES`, "
                                     "`RUNTIME_ENGINE_NAMES` and the integrations' tool-name tables")
         + "## Reasoning parsers\n\n"
-          "Every reasoning-parser name that vLLM, SGLang and MAX register, by the family that serves it "
+          "Every reasoning-parser name that vLLM, SGLang and MAX register ("
+        + ", ".join(f"{label[e]} {len(ENGINE_PARSER_NAMES.get(e, {}))}" for e in engines)
+        + "), by the family that serves it "
           "(`ENGINE_PARSER_NAMES[engine][name]`). The integrations serve each under the engine's name "
           "(`register(replace=True)`) or as `rc_<name>`: [vLLM](../engines/vllm.md), "
           "[SGLang](../engines/sglang.md), [MAX](../engines/max.md).\n\n"
