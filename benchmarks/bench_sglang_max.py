@@ -1,6 +1,6 @@
 """Per-token cost inside SGLang's and MAX's reasoning-parser interfaces: ours vs theirs.
 
-Run in a venv with SGLang and MAX (``../shared/peers/setup.sh``; install this
+Run in a venv with SGLang and MAX (the commands in ``docs/engines/running.md``; install this
 project with ``pip install --no-deps -e .``; redirect MAX's $HOME writes as the
 peers README says):
 

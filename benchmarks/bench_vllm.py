@@ -1,6 +1,6 @@
 """Per-token cost inside vLLM's reasoning-parser interface: ours vs vLLM's own.
 
-Run in a venv with vLLM (``../shared/peers/setup.sh``; install this project
+Run in a venv with vLLM (the commands in ``docs/engines/running.md``; install this project
 with ``pip install --no-deps -e .``):
 
     HF_HUB_OFFLINE=1 python benchmarks/bench_vllm.py [--repeat 7] [--names deepseek_r1 qwen3]

@@ -22,7 +22,7 @@ content, as ids decoded with the same tokenizer, or as text) must equal ours
 (compiled, else pure).  A difference stops the run (exit 3) unless it is a
 known peer behaviour listed in ``KNOWN``; then the output says so.
 
-Peers are imported only when installed (the venv of ``../shared/peers``):
+Peers are imported only when installed (the venv of ``docs/engines/running.md``):
 vLLM 0.33, SGLang 0.5.23 (its parser module without its runtime), Modular MAX
 26.7.  Without them, ours alone is measured and the output says which are
 missing.  Set ``HF_HUB_OFFLINE=1`` and redirect MAX's ``$HOME`` writes as the
@@ -1103,7 +1103,7 @@ def main(argv: list[str] | None = None) -> int:
         missing = [PEER_LABEL[p] for p, ok in present.items() if not ok]
         if missing:
             notes.append(f"peers not installed, not measured: {', '.join(missing)} "
-                         "(install them with ../shared/peers/setup.sh, run this in that venv)")
+                         "(install them as docs/engines/running.md shows, run this in that venv)")
     if "ours-c" not in ours_impls():
         notes.append("compiled engine not available: ours measured on the pure twin only; goals not judged")
 

@@ -19,7 +19,7 @@ detector.
 SGLang's package ``__init__`` imports its whole runtime; this module imports
 only ``sglang.srt.parser.reasoning_parser`` and ``sglang.srt.function_call``
 (works both with the package imported normally and with the parser-only
-import shown in ``../shared/peers/README.md``).
+import shown in ``docs/engines/running.md``).
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _import_parser_modules():
     ``__init__`` pulls its whole serving runtime (triton, CUDA kernels); where
     that runtime cannot import (a CPU-only install) but the package is there,
     the package is entered without its ``__init__`` (the parser modules need
-    none of it), as ``../shared/peers/README.md`` describes.
+    none of it), as ``docs/engines/running.md`` describes.
     """
     import importlib
     import sys

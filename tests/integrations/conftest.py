@@ -1,7 +1,7 @@
 """Helpers for the serving-engine integration tests (vLLM's real classes).
 
 These tests run where the engines are installed (the peers venv,
-``../shared/peers/setup.sh``); elsewhere every module here skips.
+the commands in ``docs/engines/running.md``); elsewhere every module here skips.
 """
 from __future__ import annotations
 

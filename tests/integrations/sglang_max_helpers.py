@@ -3,7 +3,7 @@ parser modules (skipping cleanly where the engine is absent), generated
 well-formed completions, and the chunkings the engines feed their parsers.
 
 These tests run where the engines are installed (the peers venv,
-``../shared/peers/setup.sh``); elsewhere every module using this skips.
+the commands in ``docs/engines/running.md``); elsewhere every module using this skips.
 """
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ def import_sglang_parsers():
 
     SGLang's package ``__init__`` imports its serving runtime (which needs
     triton, absent on CPU): when ``import sglang`` fails, the package is
-    entered without its ``__init__`` (``../shared/peers/README.md``).
+    entered without its ``__init__`` (``docs/engines/running.md``).
     """
     if importlib.util.find_spec("sglang") is None:
-        pytest.skip("SGLang is not installed (see ../shared/peers)", allow_module_level=True)
+        pytest.skip("SGLang is not installed (see docs/engines/running.md)", allow_module_level=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from reasoning_core.integrations import sglang as rcs  # does the bypass when needed
@@ -44,7 +44,7 @@ def import_sglang_parsers():
 def import_max():
     """MAX's reasoning registry module, or a clean skip when MAX is absent."""
     if importlib.util.find_spec("max") is None or importlib.util.find_spec("max.pipelines") is None:
-        pytest.skip("Modular MAX is not installed (see ../shared/peers)", allow_module_level=True)
+        pytest.skip("Modular MAX is not installed (see docs/engines/running.md)", allow_module_level=True)
     home = os.environ.get("MODULAR_HOME")
     if not home:
         # MAX writes a JIT cache and a crash database under $HOME unless redirected.

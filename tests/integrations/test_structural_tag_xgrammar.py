@@ -14,7 +14,7 @@ import warnings
 
 import pytest
 
-xgr = pytest.importorskip("xgrammar", reason="xgrammar is not installed (see ../shared/peers)")
+xgr = pytest.importorskip("xgrammar", reason="xgrammar is not installed (see docs/engines/running.md)")
 
 from reasoning_core import tools as rc_tools  # noqa: E402
 from reasoning_core.families import FAMILIES  # noqa: E402

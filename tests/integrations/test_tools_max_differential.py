@@ -1,6 +1,6 @@
 """Differential: our tool parsers against Modular MAX 26.7's own, for all 12 MAX names.
 
-Runs only where MAX is installed (the peers venv, ``../shared/peers``). Well-formed
+Runs only where MAX is installed (the engines venv, ``docs/engines/running.md``). Well-formed
 outputs in each format (calls with nested / unicode / number arguments, several
 calls, content around them) are rendered the way the chat templates write them,
 parsed one-shot and streamed in random chunkings by both, and compared: the same

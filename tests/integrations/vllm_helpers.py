@@ -17,7 +17,7 @@ def import_vllm():
     """vLLM's reasoning package, or a clean skip when vLLM is absent."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return pytest.importorskip("vllm.reasoning", reason="vLLM is not installed (see ../shared/peers)")
+        return pytest.importorskip("vllm.reasoning", reason="vLLM is not installed (see docs/engines/running.md)")
 
 
 @functools.lru_cache(maxsize=None)
