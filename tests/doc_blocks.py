@@ -43,3 +43,9 @@ def needs_max():
 @pytest.fixture
 def needs_xgrammar():
     return _engine("xgrammar", "xgrammar (pip install 'reasoning-spans[xgrammar]')")
+
+
+@pytest.fixture
+def needs_torch():
+    _engine("torch", "PyTorch (pip install 'reasoning-spans[transformers]')")
+    return _engine("transformers", "transformers (pip install 'reasoning-spans[transformers]')")
