@@ -263,3 +263,38 @@ def test_budget_batch_rejects_bad_slots_before_any_change():
     with pytest.raises(ValueError):
         batch.step(np.array([0, 1], dtype=np.int32), np.array([5, 6], dtype=np.int32))  # slot 1 not open
     assert batch.reasoning_tokens([0]).tolist() == [0]
+
+
+@st.composite
+def chunked_runs(draw):
+    name = draw(st.sampled_from(FAMILIES))
+    seed = draw(st.integers(0, 2**32 - 1))
+    cuts = draw(st.lists(st.integers(1, 6), min_size=1, max_size=30))
+    return name, draw(st.integers(0, 8)), draw(st.booleans()), seed, cuts
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@given(chunked_runs())
+def test_any_chunking_gives_the_parsers_state(backend, run):
+    """Steps of any size: the count is the parser's replay, and chunked equals one token at a time."""
+    name, budget, opened, seed, cuts = run
+    parser = _parser(name, backend)
+    tok = _tokenizer(name)
+    starts = ids_of_kind(parser.tables, START)
+    prompt = list(starts[0]) if opened and starts else None
+    rng = random.Random(seed)
+    pool = _pool(parser, tok)
+    ids = [rng.choice(pool) for _ in range(sum(cuts))]
+    whole = ReasoningBudget(parser, budget=budget, tokenizer=tok).begin(prompt)
+    chunked = ReasoningBudget(parser, budget=budget, tokenizer=tok).begin(prompt)
+    for tid in ids:
+        whole.step([tid])
+    at = 0
+    for n in cuts:
+        chunked.step(ids[at:at + n])
+        at += n
+    count, reasoning = _replay(parser, prompt, ids)
+    assert whole.reasoning_tokens == chunked.reasoning_tokens == count
+    assert whole.is_reasoning == chunked.is_reasoning == reasoning
+    assert whole.forced == chunked.forced
+    assert whole.parser.held_ids == chunked.parser.held_ids
