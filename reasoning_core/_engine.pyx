@@ -1526,8 +1526,8 @@ cdef class ReasoningSpan:
                 return PyList_GetSlice(seq, 0, PY_SSIZE_T_MAX)
             return PyList_GetSlice(seq, 0, d0) + PyList_GetSlice(seq, d1, PY_SSIZE_T_MAX)
         global _content_of
-        if _content_of is None:  # reasoning_core.types imports this module: bound on first use
-            from reasoning_core.types import _content_of as content_of
+        if _content_of is None:  # bound on first use (a leaf module: no import circle)
+            from reasoning_core._shared import content_of
             _content_of = content_of
         return _content_of(seq, d0, d1)
 

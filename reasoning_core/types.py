@@ -1,27 +1,15 @@
 """Result types shared by both backends (plain Python)."""
 from __future__ import annotations
 
-import array
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
+from ._shared import TOKEN_SPLIT as _TOKEN_SPLIT
+from ._shared import content_of as _content_of
 from ._tables import SEG_NAMES
 
 __all__ = ["ReasoningSpan", "ParsedReasoningDelta", "TokenSplit"]
-
-
-def _content_of(seq: Sequence, d0: int, d1: int) -> Sequence:
-    """``seq[:d0] + seq[d1:]``, as the same kind of sequence where it concatenates."""
-    head, tail = seq[:d0], seq[d1:]
-    if type(head) is list or type(head) is tuple or isinstance(head, (str, bytes, array.array)):
-        return head + tail
-    if hasattr(head, "dtype"):  # NumPy: + would add element-wise
-        import numpy as np
-
-        return np.concatenate([head, tail])
-    # range, memoryview and other sequences without concatenation: a list.
-    return [*head, *tail]
 
 
 def _pair(pair: object) -> tuple[int, int]:
@@ -199,3 +187,6 @@ if not TYPE_CHECKING:
 
     if _dispatch.BACKEND == "cython":
         from ._engine import ReasoningSpan, TokenSplit  # noqa: F811
+
+# The pure engine builds the public class (reasoning_core._shared).
+_TOKEN_SPLIT[:] = [TokenSplit]

@@ -18,7 +18,7 @@ import re
 from typing import Optional
 
 from ..families import get_family, terminators_of, think_pair_of
-from ..structural_tag import (
+from .._tag_calls import (
     ToolTagSpec,
     _cohere_call,
     _gpt_oss_call,

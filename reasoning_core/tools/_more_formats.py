@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from ..families import terminators_of
-from ..structural_tag import ToolTagSpec, _beam_call, _flagged_call, _minicpm_call, schema_call
+from .._tag_calls import ToolTagSpec, _beam_call, _flagged_call, _minicpm_call, schema_call
 from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import dump_str, normalize, typed_value
 from ._json_formats import HermesToolParser

@@ -21,7 +21,7 @@ import re
 import unicodedata
 from typing import Optional
 
-from ..structural_tag import ToolTagSpec, schema_call
+from .._tag_calls import ToolTagSpec, schema_call
 from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import DONE, ERROR, NEED, escape
 

@@ -18,7 +18,7 @@ import re
 from functools import lru_cache
 
 from ..families import terminators_of, think_pair_of
-from ..structural_tag import ToolTagSpec, _fg_call, _flagged_call, _hunyuan_call, _mimo_call, schema_call
+from .._tag_calls import ToolTagSpec, _fg_call, _flagged_call, _hunyuan_call, _mimo_call, schema_call
 from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
 from ._json import dump_str, typed_value
 from ._json_formats import HermesToolParser

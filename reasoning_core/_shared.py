@@ -1,0 +1,31 @@
+"""What both engines and the public result types share, in a leaf module.
+
+It imports nothing of the package, so the compiled engine, the pure twin and
+``reasoning_core.types`` all import it without an import circle:
+
+- ``content_of``: a delta without its reasoning span;
+- ``TOKEN_SPLIT``: the public ``TokenSplit`` class, registered by
+  ``reasoning_core.types`` once it knows which backend's class is public (the
+  package imports it before any engine runs), read by the pure engine.
+"""
+from __future__ import annotations
+
+import array
+from typing import Sequence
+
+__all__ = ["content_of", "TOKEN_SPLIT"]
+
+TOKEN_SPLIT: list = []
+
+
+def content_of(seq: Sequence, d0: int, d1: int) -> Sequence:
+    """``seq[:d0] + seq[d1:]``, as the same kind of sequence where it concatenates."""
+    head, tail = seq[:d0], seq[d1:]
+    if type(head) is list or type(head) is tuple or isinstance(head, (str, bytes, array.array)):
+        return head + tail
+    if hasattr(head, "dtype"):  # NumPy: + would add element-wise
+        import numpy as np
+
+        return np.concatenate([head, tail])
+    # range, memoryview and other sequences without concatenation: a list.
+    return [*head, *tail]
