@@ -14,7 +14,14 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 __all__ = ["ToolTagSpec", "schema_call"]
 
+from .families import get_family, tool_opener
+
 Tag = dict  # one xgrammar format, as JSON
+
+# Tool-call markers, from the family table (written there once).
+_TOOL_CALL = tool_opener("qwen3")  # <tool_call>, also GLM's, MiMo's, Hunyuan's inner call
+_GEMMA_CALL = tool_opener("gemma4")  # <|tool_call>
+_COMMENTARY = get_family("gpt_oss").header_terminators[-1]  # <|channel|>commentary
 
 
 # ---------------------------------------------------------------------------- format pieces
@@ -155,7 +162,7 @@ def _gemma_object(schema: Any) -> Tag:
 
 
 def _gemma_call(name: str, parameters: Any) -> Tag:
-    begin = f"<|tool_call>call:{name}"
+    begin = f"{_GEMMA_CALL}call:{name}"
     if _plain_object(parameters) is None:  # unconstrained arguments
         return _tag(begin + "{", _any([G_CALL_END]), "}" + G_CALL_END)
     return _tag(begin, _gemma_object(parameters), G_CALL_END)
@@ -358,7 +365,7 @@ def _fg_call(name: str, parameters: Any) -> Tag:
 def _hunyuan_call(name: str, parameters: Any) -> Tag:
     """Hunyuan Hy3 / Hy4: GLM's ``<arg_key>``/``<arg_value>`` pairs after the
     name, ``<tool_sep>`` between them (Hy3) or not (Hy4)."""
-    return _tag(f"<tool_call>{name}", _seq([_optional(_const("<tool_sep>")), _json(parameters, "glm_xml")]),
+    return _tag(f"{_TOOL_CALL}{name}", _seq([_optional(_const("<tool_sep>")), _json(parameters, "glm_xml")]),
                 "</tool_call>")
 
 
@@ -366,7 +373,7 @@ def _mimo_call(name: str, parameters: Any) -> Tag:
     """MiMo: Qwen3-Coder's ``<function=N>``/``<parameter=K>`` inside
     ``<tool_call>``, with or without the newlines between the tags."""
     nl = _optional(_const("\n"))
-    return _tag("<tool_call>", _seq([nl, _const(f"<function={name}>"), _json(parameters, "qwen_xml"),
+    return _tag(_TOOL_CALL, _seq([nl, _const(f"<function={name}>"), _json(parameters, "qwen_xml"),
                                      _const("</function>"), nl]), "</tool_call>")
 
 
@@ -389,7 +396,7 @@ def _gpt_oss_call(name: str, parameters: Any) -> Tag:
     is content to the tag."""
     message = _const("<|constrain|>json<|message|>")
     channel_first = _seq([_optional(_const(" ")), message])
-    role_first = _seq([_const("<|channel|>commentary "), _or([message, _const("json<|message|>")])])
+    role_first = _seq([_const(_COMMENTARY + " "), _or([message, _const("json<|message|>")])])
     return _tag(f"to=functions.{name}", _seq([_or([channel_first, role_first]), _json(parameters)]), "<|call|>")
 
 

@@ -633,6 +633,21 @@ def terminators_of(name: str) -> tuple[str, ...]:
     return get_family(name).terminators
 
 
+def tool_opener(name: str) -> str:
+    """A family's one tool-call opener: its terminator, or its multi-token header
+    terminator when it has no single one (Kimi K3's ``<|open|>tools<|sep|>``).
+
+    The tool formats read their section markers through this, so each marker is
+    written once, in the family table.  ``ValueError`` when the family has no
+    opener or more than one (a format must then say which it means).
+    """
+    fam = get_family(name)
+    found = fam.terminators or fam.header_terminators
+    if len(found) != 1:
+        raise ValueError(f"family {fam.name!r} has {len(found)} tool-call openers, not one: {found!r}")
+    return found[0]
+
+
 def think_pair_of(name: str) -> tuple[str, str]:
     """A family's first (start, end) delimiter pair: text a tool parser must not read as calls."""
     fam = get_family(name)

@@ -53,7 +53,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 from ._tag_calls import (Tag, ToolTagSpec, _any, _atem_call, _gemma_call, _kimi_call, _optional, _or, _seq, _tag,
                          schema_call)
-from .families import Family, get_family
+from .families import Family, get_family, terminators_of, tool_opener
 
 __all__ = ["structural_tag", "ToolTagSpec", "schema_call", "has_tool_tag", "BUILTIN_MODELS"]
 
@@ -74,35 +74,37 @@ BUILTIN_MODELS: dict[str, str] = {
 }
 
 
-_DS_CALLS = ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>")
+# Tool-call openers, from the family table (written there once).
+_DS_CALLS = (tool_opener("deepseek_v3"), "<｜tool▁calls▁end｜>")
+_KIMI_CALLS = (terminators_of("kimi_k2")[0], "<|tool_calls_section_end|>")  # the spelling the chat template writes
+_TC = tool_opener("qwen3")  # <tool_call>: Hermes, Qwen3-Coder, GLM, Laguna
+_MINIMAX = tool_opener("minimax_m2")  # <minimax:tool_call>
+_GEMMA = tool_opener("gemma4")  # <|tool_call>
+_INKLING = tool_opener("inkling")  # <|content_invoke_tool_json|>
 
 # Our first fourteen formats, by parser ``format_name`` (further formats set
 # ``tool_tag`` on their parser class).
 _SPECS: dict[str, ToolTagSpec] = {
-    "hermes": ToolTagSpec("<tool_call>", schema_call('<tool_call>\n{"name": "{name}", "arguments": ',
-                                                     "}\n</tool_call>")),
-    "qwen3_coder": ToolTagSpec("<tool_call>", schema_call("<tool_call>\n<function={name}>\n",
-                                                          "\n</function>\n</tool_call>", "qwen_xml")),
+    "hermes": ToolTagSpec(_TC, schema_call(_TC + '\n{"name": "{name}", "arguments": ', "}\n</tool_call>")),
+    "qwen3_coder": ToolTagSpec(_TC, schema_call(_TC + "\n<function={name}>\n", "\n</function>\n</tool_call>",
+                                                "qwen_xml")),
     "llama3_json": ToolTagSpec('{"name": "', schema_call('{"name": "{name}", "parameters": ', "}")),
     "deepseek_v3": ToolTagSpec(_DS_CALLS[0], schema_call(
         "<｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n", "\n```<｜tool▁call▁end｜>"),
         section=_DS_CALLS, separator="\n"),
     "deepseek_v31": ToolTagSpec(_DS_CALLS[0], schema_call("<｜tool▁call▁begin｜>{name}<｜tool▁sep｜>",
                                                           "<｜tool▁call▁end｜>"), section=_DS_CALLS),
-    "kimi_k2": ToolTagSpec("<|tool_calls_section_begin|>", _kimi_call,
-                           section=("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>")),
-    "glm45": ToolTagSpec("<tool_call>", schema_call("<tool_call>{name}", "</tool_call>", "glm_xml")),
-    "laguna": ToolTagSpec("<tool_call>", schema_call("<tool_call>{name}", "</tool_call>", "glm_xml")),
-    "minimax_m2": ToolTagSpec("<minimax:tool_call>", schema_call('<invoke name="{name}">\n', "</invoke>\n",
-                                                                 "minimax_xml"),
-                              section=("<minimax:tool_call>\n", "</minimax:tool_call>")),
+    "kimi_k2": ToolTagSpec(_KIMI_CALLS[0], _kimi_call, section=_KIMI_CALLS),
+    "glm45": ToolTagSpec(_TC, schema_call(_TC + "{name}", "</tool_call>", "glm_xml")),
+    "laguna": ToolTagSpec(_TC, schema_call(_TC + "{name}", "</tool_call>", "glm_xml")),
+    "minimax_m2": ToolTagSpec(_MINIMAX, schema_call('<invoke name="{name}">\n', "</invoke>\n", "minimax_xml"),
+                              section=(_MINIMAX + "\n", "</minimax:tool_call>")),
     "mistral": ToolTagSpec("[TOOL_CALLS]", schema_call("[TOOL_CALLS]{name}[ARGS]", "")),
     "deepseekv4": ToolTagSpec("<｜DSML｜tool_calls>", schema_call('<｜DSML｜invoke name="{name}">\n',
                                                                 "</｜DSML｜invoke>\n", "deepseek_xml"),
                               section=("<｜DSML｜tool_calls>\n", "</｜DSML｜tool_calls>")),
-    "gemma4": ToolTagSpec("<|tool_call>", _gemma_call),
-    "inkling": ToolTagSpec("<|content_invoke_tool_json|>",
-                           schema_call('<|content_invoke_tool_json|>{"name": "{name}", "args": ', "}")),
+    "gemma4": ToolTagSpec(_GEMMA, _gemma_call),
+    "inkling": ToolTagSpec(_INKLING, schema_call(_INKLING + '{"name": "{name}", "args": ', "}")),
     "muse_glimmer": ToolTagSpec("<atem:function_calls>", _atem_call,
                                 section=("<atem:function_calls>\n", "</atem:function_calls>")),
 }
