@@ -51,29 +51,72 @@ class _Parser(argparse.ArgumentParser):
 
 # -- shared input handling -----------------------------------------------------------------
 
-def _read_text(path: str | None) -> tuple[str, str]:
-    """The text to split and a label for it."""
-    if path is None:
-        from ._sample import SAMPLE_PATH, sample_text
+# Text is read, tokenized and split this many characters at a time (cut where
+# the tokenizer gives the same ids either side: see _safe_cut), so a large file
+# never needs its whole tokenization in memory at once.
+PIECE_CHARS = 1 << 18
+_READ_BYTES = 1 << 20
 
+
+def _open_input(path: str | None):
+    """A binary stream of the input and a label for it (the bundled sample when ``path`` is None)."""
+    if path is None:
+        from ._sample import SAMPLE_PATH
+
+        path_str = str(SAMPLE_PATH)
         try:
-            return sample_text(), "bundled sample"
+            return open(path_str, "rb"), "bundled sample"  # noqa: SIM115 - closed by _read_pieces
         except OSError as exc:
             raise CLIError(f"cannot read the bundled sample {SAMPLE_PATH}: {exc.strerror or exc}") from None
     if path == "-":
-        data = sys.stdin.buffer.read()
-        label = "<stdin>"
-    else:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
-        label = path
+        return sys.stdin.buffer, "<stdin>"
     try:
-        return data.decode("utf-8"), label
-    except UnicodeDecodeError as exc:
-        raise CLIError(f"cannot read {label}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        return open(path, "rb"), path  # noqa: SIM115 - closed by _read_pieces
+    except OSError as exc:
+        raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _read_pieces(path: str | None):
+    """``(label, pieces)``: the input's text, decoded as UTF-8 in bounded pieces.
+
+    A UTF-8 byte order mark at the start is not text (editors on Windows write
+    one) and is dropped.  A byte that is no UTF-8 is a ``CLIError`` naming its
+    offset; an unreadable input names the path.
+    """
+    import codecs
+
+    fh, label = _open_input(path)
+
+    def pieces():
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        done = 0  # bytes of the input before this read
+        first = True
+        try:
+            while True:
+                try:
+                    data = fh.read(_READ_BYTES)
+                except OSError as exc:
+                    raise CLIError(f"cannot read {label}: {exc.strerror or exc}") from None
+                start = 0
+                if first:
+                    first = False
+                    start = 3 if data.startswith(codecs.BOM_UTF8) else 0
+                pending = len(decoder.getstate()[0])  # bytes of an unfinished character
+                try:
+                    text = decoder.decode(data[start:] if start else data, final=not data)
+                except UnicodeDecodeError as exc:
+                    at = done + start - pending + exc.start
+                    raise CLIError(f"cannot read {label}: not UTF-8 text ({exc.reason} at byte {at})") from None
+                done += len(data)
+                if text:
+                    yield text
+                if not data:
+                    return
+        finally:
+            if fh is not sys.stdin.buffer:
+                fh.close()
+
+    return label, pieces()
 
 
 def _load_tokenizer(path: str | None):
@@ -174,13 +217,64 @@ def _prompt_ids(args, parser, tok) -> list[int] | None:
     return tok.encode(text, add_special_tokens=False).ids
 
 
+def _encode(tok, text: str) -> list[int]:
+    return tok.encode(text, add_special_tokens=False).ids
+
+
+def _cuts_cleanly(tok, text: str, at: int, margin: int = 256) -> bool:
+    """Whether the tokenizer reads ``text`` cut at ``at`` as it reads it whole
+    there: the ids of a window around the cut equal the ids of its two halves."""
+    a, b = max(0, at - margin), min(len(text), at + margin)
+    return _encode(tok, text[a:b]) == _encode(tok, text[a:at]) + _encode(tok, text[at:b])
+
+
+def _safe_cut(tok, text: str, limit: int, tries: int = 64) -> int:
+    """A cut at or before ``limit`` (past its first half) after which the text
+    tokenizes as it would whole, or 0 when none is found.  Candidates are the
+    starts of lines, then of words, nearest ``limit`` first; each is checked."""
+    for sep in ("\n", " "):
+        pos, n = limit, 0
+        while n < tries:
+            pos = text.rfind(sep, limit // 2, pos)
+            if pos < 0:
+                break
+            at = pos + 1
+            while at < len(text) and text[at] in " \t\r\n":  # whitespace runs stay together
+                at += 1
+            if at < len(text) and _cuts_cleanly(tok, text, at):
+                return at
+            n += 1
+    return 0
+
+
+def _token_pieces(tok, pieces, label: str):
+    """The input's token ids, tokenized ``PIECE_CHARS`` characters at a time:
+    the same ids as tokenizing it whole (each cut is one the tokenizer reads the
+    same way), without the whole tokenization in memory."""
+    buf = ""
+    warned = False
+    for text in pieces:
+        buf += text
+        while len(buf) > PIECE_CHARS:
+            at = _safe_cut(tok, buf, PIECE_CHARS) if len(buf) < 8 * PIECE_CHARS or not warned else 0
+            if not at:
+                if len(buf) >= 8 * PIECE_CHARS and not warned:
+                    warned = True
+                    _note(f"{label}: found no place to cut it that this tokenizer reads the same way; "
+                          "tokenizing it whole (memory grows with its size)")
+                break
+            yield _encode(tok, buf[:at])
+            buf = buf[at:]
+    if buf:
+        yield _encode(tok, buf)
+
+
 def _prepare(args):
-    text, label = _read_text(args.file)
+    label, pieces = _read_pieces(args.file)
     name, tokenizer_path = _choose(args)
     tok = _load_tokenizer(tokenizer_path)
     args.tokenizer_label = tokenizer_path or DEFAULT_TOKENIZER_LABEL
-    ids = tok.encode(text, add_special_tokens=False).ids
-    return text, label, name, tok, ids
+    return label, name, tok, _token_pieces(tok, pieces, label)
 
 
 # -- colour ----------------------------------------------------------------------------------
@@ -206,25 +300,37 @@ class _Style:
 def cmd_split(args) -> int:
     from .decode import ReasoningStreamDecoder
 
-    _, label, name, tok, ids = _prepare(args)
+    label, name, tok, id_pieces = _prepare(args)
     counter = _make_parser(name, tok, args.backend)
     prompt = _prompt_ids(args, counter, tok)
     counter.begin(prompt)
-    parts = (counter.split(ids), counter.finish())
-    counts = {
-        "reasoning": sum(len(p.reasoning_ids) for p in parts),
-        "content": sum(len(p.content_ids) for p in parts),
-        "delimiters": sum(len(p.delimiter_ids) for p in parts),
-        # Tokens carrying a marker and text beside it (markers matched over bytes).
-        "boundary": sum(len(p.boundaries) for p in parts),
-    }
     # The texts come from the same decoder a server would use, so multibyte
     # characters and a family's label formatter are handled exactly as in
     # `stream`; delimiters never reach it as reasoning or content ids.
     dec = ReasoningStreamDecoder(_make_parser(name, tok, args.backend).begin(prompt), tok,
                                  skip_special_tokens=not args.keep_special_tokens)
-    a, b = dec.push(ids), dec.finish()
-    reasoning, content = a.reasoning + b.reasoning, a.content + b.content
+    counts = {"reasoning": 0, "content": 0, "delimiters": 0, "boundary": 0}
+    reasoning_parts: list[str] = []
+    content_parts: list[str] = []
+    n_tokens = 0
+
+    def add(part) -> None:
+        counts["reasoning"] += len(part.reasoning_ids)
+        counts["content"] += len(part.content_ids)
+        counts["delimiters"] += len(part.delimiter_ids)
+        # Tokens carrying a marker and text beside it (markers matched over bytes).
+        counts["boundary"] += len(part.boundaries)
+
+    for ids in id_pieces:  # bounded pieces: a large file never tokenized whole
+        n_tokens += len(ids)
+        add(counter.split(ids))
+        d = dec.push(ids)
+        reasoning_parts.append(d.reasoning)
+        content_parts.append(d.content)
+    add(counter.finish())
+    d = dec.finish()
+    reasoning = "".join(reasoning_parts) + d.reasoning
+    content = "".join(content_parts) + d.content
     if args.json:
         out = {"reasoning": reasoning, "content": content, "tokens": counts,
                "parser": name, "backend": counter.backend}
@@ -237,7 +343,7 @@ def cmd_split(args) -> int:
     w("\n" + style(f"== content ({counts['content']} tokens) ==", "1;32") + "\n")
     w(content + ("\n" if content and not content.endswith("\n") else ""))
     bounds = f" ({counts['boundary']} also carrying text)" if counts["boundary"] else ""
-    w("\n" + style(f"-- {label}: {len(ids)} tokens, {counts['delimiters']} delimiter tokens{bounds}; "
+    w("\n" + style(f"-- {label}: {n_tokens} tokens, {counts['delimiters']} delimiter tokens{bounds}; "
                    f"parser {name}, tokenizer {args.tokenizer_label}, backend {counter.backend}", "2") + "\n")
     return 0
 
@@ -245,19 +351,28 @@ def cmd_split(args) -> int:
 def cmd_stream(args) -> int:
     from .decode import ReasoningStreamDecoder
 
-    _, _, name, tok, ids = _prepare(args)
+    _, name, tok, id_pieces = _prepare(args)
     parser = _make_parser(name, tok, args.backend)
     parser.begin(_prompt_ids(args, parser, tok))
     dec = ReasoningStreamDecoder(parser, tok, field=args.field, skip_special_tokens=not args.keep_special_tokens)
     n = args.chunk
     out = sys.stdout
-    for i in range(0, len(ids), n):
-        d = dec.push(ids[i:i + n]).to_openai_delta()
-        if d or args.empty:  # servers skip deltas with nothing to say (a bare delimiter)
-            out.write(json.dumps(d, ensure_ascii=False) + "\n")
-    d = dec.finish().to_openai_delta()
+    rest: list[int] = []  # ids short of a whole chunk at a piece's end
+    for piece in id_pieces:
+        ids = rest + piece if rest else piece
+        whole = len(ids) - len(ids) % n
+        for i in range(0, whole, n):
+            d = dec.push(ids[i:i + n])
+            if d or args.empty:  # a step with nothing to send (a bare delimiter) is falsy: skipped
+                out.write(json.dumps(d.to_openai_delta(), ensure_ascii=False) + "\n")
+        rest = ids[whole:]
+    if rest:
+        d = dec.push(rest)
+        if d or args.empty:
+            out.write(json.dumps(d.to_openai_delta(), ensure_ascii=False) + "\n")
+    d = dec.finish()
     if d or args.empty:
-        out.write(json.dumps(d, ensure_ascii=False) + "\n")
+        out.write(json.dumps(d.to_openai_delta(), ensure_ascii=False) + "\n")
     return 0
 
 
