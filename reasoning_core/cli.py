@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import warnings
 from typing import Any, Sequence
@@ -147,32 +148,55 @@ def _note(message: str) -> None:
     print(f"{PROG}: note: {message}", file=sys.stderr)
 
 
-def _detect_model(target: str) -> tuple[str | None, str | None]:
-    """The family a model selects (None: nothing matches) and its local tokenizer.json, if any.
+class _Model:
+    """What ``--model`` / ``detect`` found: the family (None: no match), the
+    directory's tokenizer.json (None: none), and the files a directory lacks."""
+
+    def __init__(self, family: str | None, tokenizer: str | None, directory: str | None = None,
+                 missing: tuple[str, ...] = ()) -> None:
+        self.family, self.tokenizer, self.directory, self.missing = family, tokenizer, directory, missing
+
+
+def _detect_model(target: str) -> _Model:
+    """The family a model selects and its local tokenizer.json, if any.
 
     One code path for ``detect`` and ``--model``: a model directory (its
     config.json, else its path as an id), a config.json file, or a model id.
     """
     from .families import _config_family, _match_id
 
-    config_path = tokenizer_path = None
+    config_path = tokenizer_path = directory = None
+    missing: list[str] = []
     if os.path.isdir(target):
-        candidate = os.path.join(target, "tokenizer.json")
-        tokenizer_path = candidate if os.path.isfile(candidate) else None
+        directory = target
         candidate = os.path.join(target, "config.json")
         config_path = candidate if os.path.isfile(candidate) else None
+        candidate = os.path.join(target, "tokenizer.json")
+        tokenizer_path = candidate if os.path.isfile(candidate) else None
+        missing = [f for f, p in (("config.json", config_path), ("tokenizer.json", tokenizer_path)) if p is None]
     elif target.endswith(".json") and os.path.isfile(target):
         config_path = target
     if config_path is None:
-        return _match_id(target), tokenizer_path
+        return _Model(_match_id(target), tokenizer_path, directory, tuple(missing))
     try:
-        with open(config_path, encoding="utf-8") as fh:
+        with open(config_path, encoding="utf-8-sig") as fh:
             config = json.load(fh)
     except (OSError, ValueError) as exc:
         raise CLIError(f"cannot read {config_path}: {exc}") from None
     if not isinstance(config, dict):
         raise CLIError(f"cannot read {config_path}: not a JSON object")
-    return _config_family(config), tokenizer_path
+    return _Model(_config_family(config), tokenizer_path, directory, tuple(missing))
+
+
+def _unknown_family(name: str) -> str:
+    """A short error for a parser name that resolves to no family: the closest names."""
+    import difflib
+
+    from .families import family_names
+
+    close = difflib.get_close_matches(name.strip().lower(), family_names(), n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    return f"unknown parser family {name!r}; {hint}see '{PROG} families'"
 
 
 def _choose(args) -> tuple[str, str | None]:
@@ -181,19 +205,32 @@ def _choose(args) -> tuple[str, str | None]:
 
     name, tokenizer_path = args.parser, args.tokenizer
     if args.model:
-        found, local = _detect_model(args.model)
+        model = _detect_model(args.model)
+        if model.directory is not None:
+            # A model directory must bring its own tokenizer: the default DeepSeek
+            # vocabulary would turn another model's text into the wrong ids.
+            lacks, need = [], []
+            if model.tokenizer is None and tokenizer_path is None:
+                lacks.append("tokenizer.json")
+                need.append("--tokenizer PATH")
+            if model.family is None and name is None:
+                lacks.append("config.json" if "config.json" in model.missing else "config.json naming a known model")
+                need.append("--parser NAME")
+            if lacks:
+                raise CLIError(f"the model directory {model.directory} has no {' and no '.join(lacks)}; "
+                               f"pass {' and '.join(need)}", code=2)
         if tokenizer_path is None:
-            tokenizer_path = local
-        if found is None:
+            tokenizer_path = model.tokenizer
+        if model.family is None:
             what = f"no parser family matches the model {args.model!r}"
             if name is None:
                 raise CLIError(f"{what}; name one with --parser (see '{PROG} families')", code=2)
             _note(f"{what}; using --parser {name}")
-        name = name or found
+        name = name or model.family
     try:
         return get_family(name or DEFAULT_PARSER).name, tokenizer_path
-    except ValueError as exc:
-        raise CLIError(str(exc), code=2) from None
+    except ValueError:
+        raise CLIError(_unknown_family(name or DEFAULT_PARSER), code=2) from None
 
 
 def _make_parser(name: str, tok, backend: str | None):
@@ -423,21 +460,89 @@ def cmd_families(args) -> int:
               [_show(x) for x in r["terminators"]], [r["starts_in"]], [r["tool_parser"] or ""],
               r["model_patterns"]] for r in rows]
     table = [[[r["name"]]] + [c if any(c) else ["—"] for c in t] for r, t in zip(rows, table)]
-    widths = [max(len(h), *(len(x) for t in table for x in t[i])) for i, h in enumerate(head)]
+    # Fitted to a terminal (or to $COLUMNS); piped elsewhere, the rows stay whole.
+    # Narrow terminals: the model-id patterns, then the aliases, give way
+    # (``--json`` has everything); the other columns wrap to fit.
+    fit = bool(os.environ.get("COLUMNS")) or bool(getattr(sys.stdout, "isatty", lambda: False)())
+    columns = shutil.get_terminal_size().columns if fit else 1 << 16
+    hidden: list[str] = []
+    for drop in ("model-id patterns", "aliases"):
+        if sum(_floors(head, table)) + 2 * (len(head) - 1) <= columns:
+            break
+        i = head.index(drop)
+        hidden.append(head.pop(i))
+        table = [t[:i] + t[i + 1:] for t in table]
+    widths = _fit_widths(head, table, columns)
+    table = [[[line for v in c for line in _wrap(v, widths[i])] for i, c in enumerate(t)] for t in table]
     style = _Style(_use_colour(args.color, sys.stdout))
-    print(style("  ".join(h.ljust(widths[i]) for i, h in enumerate(head)).rstrip(), "1"))
+    print(style("  ".join(_pad(h, widths[i]) for i, h in enumerate(head)).rstrip(), "1"))
     for t in table:
         for k in range(max(len(c) for c in t)):
-            line = "  ".join((c[k] if k < len(c) else "").ljust(widths[i]) for i, c in enumerate(t))
+            line = "  ".join(_pad(c[k] if k < len(c) else "", widths[i]) for i, c in enumerate(t))
             print(line.rstrip())
+    if hidden:
+        for line in _wrap(f"({' and '.join(hidden)} left out to fit the terminal: see '{PROG} families --json')",
+                          columns):
+            print(style(line, "2"))
     return 0
 
 
+def _width(s: str) -> int:
+    """Terminal columns of ``s`` (wide East Asian characters, e.g. DeepSeek's ｜, take two)."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "FW" else 1 for c in s)
+
+
+def _pad(s: str, width: int) -> str:
+    return s + " " * (width - _width(s))
+
+
+def _floors(head: list[str], table: list[list[list[str]]]) -> list[int]:
+    """The narrowest each column gets: the family names whole, others their header or 8."""
+    return [max(_width(x) for t in table for x in t[0])] + [max(len(h), 8) for h in head[1:]]
+
+
+def _fit_widths(head: list[str], table: list[list[list[str]]], columns: int, gap: int = 2) -> list[int]:
+    """Column widths that fit ``columns`` characters where they can: the widest
+    column gives way first, none below its floor (``_floors``)."""
+    widths = [max(len(h), *(_width(x) for t in table for x in t[i])) for i, h in enumerate(head)]
+    floor = _floors(head, table)
+    while sum(widths) + gap * (len(widths) - 1) > columns:
+        i = max(range(len(widths)), key=lambda j: widths[j] - floor[j])
+        if widths[i] <= floor[i]:
+            break  # as narrow as it goes: a very narrow terminal wraps the lines itself
+        widths[i] -= 1
+    return widths
+
+
+def _wrap(value: str, width: int) -> list[str]:
+    """``value`` in lines of at most ``width`` columns, broken at spaces where it can."""
+    lines: list[str] = []
+    while _width(value) > width:
+        n, w = 0, 0
+        while n < len(value) and w + _width(value[n]) <= width:
+            w += _width(value[n])
+            n += 1
+        n = max(n, 1)
+        space = value.rfind(" ", 0, n + 1)
+        if space > 0:
+            lines.append(value[:space])
+            value = value[space + 1:]
+        else:
+            lines.append(value[:n])
+            value = value[n:]
+    lines.append(value)
+    return lines
+
+
 def cmd_detect(args) -> int:
-    found, _ = _detect_model(args.model_id)
-    if found is None:
-        _note(f"no parser family matches the model {args.model_id!r}: passthrough (everything is content)")
-    print(found or "passthrough")
+    model = _detect_model(args.model_id)
+    if model.family is None:
+        why = (f"the model directory {model.directory} has no config.json" if "config.json" in model.missing
+               else f"no parser family matches the model {args.model_id!r}")
+        _note(f"{why}: passthrough (everything is content)")
+    print(model.family or "passthrough")
     return 0
 
 
@@ -527,7 +632,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("split", help="split a completion into reasoning and content",
                        description="Tokenize a completion, split it, print reasoning and content.")
     _input_options(p)
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--json", action="store_true",
+                   help='print one JSON object instead of text: "reasoning" and "content" (the texts), '
+                        '"tokens" (counts: "reasoning", "content", "delimiters", and "boundary": tokens that '
+                        'carry a marker and text beside it, when markers are matched over token bytes), '
+                        '"parser" and "backend"')
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="colour the output (auto: on a terminal unless NO_COLOR is set)")
     p.set_defaults(func=cmd_split)
