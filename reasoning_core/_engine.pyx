@@ -981,6 +981,10 @@ cdef class BatchStepResult:
     def capacity(self):
         return self.cap
 
+    def __repr__(self):
+        from reasoning_core._shared import batch_result_repr  # one repr for both engines
+        return batch_result_repr(self)
+
     def view(self, n):
         """The first ``n`` entries (views, no copy)."""
         cdef BatchStepResult out = BatchStepResult.__new__(BatchStepResult)

@@ -11,6 +11,7 @@ import numpy as np
 
 from reasoning_core._input import check_capacity, index_of, result_arrays, snapshot, to_int32_array, to_int_list
 from reasoning_core._shared import TOKEN_SPLIT as _TOKEN_SPLIT
+from reasoning_core._shared import batch_result_repr
 from reasoning_core._tables import (
     AWAITING,
     CONTENT,
@@ -473,6 +474,9 @@ class BatchStepResult:
     @property
     def capacity(self) -> int:
         return int(self.is_reasoning.shape[0])
+
+    def __repr__(self) -> str:
+        return batch_result_repr(self)
 
     def view(self, n: int) -> "BatchStepResult":
         """The first ``n`` entries (views, no copy)."""
