@@ -66,6 +66,7 @@ class Family:
 
     @property
     def names(self) -> tuple[str, ...]:
+        """The family's name, then its aliases."""
         return (self.name,) + self.aliases
 
 
@@ -424,6 +425,10 @@ def family_names() -> list[str]:
 
 
 def get_family(name: str) -> Family:
+    """The family ``name`` (or an alias; case and surrounding spaces ignored) names.
+
+    ``ValueError`` for an unknown name, ``TypeError`` for a non-str.
+    """
     if not isinstance(name, str):
         raise TypeError(f"parser name must be a str, not {type(name).__name__}")
     key = name.strip().lower()

@@ -49,7 +49,7 @@ import it, and this module imports the tool registry, without an import circle.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Literal, Mapping, Optional, Sequence, Union, overload
 
 from ._tag_calls import (Tag, ToolTagSpec, _any, _atem_call, _gemma_call, _kimi_call, _optional, _or, _seq, _tag,
                          schema_call)
@@ -250,12 +250,42 @@ def _answer(spec: ToolTagSpec, tools: list, mode: str, forced: Optional[str], pa
     return out
 
 
+@overload
 def structural_tag(
     family: Union[str, Family, None],
-    tools: Optional[Sequence[Mapping]],
+    tools: Optional[Sequence[Mapping[str, Any]]],
     reasoning: bool = True,
     *,
-    tool_choice: Any = "auto",
+    tool_choice: Union[str, Mapping[str, Any]] = "auto",
+    tool_format: Optional[str] = None,
+    starts_in_reasoning: Optional[bool] = None,
+    parallel_tool_calls: bool = True,
+    builtin: bool = True,
+    as_object: Literal[False] = False,
+) -> dict[str, Any]: ...
+
+
+@overload
+def structural_tag(
+    family: Union[str, Family, None],
+    tools: Optional[Sequence[Mapping[str, Any]]],
+    reasoning: bool = True,
+    *,
+    tool_choice: Union[str, Mapping[str, Any]] = "auto",
+    tool_format: Optional[str] = None,
+    starts_in_reasoning: Optional[bool] = None,
+    parallel_tool_calls: bool = True,
+    builtin: bool = True,
+    as_object: Literal[True],
+) -> Any: ...  # an xgrammar.StructuralTag (xgrammar is optional: not named here)
+
+
+def structural_tag(
+    family: Union[str, Family, None],
+    tools: Optional[Sequence[Mapping[str, Any]]],
+    reasoning: bool = True,
+    *,
+    tool_choice: Union[str, Mapping[str, Any]] = "auto",
     tool_format: Optional[str] = None,
     starts_in_reasoning: Optional[bool] = None,
     parallel_tool_calls: bool = True,

@@ -50,20 +50,25 @@ class ReasoningSpan:
 
     @property
     def reasoning_with_delimiters(self) -> tuple[int, int]:
+        """``(d0, d1)``: the reasoning block with its delimiters, as half-open indices into the delta."""
         return (self._d0, self._d1)
 
     @property
     def reasoning(self) -> tuple[int, int]:
+        """``(r0, r1)``: the reasoning text alone, without its delimiters."""
         return (self._r0, self._r1)
 
     @property
     def is_empty(self) -> bool:
+        """Whether the span covers nothing (no reasoning and no delimiter in the delta)."""
         return self._d0 == self._d1
 
     def extract_reasoning(self, seq: Sequence) -> Sequence:
+        """The reasoning part of ``seq`` (the delta's ids, or its text when the indices are into text)."""
         return seq[self._r0:self._r1]
 
     def extract_content(self, seq: Sequence) -> Sequence:
+        """``seq`` without the reasoning block and its delimiters, as the same kind of sequence where it concatenates."""
         return _content_of(seq, self._d0, self._d1)
 
     def __eq__(self, other: object) -> bool:
@@ -128,6 +133,7 @@ class TokenSplit:
 
     @property
     def tokens(self) -> list[int]:
+        """The ids ``segments`` index: tokens held over from the previous delta, then this delta."""
         if self._tokens is None:
             d = self._delta
             d = d.tolist() if hasattr(d, "tolist") else list(d)
@@ -136,6 +142,7 @@ class TokenSplit:
 
     @property
     def segments(self) -> list[tuple[str, int, int]]:
+        """``(kind, start, end)`` ranges over ``tokens``, in order, each token in exactly one."""
         return [(SEG_NAMES[k], a, b) for k, a, b in self._segs]
 
     def _collect(self, *kinds: int) -> list[int]:
@@ -148,18 +155,22 @@ class TokenSplit:
 
     @property
     def content_ids(self) -> list[int]:
+        """The content tokens, in order."""
         return self._collect(0)
 
     @property
     def reasoning_ids(self) -> list[int]:
+        """The reasoning tokens (no delimiter), in order."""
         return self._collect(1)
 
     @property
     def delimiter_ids(self) -> list[int]:
+        """The consumed delimiter tokens (start delimiters and the others), in order."""
         return self._collect(2, 4)  # start delimiters and the others
 
     @property
     def held_ids(self) -> list[int]:
+        """Tokens held as a possible delimiter prefix, decided by a later delta (or ``finish()``)."""
         return self._collect(3)
 
     def __len__(self) -> int:
