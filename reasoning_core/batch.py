@@ -34,14 +34,14 @@ class BatchStepResult(ABC):
     ``size`` (see ``ReasoningBatch`` for what each says); ``repr()`` shows those.
     """
 
-    # What both concrete classes have (declared for type checkers).
-    is_reasoning: npt.NDArray[np.bool_]
-    is_delimiter: npt.NDArray[np.bool_]
-    reasoning_ended: npt.NDArray[np.bool_]
-    is_held: npt.NDArray[np.bool_]
-    in_reasoning: npt.NDArray[np.bool_]
-    released: npt.NDArray[np.uint8]
-    completed: npt.NDArray[np.uint8]
+    # What both concrete classes have (declared for type checkers): 1-D arrays.
+    is_reasoning: np.ndarray[tuple[int], np.dtype[np.bool_]]
+    is_delimiter: np.ndarray[tuple[int], np.dtype[np.bool_]]
+    reasoning_ended: np.ndarray[tuple[int], np.dtype[np.bool_]]
+    is_held: np.ndarray[tuple[int], np.dtype[np.bool_]]
+    in_reasoning: np.ndarray[tuple[int], np.dtype[np.bool_]]
+    released: np.ndarray[tuple[int], np.dtype[np.uint8]]
+    completed: np.ndarray[tuple[int], np.dtype[np.uint8]]
     size: int
 
     @property

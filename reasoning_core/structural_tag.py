@@ -55,9 +55,12 @@ from ._tag_calls import (Tag, ToolTagSpec, _any, _atem_call, _gemma_call, _kimi_
                          schema_call)
 from .families import Family, get_family, terminators_of, tool_opener
 
-__all__ = ["structural_tag", "ToolTagSpec", "schema_call", "has_tool_tag", "BUILTIN_MODELS"]
+__all__ = ["structural_tag", "ToolTagSpec", "schema_call", "has_tool_tag", "BUILTIN_MODELS", "JSONValue"]
 
 _EXTRA = "pip install 'reasoning-spans[xgrammar]'"
+
+# A tag as JSON data (what ``structural_tag`` returns without ``as_object``).
+JSONValue = Union[dict[str, "JSONValue"], list["JSONValue"], str, int, float, bool, None]
 
 # family -> xgrammar's built-in model whose markers and call syntax are the
 # family's own (used for the family's own tool format only)
@@ -253,25 +256,25 @@ def _answer(spec: ToolTagSpec, tools: list, mode: str, forced: Optional[str], pa
 @overload
 def structural_tag(
     family: Union[str, Family, None],
-    tools: Optional[Sequence[Mapping[str, Any]]],
+    tools: Optional[Sequence[Mapping[str, object]]],
     reasoning: bool = True,
     *,
-    tool_choice: Union[str, Mapping[str, Any]] = "auto",
+    tool_choice: Union[str, Mapping[str, object]] = "auto",
     tool_format: Optional[str] = None,
     starts_in_reasoning: Optional[bool] = None,
     parallel_tool_calls: bool = True,
     builtin: bool = True,
     as_object: Literal[False] = False,
-) -> dict[str, Any]: ...
+) -> dict[str, JSONValue]: ...
 
 
 @overload
 def structural_tag(
     family: Union[str, Family, None],
-    tools: Optional[Sequence[Mapping[str, Any]]],
+    tools: Optional[Sequence[Mapping[str, object]]],
     reasoning: bool = True,
     *,
-    tool_choice: Union[str, Mapping[str, Any]] = "auto",
+    tool_choice: Union[str, Mapping[str, object]] = "auto",
     tool_format: Optional[str] = None,
     starts_in_reasoning: Optional[bool] = None,
     parallel_tool_calls: bool = True,
@@ -282,10 +285,10 @@ def structural_tag(
 
 def structural_tag(
     family: Union[str, Family, None],
-    tools: Optional[Sequence[Mapping[str, Any]]],
+    tools: Optional[Sequence[Mapping[str, object]]],
     reasoning: bool = True,
     *,
-    tool_choice: Union[str, Mapping[str, Any]] = "auto",
+    tool_choice: Union[str, Mapping[str, object]] = "auto",
     tool_format: Optional[str] = None,
     starts_in_reasoning: Optional[bool] = None,
     parallel_tool_calls: bool = True,
