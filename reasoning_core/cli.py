@@ -66,29 +66,37 @@ def _open_input(path: str | None):
 
         path_str = str(SAMPLE_PATH)
         try:
-            return open(path_str, "rb"), "bundled sample"  # noqa: SIM115 - closed by _read_pieces
+            return open(path_str, "rb"), "bundled sample"  # noqa: SIM115 - closed by _Input
         except OSError as exc:
             raise CLIError(f"cannot read the bundled sample {SAMPLE_PATH}: {exc.strerror or exc}") from None
     if path == "-":
         return sys.stdin.buffer, "<stdin>"
     try:
-        return open(path, "rb"), path  # noqa: SIM115 - closed by _read_pieces
+        return open(path, "rb"), path  # noqa: SIM115 - closed by _Input
     except OSError as exc:
         raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def _read_pieces(path: str | None):
-    """``(label, pieces)``: the input's text, decoded as UTF-8 in bounded pieces.
+class _Input:
+    """The input's text, decoded as UTF-8 in bounded pieces (iterate once).
 
     A UTF-8 byte order mark at the start is not text (editors on Windows write
     one) and is dropped.  A byte that is no UTF-8 is a ``CLIError`` naming its
-    offset; an unreadable input names the path.
+    offset; an unreadable input names the path.  ``close()`` releases the file
+    when the pieces are not read to the end.
     """
-    import codecs
 
-    fh, label = _open_input(path)
+    def __init__(self, path: str | None) -> None:
+        self.fh, self.label = _open_input(path)
 
-    def pieces():
+    def close(self) -> None:
+        if self.fh is not sys.stdin.buffer:
+            self.fh.close()
+
+    def __iter__(self):
+        import codecs
+
+        fh, label = self.fh, self.label
         decoder = codecs.getincrementaldecoder("utf-8")()
         done = 0  # bytes of the input before this read
         first = True
@@ -114,10 +122,7 @@ def _read_pieces(path: str | None):
                 if not data:
                     return
         finally:
-            if fh is not sys.stdin.buffer:
-                fh.close()
-
-    return label, pieces()
+            self.close()
 
 
 def _load_tokenizer(path: str | None):
@@ -307,11 +312,15 @@ def _token_pieces(tok, pieces, label: str):
 
 
 def _prepare(args):
-    label, pieces = _read_pieces(args.file)
-    name, tokenizer_path = _choose(args)
-    tok = _load_tokenizer(tokenizer_path)
+    source = _Input(args.file)  # an unreadable input is the first error
+    try:
+        name, tokenizer_path = _choose(args)
+        tok = _load_tokenizer(tokenizer_path)
+    except BaseException:
+        source.close()
+        raise
     args.tokenizer_label = tokenizer_path or DEFAULT_TOKENIZER_LABEL
-    return label, name, tok, _token_pieces(tok, pieces, label)
+    return source.label, name, tok, _token_pieces(tok, iter(source), source.label)
 
 
 # -- colour ----------------------------------------------------------------------------------
