@@ -90,15 +90,16 @@ else:
             raise _required_error(
                 f"REASONING_CORE_REQUIRE_EXTENSIONS is set, but the compiled engine cannot be imported: {exc}"
             ) from exc
-        import warnings
+        _message = (f"the compiled engine is missing, so the slower pure-Python engine runs: {_missing_cause(exc)}. "
+                    "Set REASONING_CORE_NO_EXTENSIONS=1 to choose the pure engine without this warning.")
+        if _running_cli():
+            print(f"reasoning-core: warning: {_message}", file=sys.stderr)  # one line, like the command's own
+        else:
+            import warnings
 
-        from .errors import CompiledEngineMissingWarning
+            from .errors import CompiledEngineMissingWarning
 
-        warnings.warn(
-            f"the compiled engine is missing, so the slower pure-Python engine runs: {_missing_cause(exc)}. "
-            "Set REASONING_CORE_NO_EXTENSIONS=1 to choose the pure engine without this warning.",
-            CompiledEngineMissingWarning,
-        )
+            warnings.warn(_message, CompiledEngineMissingWarning)
         from reasoning_core_py._engine import BatchEngine, BatchStepResult, Engine
 
         BACKEND = "python"
