@@ -20,6 +20,8 @@ from reasoning_core import cli
 from reasoning_core.families import FAMILIES
 
 ROOT = Path(__file__).resolve().parent.parent
+# The imported package's directory: a checkout, or site-packages when the tests run against a wheel.
+PKG_ROOT = Path(cli.__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from vocab import family_tokenizer  # noqa: E402
@@ -58,8 +60,8 @@ def pure_checkout(tmp_path_factory):
     root = tmp_path_factory.mktemp("checkout")
     skip = shutil.ignore_patterns("*.so", "*.pyd", "*.c", "*.html", "__pycache__")
     for pkg in ("reasoning_core", "reasoning_core_py"):
-        shutil.copytree(ROOT / pkg, root / pkg, ignore=skip)
-    shutil.copy(ROOT / "setup.py", root / "setup.py")
+        shutil.copytree(PKG_ROOT / pkg, root / pkg, ignore=skip)
+    (root / "setup.py").write_text("# a checkout's build script\n")
     return root
 
 

@@ -17,7 +17,10 @@ import pytest
 
 from reasoning_core.families import FAMILIES
 
-ROOT = Path(__file__).resolve().parent.parent
+import reasoning_core
+
+# The imported package's files (a checkout, or site-packages for an installed wheel: the .pyx ships in both).
+ROOT = Path(reasoning_core.__file__).resolve().parent.parent
 PACKAGES = ("reasoning_core", "reasoning_core_py")
 
 
