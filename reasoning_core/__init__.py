@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._dispatch import BACKEND
 from .batch import BatchStepResult, ReasoningBatch, ReasoningEndIds, thinking_end_ids
-from .errors import ReasoningCoreWarning
+from .errors import CompiledEngineMissingWarning, ReasoningCoreWarning
 from .families import FAMILIES, Family, family_for_tokenizer, make_family, parser_for_model
 from .parser import (
     FamilyParser,
@@ -35,6 +35,7 @@ __all__ = [
     "BACKEND",
     "BatchStepResult",
     "BudgetBatch",
+    "CompiledEngineMissingWarning",
     "GrammarRegion",
     "ReasoningBatch",
     "ReasoningBudget",

@@ -981,6 +981,10 @@ cdef class BatchStepResult:
     def capacity(self):
         return self.cap
 
+    def __repr__(self):
+        from reasoning_core._shared import batch_result_repr  # one repr for both engines
+        return batch_result_repr(self)
+
     def view(self, n):
         """The first ``n`` entries (views, no copy)."""
         cdef BatchStepResult out = BatchStepResult.__new__(BatchStepResult)
@@ -1504,30 +1508,35 @@ cdef class ReasoningSpan:
 
     @property
     def reasoning_with_delimiters(self):
+        """``(d0, d1)``: the reasoning block with its delimiters, as half-open indices into the delta."""
         return (self._d0, self._d1)
 
     @property
     def reasoning(self):
+        """``(r0, r1)``: the reasoning text alone, without its delimiters."""
         return (self._r0, self._r1)
 
     @property
     def is_empty(self):
+        """Whether the span covers nothing (no reasoning and no delimiter in the delta)."""
         return self._d0 == self._d1
 
     def extract_reasoning(self, seq):
+        """The reasoning part of ``seq`` (the delta's ids, or its text when the indices are into text)."""
         if type(seq) is list:
             return PyList_GetSlice(seq, self._r0, self._r1)
         return seq[self._r0:self._r1]
 
     def extract_content(self, seq):
+        """``seq`` without the reasoning block and its delimiters, as the same kind of sequence where it concatenates."""
         cdef Py_ssize_t d0 = self._d0, d1 = self._d1
         if type(seq) is list:
             if d0 == d1:
                 return PyList_GetSlice(seq, 0, PY_SSIZE_T_MAX)
             return PyList_GetSlice(seq, 0, d0) + PyList_GetSlice(seq, d1, PY_SSIZE_T_MAX)
         global _content_of
-        if _content_of is None:  # reasoning_core.types imports this module: bound on first use
-            from reasoning_core.types import _content_of as content_of
+        if _content_of is None:  # bound on first use (a leaf module: no import circle)
+            from reasoning_core._shared import content_of
             _content_of = content_of
         return _content_of(seq, d0, d1)
 
@@ -1575,6 +1584,16 @@ cdef class TokenSplit:
 
     @property
     def boundaries(self):
+        """Tokens whose bytes fall on more than one side of a delimiter.
+
+        Only a parser that matches markers over token bytes (a marker that is
+        not one whole token, e.g. ``.H`` + ``ere is my response:``) reports
+        them.  Each is ``(index, pieces)``: ``index`` into ``tokens``, and
+        ``pieces`` the ``(kind, byte_start, byte_end)`` ranges of that token's
+        bytes, in order, with the segment kinds of ``segments``.  The token
+        itself is in the segment of the delimiter it carries (``start`` or
+        ``delimiter``; a terminator's token is ``content``, as the terminator is).
+        """
         return [(i, [(_SEG_NAMES[k], a, b) for k, a, b in pieces]) for i, pieces in self._bounds]
 
     cdef list _toks(self):
@@ -1589,10 +1608,12 @@ cdef class TokenSplit:
 
     @property
     def tokens(self):
+        """The ids ``segments`` index: tokens held over from the previous delta, then this delta."""
         return self._toks()
 
     @property
     def segments(self):
+        """``(kind, start, end)`` ranges over ``tokens``, in order, each token in exactly one."""
         if self._whole:
             return [(_SEG_NAMES[self._whole - 1], 0, 1)]
         return [(_SEG_NAMES[k], a, b) for k, a, b in self._segs]
@@ -1623,18 +1644,22 @@ cdef class TokenSplit:
 
     @property
     def content_ids(self):
+        """The content tokens, in order."""
         return self._collect(SEG_CONTENT, SEG_CONTENT)
 
     @property
     def reasoning_ids(self):
+        """The reasoning tokens (no delimiter), in order."""
         return self._collect(SEG_REASONING, SEG_REASONING)
 
     @property
     def delimiter_ids(self):
+        """The consumed delimiter tokens (start delimiters and the others), in order."""
         return self._collect(SEG_DELIMITER, SEG_START)
 
     @property
     def held_ids(self):
+        """Tokens held as a possible delimiter prefix, decided by a later delta (or ``finish()``)."""
         return self._collect(SEG_HELD, SEG_HELD)
 
     def __len__(self):

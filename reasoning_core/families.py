@@ -66,6 +66,7 @@ class Family:
 
     @property
     def names(self) -> tuple[str, ...]:
+        """The family's name, then its aliases."""
         return (self.name,) + self.aliases
 
 
@@ -424,6 +425,10 @@ def family_names() -> list[str]:
 
 
 def get_family(name: str) -> Family:
+    """The family ``name`` (or an alias; case and surrounding spaces ignored) names.
+
+    ``ValueError`` for an unknown name, ``TypeError`` for a non-str.
+    """
     if not isinstance(name, str):
         raise TypeError(f"parser name must be a str, not {type(name).__name__}")
     key = name.strip().lower()
@@ -631,6 +636,21 @@ def parser_for_model(model_id_or_config: str | Mapping) -> str:
 def terminators_of(name: str) -> tuple[str, ...]:
     """A family's terminators: the tool-call openers its tool format starts a section with."""
     return get_family(name).terminators
+
+
+def tool_opener(name: str) -> str:
+    """A family's one tool-call opener: its terminator, or its multi-token header
+    terminator when it has no single one (Kimi K3's ``<|open|>tools<|sep|>``).
+
+    The tool formats read their section markers through this, so each marker is
+    written once, in the family table.  ``ValueError`` when the family has no
+    opener or more than one (a format must then say which it means).
+    """
+    fam = get_family(name)
+    found = fam.terminators or fam.header_terminators
+    if len(found) != 1:
+        raise ValueError(f"family {fam.name!r} has {len(found)} tool-call openers, not one: {found!r}")
+    return found[0]
 
 
 def think_pair_of(name: str) -> tuple[str, str]:

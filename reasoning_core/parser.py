@@ -57,6 +57,7 @@ class LabelStripper:
         self._active = True
 
     def begin_block(self) -> None:
+        """A new reasoning block starts: its first text is checked for the label again (also ``reset``)."""
         self._pending = ""
         self._active = True
 
@@ -164,14 +165,17 @@ class FamilyParser(ReasoningParser):
     # -- construction -------------------------------------------------------
     @classmethod
     async def from_tokenizer(cls, tokenizer: Any, *, backend: str | None = None) -> "FamilyParser":
+        """A parser for ``tokenizer`` (MAX's async constructor); ``backend``: "cython", "python" or the default."""
         return cls(await tables_for_async(cls.family, tokenizer), backend=backend)
 
     @classmethod
     def from_tokenizer_sync(cls, tokenizer: Any, *, backend: str | None = None) -> "FamilyParser":
+        """``from_tokenizer`` without ``await``."""
         return cls(tables_for(cls.family, tokenizer), backend=backend)
 
     @classmethod
     async def reasoning_end_token_id(cls, tokenizer: Any) -> int | None:
+        """The end delimiter's id when it is exactly one token with ``tokenizer``, else None (MAX API)."""
         seqs = cls.end_id_sequences(await tables_for_async(cls.family, tokenizer))
         return seqs[0][0] if len(seqs) == 1 and len(seqs[0]) == 1 else None
 
@@ -182,6 +186,7 @@ class FamilyParser(ReasoningParser):
 
     @staticmethod
     def end_id_sequences(tables: Tables, *, terminators: bool = False) -> list[tuple[int, ...]]:
+        """The id sequences of the end delimiters in ``tables`` (with ``terminators=True``, the implicit ends too)."""
         return list(ids_of_kind(tables, END, TERM) if terminators else ids_of_kind(tables, END))
 
     # -- MAX API --------------------------------------------------------------
@@ -190,9 +195,13 @@ class FamilyParser(ReasoningParser):
         return self._engine.stream(delta_token_ids, is_currently_reasoning)
 
     def will_reason_after_prompt(self, prompt_token_ids: Sequence[int]) -> bool:
+        """Whether generation after this prompt starts in (or may open) reasoning: the prompt's
+        last delimiter opened a block, the family starts in reasoning, or it awaits a start the
+        prompt enabled.  Does not change the parser's state (``begin(prompt)`` does)."""
         return self._engine.prompt_state(prompt_token_ids) in (REASONING, SEEDED, AWAITING)
 
     def reset(self) -> None:
+        """Forget the current request: the family's default start state, nothing held."""
         self._engine.set_state(self.tables.default_state)
         if self._formatter is not None:
             self._formatter.reset()
@@ -263,22 +272,28 @@ class FamilyParser(ReasoningParser):
 
     @property
     def state(self) -> str:
+        """Where the parser is: ``"content"``, ``"reasoning"``, ``"seeded"`` (reasoning from
+        the prompt, no start seen yet) or ``"awaiting"`` a start."""
         return STATE_NAMES[self._engine.state]
 
     @property
     def is_reasoning(self) -> bool:
+        """Whether the next token would be reasoning (inside a block, or seeded by the prompt)."""
         return self._engine.state in (REASONING, SEEDED)
 
     @property
     def held_ids(self) -> tuple[int, ...]:
+        """Tokens held as a possible delimiter prefix, decided by the next delta or ``finish()``."""
         return tuple(self._engine.held_ids)
 
     @property
     def formatter(self) -> LabelStripper | None:
+        """The family's label stripper (Gemma 4's ``thought\\n``), or None."""
         return self._formatter
 
     @property
     def engine(self):
+        """The backend engine object (compiled or pure) behind this parser."""
         return self._engine
 
     def __repr__(self) -> str:

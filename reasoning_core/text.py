@@ -315,6 +315,7 @@ class TextReasoningParser:
 
     @property
     def is_reasoning(self) -> bool:
+        """Whether the next text would be reasoning (inside a block, or seeded by the prompt)."""
         return self._engine.state in (REASONING, SEEDED)
 
     @property

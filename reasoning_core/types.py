@@ -1,27 +1,15 @@
 """Result types shared by both backends (plain Python)."""
 from __future__ import annotations
 
-import array
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
+from ._shared import TOKEN_SPLIT as _TOKEN_SPLIT
+from ._shared import content_of as _content_of
 from ._tables import SEG_NAMES
 
 __all__ = ["ReasoningSpan", "ParsedReasoningDelta", "TokenSplit"]
-
-
-def _content_of(seq: Sequence, d0: int, d1: int) -> Sequence:
-    """``seq[:d0] + seq[d1:]``, as the same kind of sequence where it concatenates."""
-    head, tail = seq[:d0], seq[d1:]
-    if type(head) is list or type(head) is tuple or isinstance(head, (str, bytes, array.array)):
-        return head + tail
-    if hasattr(head, "dtype"):  # NumPy: + would add element-wise
-        import numpy as np
-
-        return np.concatenate([head, tail])
-    # range, memoryview and other sequences without concatenation: a list.
-    return [*head, *tail]
 
 
 def _pair(pair: object) -> tuple[int, int]:
@@ -62,20 +50,25 @@ class ReasoningSpan:
 
     @property
     def reasoning_with_delimiters(self) -> tuple[int, int]:
+        """``(d0, d1)``: the reasoning block with its delimiters, as half-open indices into the delta."""
         return (self._d0, self._d1)
 
     @property
     def reasoning(self) -> tuple[int, int]:
+        """``(r0, r1)``: the reasoning text alone, without its delimiters."""
         return (self._r0, self._r1)
 
     @property
     def is_empty(self) -> bool:
+        """Whether the span covers nothing (no reasoning and no delimiter in the delta)."""
         return self._d0 == self._d1
 
     def extract_reasoning(self, seq: Sequence) -> Sequence:
+        """The reasoning part of ``seq`` (the delta's ids, or its text when the indices are into text)."""
         return seq[self._r0:self._r1]
 
     def extract_content(self, seq: Sequence) -> Sequence:
+        """``seq`` without the reasoning block and its delimiters, as the same kind of sequence where it concatenates."""
         return _content_of(seq, self._d0, self._d1)
 
     def __eq__(self, other: object) -> bool:
@@ -140,6 +133,7 @@ class TokenSplit:
 
     @property
     def tokens(self) -> list[int]:
+        """The ids ``segments`` index: tokens held over from the previous delta, then this delta."""
         if self._tokens is None:
             d = self._delta
             d = d.tolist() if hasattr(d, "tolist") else list(d)
@@ -148,6 +142,7 @@ class TokenSplit:
 
     @property
     def segments(self) -> list[tuple[str, int, int]]:
+        """``(kind, start, end)`` ranges over ``tokens``, in order, each token in exactly one."""
         return [(SEG_NAMES[k], a, b) for k, a, b in self._segs]
 
     def _collect(self, *kinds: int) -> list[int]:
@@ -160,18 +155,22 @@ class TokenSplit:
 
     @property
     def content_ids(self) -> list[int]:
+        """The content tokens, in order."""
         return self._collect(0)
 
     @property
     def reasoning_ids(self) -> list[int]:
+        """The reasoning tokens (no delimiter), in order."""
         return self._collect(1)
 
     @property
     def delimiter_ids(self) -> list[int]:
+        """The consumed delimiter tokens (start delimiters and the others), in order."""
         return self._collect(2, 4)  # start delimiters and the others
 
     @property
     def held_ids(self) -> list[int]:
+        """Tokens held as a possible delimiter prefix, decided by a later delta (or ``finish()``)."""
         return self._collect(3)
 
     def __len__(self) -> int:
@@ -199,3 +198,6 @@ if not TYPE_CHECKING:
 
     if _dispatch.BACKEND == "cython":
         from ._engine import ReasoningSpan, TokenSplit  # noqa: F811
+
+# The pure engine builds the public class (reasoning_core._shared).
+_TOKEN_SPLIT[:] = [TokenSplit]

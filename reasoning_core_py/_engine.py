@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from reasoning_core._input import check_capacity, index_of, result_arrays, snapshot, to_int32_array, to_int_list
+from reasoning_core._shared import TOKEN_SPLIT as _TOKEN_SPLIT
+from reasoning_core._shared import batch_result_repr
 from reasoning_core._tables import (
     AWAITING,
     CONTENT,
@@ -412,16 +414,9 @@ def stream_result(eng, key: tuple):
     return parsed
 
 
-_TOKEN_SPLIT: list = []
-
-
 def _token_split():
-    """The public ``TokenSplit`` class (bound on first use: reasoning_core.types
-    may import this module)."""
-    if not _TOKEN_SPLIT:
-        from reasoning_core.types import TokenSplit
-
-        _TOKEN_SPLIT.append(TokenSplit)
+    """The public ``TokenSplit`` class (registered by reasoning_core.types, see
+    reasoning_core._shared: importing that module here would be an import circle)."""
     return _TOKEN_SPLIT[0]
 
 
@@ -479,6 +474,9 @@ class BatchStepResult:
     @property
     def capacity(self) -> int:
         return int(self.is_reasoning.shape[0])
+
+    def __repr__(self) -> str:
+        return batch_result_repr(self)
 
     def view(self, n: int) -> "BatchStepResult":
         """The first ``n`` entries (views, no copy)."""

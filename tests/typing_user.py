@@ -11,7 +11,10 @@ import asyncio
 import warnings
 from typing import Callable, Optional
 
+import numpy as np
+
 import reasoning_core as rc
+from reasoning_core import tools
 from reasoning_core import (
     BACKEND,
     FAMILIES,
@@ -37,6 +40,7 @@ from reasoning_core import (
     text_parser,
     thinking_end_ids,
 )
+from reasoning_core.structural_tag import JSONValue, structural_tag
 
 
 class CharTokenizer:
@@ -78,10 +82,29 @@ def batch_level() -> None:
     capacity: int = batch.capacity
     opened: bool = batch.open(0)
     result: BatchStepResult = batch.new_result(1)
+    stepped: BatchStepResult = batch.step([0], [7], out=result)
+    reasoning: np.ndarray[tuple[int], np.dtype[np.bool_]] = stepped.is_reasoning
+    released: np.ndarray[tuple[int], np.dtype[np.uint8]] = stepped.released
+    size: int = stepped.size
+    batch.open(1)
+    ragged: BatchStepResult = batch.step_ragged([0, 1], [0, 2, 3], [4, 5, 6])
+    is_open: bool = batch.is_open(1)
+    where: str = batch.state(1)
     ends: ReasoningEndIds = batch.end_ids()
     finished: tuple[tuple[int, ...], bool] = batch.finish(0)
+    batch.close(1)
     assert capacity == 4 and opened is False and isinstance(result, BatchStepResult)
-    assert ends.end == () and finished == ((), False)
+    assert "is_reasoning=[0]" in repr(stepped) and reasoning is stepped.is_reasoning and released is stepped.released
+    assert size == 1 and ragged.size == 3 and is_open and where == "content"
+    assert ends.end == () and finished == ((), False) and not batch.is_open(1)
+
+
+def structural_level() -> None:
+    tag: dict[str, JSONValue] = structural_tag("qwen3", [{"type": "function", "function": {"name": "f"}}],
+                                               builtin=False)
+    fmt: Optional[str] = tools.format_for_family("qwen3")
+    parser: Optional[tools.BaseToolParser] = tools.for_family("qwen3")
+    assert tag["type"] == "structural_tag" and fmt == "hermes" and parser is not None
 
 
 def text_level() -> None:
@@ -106,6 +129,7 @@ def main() -> None:
         warnings.simplefilter("error")
         token_level()
         batch_level()
+        structural_level()
         text_level()
     print("ok")
 

@@ -3,7 +3,9 @@ serving engines parse, under our names and under Modular MAX 26.7's registry
 names (vLLM's and SGLang's names are the integrations': ``engine_names``).
 
 ``create(name)`` returns a fresh per-request parser; ``available()`` lists every
-name that resolves, aliases included.
+name that resolves, aliases included.  ``format_for_family(family)`` is the
+format name a reasoning family's models write, ``for_family(family)`` a fresh
+parser for it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ __all__ = [
     "available",
     "create",
     "for_family",
+    "format_for_family",
     "get_parser_cls",
 ]
 
@@ -86,10 +89,12 @@ def engine_names(engine: str) -> tuple[dict, dict]:
 
 
 def available() -> list[str]:
+    """Every tool format name ``create`` takes, aliases included, sorted."""
     return sorted(_REGISTRY)
 
 
 def get_parser_cls(name: str) -> type[BaseToolParser]:
+    """The parser class of tool format ``name``; ``ValueError`` naming the unknown name."""
     try:
         return _REGISTRY[name]
     except (KeyError, TypeError):
@@ -99,13 +104,22 @@ def get_parser_cls(name: str) -> type[BaseToolParser]:
 
 
 def create(name: str) -> BaseToolParser:
+    """A fresh parser (one per request) for tool format ``name``."""
     return get_parser_cls(name)()
 
 
-def for_family(name: str) -> BaseToolParser | None:
-    """A fresh tool parser in the format a reasoning family's models write
-    (``Family.tool_parser``), or None when the family has no tool format here."""
+def format_for_family(name: str) -> str | None:
+    """The name of the tool format a reasoning family's models write
+    (``Family.tool_parser``, a name ``create`` takes), or None when the family
+    has no tool format here.  ``ValueError`` for an unknown family."""
     from ..families import get_family
 
-    fmt = get_family(name).tool_parser
+    return get_family(name).tool_parser
+
+
+def for_family(name: str) -> BaseToolParser | None:
+    """A fresh tool *parser* (not its name) for the format a reasoning family's
+    models write: ``create(format_for_family(name))``, or None when the family
+    has no tool format here.  ``ValueError`` for an unknown family."""
+    fmt = format_for_family(name)
     return None if fmt is None else create(fmt)

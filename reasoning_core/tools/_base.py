@@ -118,6 +118,7 @@ class BaseToolParser:
     # ---------------------------------------------------------------- public API
 
     def reset(self) -> None:
+        """Forget the current request (a parser is reusable after it)."""
         self._buf = ""
         self._pos = 0
         self._base = 0  # absolute offset of _buf[0] in the whole output
@@ -186,6 +187,7 @@ class BaseToolParser:
         return _to_deltas(events)
 
     def parse_complete(self, response: str) -> ParsedToolResponse:
+        """The content and tool calls of a whole response (a fresh parser reads it: this one is untouched)."""
         if not isinstance(response, str):
             raise TypeError(f"parse_complete expects str, got {type(response).__name__}")
         p = type(self)()

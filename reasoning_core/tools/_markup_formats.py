@@ -17,8 +17,8 @@ import math
 import re
 from typing import Optional
 
-from ..families import get_family, terminators_of, think_pair_of
-from ..structural_tag import (
+from ..families import get_family, terminators_of, think_pair_of, tool_opener
+from .._tag_calls import (
     ToolTagSpec,
     _cohere_call,
     _gpt_oss_call,
@@ -70,7 +70,7 @@ class SeedOssToolParser(Qwen3CoderToolParser):
 
 # ---------------------------------------------------------------------------- cohere_command
 
-_ACTION, _ACTION_END = "<|START_ACTION|>", "<|END_ACTION|>"
+_ACTION, _ACTION_END = tool_opener("cohere_command"), "<|END_ACTION|>"
 
 
 class CohereCommandToolParser(BaseToolParser):
@@ -226,7 +226,7 @@ class Step3ToolParser(BaseToolParser):
 
 # ---------------------------------------------------------------------------- kimi_k3
 
-_K3_TOOLS, _K3_TOOLS_END = "<|open|>tools<|sep|>", "<|close|>tools<|sep|>"
+_K3_TOOLS, _K3_TOOLS_END = tool_opener("kimi_k3"), "<|close|>tools<|sep|>"
 _K3_CALL, _K3_CALL_END = "<|open|>call", "<|close|>call<|sep|>"
 _K3_ARG, _K3_ARG_END = "<|open|>argument", "<|close|>argument<|sep|>"
 _K3_SEP = "<|sep|>"
@@ -327,7 +327,7 @@ class KimiK3ToolParser(BaseToolParser):
 
 # ---------------------------------------------------------------------------- k2_horizon
 
-_IFM_CALLS, _IFM_CALLS_END = "<ifm|tool_calls>", "</ifm|tool_calls>"
+_IFM_CALLS, _IFM_CALLS_END = tool_opener("k2_horizon"), "</ifm|tool_calls>"
 _IFM_CALL, _IFM_CALL_END = "<ifm|tool_call>", "</ifm|tool_call>"
 _IFM_KEY, _IFM_KEY_END = "<ifm|arg_key>", "</ifm|arg_key>"
 _IFM_TYPE, _IFM_TYPE_END = "<ifm|arg_type>", "</ifm|arg_type>"
@@ -433,7 +433,7 @@ class K2HorizonToolParser(BaseToolParser):
 
 # ---------------------------------------------------------------------------- plamo3
 
-_PL_REQS, _PL_REQS_END = "<|plamo:begin_tool_requests:plamo|>", "<|plamo:end_tool_requests:plamo|>"
+_PL_REQS, _PL_REQS_END = tool_opener("plamo3"), "<|plamo:end_tool_requests:plamo|>"
 _PL_REQ, _PL_REQ_END = "<|plamo:begin_tool_request:plamo|>", "<|plamo:end_tool_request:plamo|>"
 _PL_NAME, _PL_NAME_END = "<|plamo:begin_tool_name:plamo|>", "<|plamo:end_tool_name:plamo|>"
 _PL_ARGS = "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>"

@@ -12,7 +12,8 @@ import json
 import re
 from typing import Optional
 
-from ..families import terminators_of, think_pair_of
+from ..families import terminators_of, think_pair_of, tool_opener
+from .._tag_calls import G_CALL_END, G_STR  # Gemma 4's call end and string quote, written once
 from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import _kind, dump_str, escape, normalize, typed_value
 from ._xml_formats import Glm45ToolParser
@@ -180,9 +181,7 @@ class DeepSeekV4ToolParser(DsmlToolParser):
 
 # ---------------------------------------------------------------------------- gemma4
 
-G_CALL = "<|tool_call>"
-G_CALL_END = "<tool_call|>"
-G_STR = '<|"|>'
+G_CALL = tool_opener("gemma4")
 _G_NAME_END = markers("{", G_CALL_END, G_CALL)
 _G_AFTER = markers(G_CALL_END, G_CALL)
 _G_KEY_END = markers(":", G_CALL_END)
@@ -314,7 +313,7 @@ class Gemma4ToolParser(BaseToolParser):
 
 # ---------------------------------------------------------------------------- inkling
 
-INKLING_MARKER = "<|content_invoke_tool_json|>"
+INKLING_MARKER = tool_opener("inkling")
 _NAME_TAIL = re.compile(r"[A-Za-z0-9_-]*\Z")
 
 

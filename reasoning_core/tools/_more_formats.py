@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from ..families import terminators_of
-from ..structural_tag import ToolTagSpec, _beam_call, _flagged_call, _minicpm_call, schema_call
+from ..families import terminators_of, tool_opener
+from .._tag_calls import ToolTagSpec, _beam_call, _flagged_call, _minicpm_call, schema_call
 from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import dump_str, normalize, typed_value
 from ._json_formats import HermesToolParser
@@ -62,6 +62,7 @@ class DeepSeekV41ToolParser(DeepSeekV32ToolParser):
 # ---------------------------------------------------------------------------- trinity
 
 _THINK_TAGS = ("<think>", "</think>")
+_HERMES_CALL = tool_opener("qwen3")  # <tool_call>
 
 
 class TrinityToolParser(HermesToolParser):
@@ -71,8 +72,8 @@ class TrinityToolParser(HermesToolParser):
     Trinity detector)."""
 
     format_name = "trinity"
-    tool_tag = ToolTagSpec("<tool_call>", schema_call('<tool_call>\n{"name": "{name}", "arguments": ',
-                                                      "}\n</tool_call>"))
+    tool_tag = ToolTagSpec(_HERMES_CALL, schema_call(_HERMES_CALL + '\n{"name": "{name}", "arguments": ',
+                                                     "}\n</tool_call>"))
     think_pairs = ()
     openers = (*HermesToolParser.openers, *_THINK_TAGS)
 
@@ -176,7 +177,7 @@ class Spark25ToolParser(Glm45ToolParser):
     written (no newline trimmed) and typed only by the request's schema."""
 
     format_name = "spark25"
-    tool_tag = ToolTagSpec("<tool_call>", schema_call("<tool_call>{name}", "</tool_call>", "glm_xml"))
+    tool_tag = ToolTagSpec(tool_opener("glm45"), schema_call(tool_opener("glm45") + "{name}", "</tool_call>", "glm_xml"))
 
     def _xml_value(self, fname, key, ends):
         raw, m = yield from self._text_until(ends)

@@ -21,7 +21,8 @@ import re
 import unicodedata
 from typing import Optional
 
-from ..structural_tag import ToolTagSpec, schema_call
+from .._tag_calls import ToolTagSpec, schema_call
+from ..families import tool_opener
 from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import DONE, ERROR, NEED, escape
 
@@ -717,6 +718,10 @@ class Phi4MiniJsonToolParser(_JsonCallsBase):
         return None
 
 
+# Hermes' <tool_call> (the Qwen3 family's tool-call opener), which Granite 3.1 and xLAM also write
+_HERMES_CALL = tool_opener("qwen3")
+
+
 class GraniteToolParser(_JsonCallsBase):
     """Granite 3.0 / 3.1: ``<|tool_call|>[{"name": …, "arguments": {…}}, …]`` (3.0,
     a special token) or ``<tool_call>[…]`` (3.1, plain text); no closing marker,
@@ -726,7 +731,7 @@ class GraniteToolParser(_JsonCallsBase):
     # the 3.0 spelling (a special token)
     tool_tag = ToolTagSpec("<|tool_call|>", schema_call('{"name": "{name}", "arguments": ', "}"),
                            section=("<|tool_call|>[", "]"), separator=", ")
-    openers = ("<|tool_call|>", "<tool_call>")
+    openers = ("<|tool_call|>", _HERMES_CALL)
 
     def _section(self, opener):
         yield from self._skip_ws()
@@ -804,9 +809,9 @@ class XlamToolParser(_JsonCallsBase):
     # the bare list: the trigger holds the first call's opening, the separator each later one's
     tool_tag = ToolTagSpec('[{"name": "', schema_call('{name}", "arguments": ', "}"),
                            section=('[{"name": "', "]"), separator=', {"name": "')
-    openers = ("[", *_FENCES, "[TOOL_CALLS]", "<tool_call>")
+    openers = ("[", *_FENCES, "[TOOL_CALLS]", _HERMES_CALL)
     raises_on_failure = False
-    _CLOSE = {"```json": "```", "```": "```", "<tool_call>": "</tool_call>"}
+    _CLOSE = {"```json": "```", "```": "```", _HERMES_CALL: "</tool_call>"}
 
     def _section(self, opener):
         self._rec = [opener]

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..families import terminators_of, think_pair_of
-from ..structural_tag import ToolTagSpec, _fg_call, _flagged_call, _hunyuan_call, _mimo_call, schema_call
+from ..families import terminators_of, think_pair_of, tool_opener
+from .._tag_calls import ToolTagSpec, _fg_call, _flagged_call, _hunyuan_call, _mimo_call, schema_call
 from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
 from ._json import dump_str, typed_value
 from ._json_formats import HermesToolParser
@@ -103,8 +103,8 @@ class ApertusToolParser(_JsonListSection):
     the arguments object (further keys are ignored)."""
 
     format_name = "apertus"
-    tool_tag = ToolTagSpec("<|tools_prefix|>", schema_call('{"{name}": ', "}"),
-                           section=("<|tools_prefix|>[", "]<|tools_suffix|>"), separator=", ")
+    tool_tag = ToolTagSpec(tool_opener("apertus"), schema_call('{"{name}": ', "}"),
+                           section=(tool_opener("apertus") + "[", "]<|tools_suffix|>"), separator=", ")
     openers = terminators_of("apertus")  # the family table's <|tools_prefix|>
     think_pairs = (think_pair_of("deepseek_r1"), think_pair_of("apertus"))
     close = "<|tools_suffix|>"
@@ -150,14 +150,18 @@ class ApertusToolParser(_JsonListSection):
                 return False
 
 
+# Hunyuan's <tool_calls> (the family table has it as hy_v3's opener; A13B writes the same)
+_HY_CALLS = tool_opener("hy_v3")
+
+
 class HunyuanA13BToolParser(_JsonListSection):
     """``<tool_calls>[{"name": NAME, "arguments": {...}}, …]</tool_calls>``
     (Hunyuan-A13B)."""
 
     format_name = "hunyuan_a13b"
-    tool_tag = ToolTagSpec("<tool_calls>", schema_call('{"name": "{name}", "arguments": ', "}"),
-                           section=("<tool_calls>[", "]</tool_calls>"), separator=", ")
-    openers = ("<tool_calls>",)
+    tool_tag = ToolTagSpec(_HY_CALLS, schema_call('{"name": "{name}", "arguments": ', "}"),
+                           section=(_HY_CALLS + "[", "]</tool_calls>"), separator=", ")
+    openers = (_HY_CALLS,)
     close = "</tool_calls>"
     # the family's "<think>\n" … "\n</think>\n<answer>\n"; a block ends at its
     # "</think>" however the answer frame follows
@@ -291,7 +295,7 @@ class MiMoToolParser(Qwen3CoderToolParser):
     included, unless the request's schema gives the parameter another type."""
 
     format_name = "mimo"
-    tool_tag = ToolTagSpec("<tool_call>", _mimo_call)
+    tool_tag = ToolTagSpec(tool_opener("mimo"), _mimo_call)
 
     def _xml_value(self, fname, key, ends):
         parts: list[str] = []
@@ -381,11 +385,11 @@ class HunyuanToolParser(BaseToolParser):
 
     format_name = "hunyuan"
     # the unsuffixed tags (a suffix is a checkpoint's choice, not expressible as fixed text)
-    tool_tag = ToolTagSpec("<tool_calls>", _hunyuan_call, section=("<tool_calls>", "</tool_calls>"))
-    openers = (*terminators_of("hy_v3"), "<tool_calls")  # <tool_calls>, or a suffixed <tool_calls:…>
+    tool_tag = ToolTagSpec(_HY_CALLS, _hunyuan_call, section=(_HY_CALLS, "</tool_calls>"))
+    openers = (_HY_CALLS, _HY_CALLS[:-1])  # <tool_calls>, or a suffixed <tool_calls:…>
 
     def _section(self, opener):
-        sfx = "" if opener == "<tool_calls>" else (yield from self._suffix())
+        sfx = "" if opener == _HY_CALLS else (yield from self._suffix())
         if sfx is None:
             return None
         t = _hy_tags(sfx)

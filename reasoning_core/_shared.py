@@ -1,0 +1,49 @@
+"""What both engines and the public result types share, in a leaf module.
+
+It imports nothing of the package, so the compiled engine, the pure twin and
+``reasoning_core.types`` all import it without an import circle:
+
+- ``content_of``: a delta without its reasoning span;
+- ``TOKEN_SPLIT``: the public ``TokenSplit`` class, registered by
+  ``reasoning_core.types`` once it knows which backend's class is public (the
+  package imports it before any engine runs), read by the pure engine;
+- ``batch_result_repr``: the ``repr`` of either engine's ``BatchStepResult``.
+"""
+from __future__ import annotations
+
+import array
+from typing import Sequence
+
+__all__ = ["content_of", "batch_result_repr", "TOKEN_SPLIT"]
+
+TOKEN_SPLIT: list = []
+
+
+def content_of(seq: Sequence, d0: int, d1: int) -> Sequence:
+    """``seq[:d0] + seq[d1:]``, as the same kind of sequence where it concatenates."""
+    head, tail = seq[:d0], seq[d1:]
+    if type(head) is list or type(head) is tuple or isinstance(head, (str, bytes, array.array)):
+        return head + tail
+    if hasattr(head, "dtype"):  # NumPy: + would add element-wise
+        import numpy as np
+
+        return np.concatenate([head, tail])
+    # range, memoryview and other sequences without concatenation: a list.
+    return [*head, *tail]
+
+
+_RESULT_FIELDS = ("is_reasoning", "is_delimiter", "reasoning_ended", "in_reasoning", "is_held", "released", "completed")
+
+
+def batch_result_repr(res: object, limit: int = 8) -> str:
+    """``BatchStepResult(size=2, capacity=4, is_reasoning=[1, 0], ...)``: the
+    ``size`` entries the last step wrote (the first ``limit``, then ``...``),
+    flags as 0/1."""
+    size = int(getattr(res, "size"))
+    shown = min(size, limit)
+    parts = [f"size={size}", f"capacity={int(getattr(res, 'capacity'))}"]
+    for name in _RESULT_FIELDS:
+        values = [int(v) for v in getattr(res, name)[:shown].tolist()]
+        more = ", ..." if size > shown else ""
+        parts.append(f"{name}=[{', '.join(map(str, values))}{more}]")
+    return f"BatchStepResult({', '.join(parts)})"
