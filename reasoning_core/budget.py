@@ -319,10 +319,12 @@ class BudgetBatch:
 
     @property
     def capacity(self) -> int:
+        """How many slots the batch has."""
         return self.batch.capacity
 
     @property
     def end_sequence(self) -> tuple[int, ...]:
+        """The ids a close emits: the closing text's, then the end delimiter's."""
         return self._plan.sequence
 
     def open(self, slot: int, prompt_token_ids: Sequence[int] | None = None, *, budget: Optional[int] = None) -> bool:
@@ -340,6 +342,7 @@ class BudgetBatch:
         return thinking
 
     def close(self, slot: int) -> None:
+        """Free ``slot`` (the request ended)."""
         self.batch.close(slot)
         self._pos[slot] = -1
         self._in[slot] = False
@@ -350,6 +353,7 @@ class BudgetBatch:
         return self._seq[self._pos[s]]
 
     def reasoning_tokens(self, slots: Any) -> np.ndarray:
+        """Generated tokens each listed request has put on the reasoning side so far."""
         return self._count[np.asarray(slots, dtype=np.int64)].copy()
 
     def step(self, slots: Any, token_ids: Any) -> BudgetStep:
@@ -473,6 +477,7 @@ class GrammarRegion:
         return self
 
     def reset(self) -> None:
+        """Start the current request over from its prompt."""
         self.begin(self._prompt)
 
     def accept_token(self, token_id: int) -> bool:
@@ -532,6 +537,7 @@ class GrammarRegion:
         self._grammar = self._hist[-1][1] if self._hist else self._start
 
     def is_terminated(self) -> bool:
+        """Whether the inner grammar has terminated (never while reasoning)."""
         return self._grammar and bool(self.matcher.is_terminated())
 
     def __repr__(self) -> str:
