@@ -493,6 +493,17 @@ class RcMaxToolParser:
         return [d_t(index=d.index, id=d.id, name=d.name, arguments=d.arguments, content=d.content)
                 for d in self._rc.finish()]
 
+    def flush(self) -> Optional[str]:
+        """MAX's end-of-stream hook (its chat route calls it once generation is
+        done, on every parser it sees as a ``StructuralTagToolParser``; ours all
+        are): the text we held back as a possible marker prefix, or ``None``.
+
+        Ends the stream like ``finish()``; only text can travel through this
+        hook, so a call left unterminated keeps the arguments already streamed.
+        """
+        content = "".join([d.content for d in self._rc.finish() if d.content])
+        return content or None
+
     def reset(self) -> None:
         self._rc.reset()
 
@@ -509,10 +520,32 @@ def _tool_classes() -> dict[str, type]:
     for name in _MAX_TOOL_MODULES:
         if name not in served:
             continue
-        bases = (RcMaxToolParser,) + ((natives[name],) if name in natives else ())
+        native = natives.get(name)
+        bases = (RcMaxToolParser,) + ((native,) if native is not None else ())
         cls_name = "".join(p.capitalize() for p in re.split(r"[_\-]", name)) + "RcToolParser"
-        out[name] = type(cls_name, bases, {"max_name": name, "tool_format": name, "__module__": __name__})
+        attrs: dict[str, Any] = {"max_name": name, "tool_format": name, "__module__": __name__}
+        if native is None or not issubclass(native, _structural_base()):
+            # MAX reads these off every StructuralTagToolParser (its grammar
+            # region); with them empty it finds the same region as for MAX's
+            # own standalone class of this name (a CALL_BEGIN, or none).
+            for attr in ("SECTION_BEGIN", "SECTION_END", "CALL_BEGIN", "CALL_END"):
+                attrs[attr] = getattr(native, attr, "") or ""
+            attrs["ENFORCE_TOOL_REGION_TO_EOS"] = False
+        out[name] = type(cls_name, bases, attrs)
     return out
+
+
+def _structural_base() -> type:
+    from max.pipelines.lib.tool_parsing import StructuralTagToolParser
+
+    return StructuralTagToolParser
+
+
+# MAX's chat route releases held text at the end of a stream only through
+# ``flush()`` on a ``StructuralTagToolParser``: every class here is one
+# (virtually, so none of MAX's base-class parsing runs), whatever MAX's class
+# of the same name is.
+_structural_base().register(RcMaxToolParser)
 
 
 TOOL_PARSERS: dict[str, type] = _tool_classes()
