@@ -42,6 +42,8 @@ __all__ = [
     "RcMaxReasoningParser",
     "register",
     "family_of",
+    "replace_requested",
+    "architectures_path",
 ]
 
 _ENGINE_NAMES: dict[str, str] = dict(ENGINE_PARSER_NAMES.get("max", {}))
@@ -699,3 +701,35 @@ def _register_tools(replace: bool) -> None:
         key = name if replace else f"rc_{name}"
         if reg.get(key) is not cls:
             reg[key] = cls
+
+
+#: The switch that puts our parsers under MAX's own names (shared with the
+#: vLLM and SGLang integrations).
+REPLACE_ENV = "REASONING_CORE_REPLACE"
+
+
+def replace_requested() -> bool:
+    """Whether ``REASONING_CORE_REPLACE`` is on (set to anything but empty or ``0``)."""
+    from .._flags import env_flag
+
+    return env_flag(REPLACE_ENV)
+
+
+def architectures_path() -> str:
+    """The path to give ``max serve --custom-architectures`` (a module in this
+    package that registers our parsers before MAX looks names up)."""
+    from .max_architectures import PATH
+
+    return PATH
+
+
+if __name__ == "__main__":  # pragma: no cover - a command-line convenience
+    import argparse
+
+    _ap = argparse.ArgumentParser(prog="python -m reasoning_core.integrations.max")
+    _ap.add_argument("--architectures-path", action="store_true",
+                     help="print the path for `max serve --custom-architectures`")
+    if _ap.parse_args().architectures_path:
+        print(architectures_path())
+    else:
+        _ap.print_help()
