@@ -130,7 +130,10 @@ def _delta_factory(formatter: Optional[Callable[[str], Optional[str]]]):
             return hit
         if d0 == d1:
             span = _Content(0, 0, 0, 0)
-        elif d0 == r0 == 0 and r1 == d1:
+        elif still and d0 == r0 == 0 and r1 == d1:
+            # Still reasoning with no delimiter: the whole delta (the engine
+            # gives (0, 0, n, n)).  Not when reasoning ended without one (a
+            # terminator such as a tool-call opener at r1: the rest is content).
             span = _Reasoning(d0, r0, r1, d1)
         else:
             span = _Span(d0, r0, r1, d1)
@@ -575,6 +578,9 @@ class RcMaxToolParser:
 
     max_name: ClassVar[str] = ""
     tool_format: ClassVar[str] = ""
+    # One-shot content beside calls is whitespace-trimmed by every MAX 26.7
+    # tool parser but deepseekv4's.
+    trims_content: ClassVar[bool] = True
 
     def __init__(self) -> None:
         native = self._native_base()
@@ -598,7 +604,12 @@ class RcMaxToolParser:
     def parse_complete(self, response: str):
         call_t, _, resp_t = self._types
         res = self._rc.parse_complete(response)
-        return resp_t(content=res.content,
+        content = res.content
+        if res.tool_calls and content is not None and self.trims_content:
+            # MAX's parser of this name trims the text before its calls
+            # (whitespace only).
+            content = content.strip() or None
+        return resp_t(content=content,
                       tool_calls=[call_t(id=c.id, name=c.name, arguments=c.arguments) for c in res.tool_calls])
 
     def parse_delta(self, delta: str):
@@ -643,7 +654,8 @@ def _tool_classes() -> dict[str, type]:
         native = natives.get(name)
         bases = (RcMaxToolParser,) + ((native,) if native is not None else ())
         cls_name = "".join(p.capitalize() for p in re.split(r"[_\-]", name)) + "RcToolParser"
-        attrs: dict[str, Any] = {"max_name": name, "tool_format": name, "__module__": __name__}
+        attrs: dict[str, Any] = {"max_name": name, "tool_format": name, "__module__": __name__,
+                                 "trims_content": name != "deepseekv4"}
         if native is None or not issubclass(native, _structural_base()):
             # MAX reads these off every StructuralTagToolParser (its grammar
             # region); with them empty it finds the same region as for MAX's

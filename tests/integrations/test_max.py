@@ -378,7 +378,12 @@ def test_tool_streaming_merges_to_the_one_shot_result(name):
             c = calls.setdefault(d.index, {"name": None, "args": ""})
             c["name"] = d.name or c["name"]
             c["args"] += d.arguments or ""
-    one = rcm.TOOL_PARSERS[name]().parse_complete(text)
-    assert ("".join(content) or None) == one.content
+    cls = rcm.TOOL_PARSERS[name]
+    one = cls().parse_complete(text)
+    streamed = "".join(content)
+    if one.tool_calls and cls.trims_content:
+        # One-shot, MAX's parsers trim whitespace around calls (ours too under their names).
+        streamed = streamed.strip()
+    assert (streamed or None) == one.content
     assert [(calls[k]["name"], json.loads(calls[k]["args"])) for k in sorted(calls)] == \
         [(c.name, json.loads(c.arguments)) for c in one.tool_calls]
