@@ -12,6 +12,7 @@ the wrapper adds is judged here.  Skips without MAX.
 from __future__ import annotations
 
 import random
+import statistics
 import time
 
 import pytest
@@ -35,23 +36,25 @@ def _text(name: str) -> str:
 
 
 def _late_over_early(make, pieces, feed) -> float:
-    """min over rounds of (time of the last BLOCK calls) / (time of the first BLOCK calls)."""
-    early, late = [], []
+    """Median per-call time of the last BLOCK calls over that of the first BLOCK
+    (medians: a scheduler hiccup moves a few calls, not the median), best of 3."""
+    clock = time.perf_counter_ns
+    ratios = []
     for _ in range(3):
         p = make()
-        t0 = time.perf_counter()
+        early, late = [], []
         for piece in pieces[:BLOCK]:
+            t = clock()
             feed(p, piece)
-        t1 = time.perf_counter()
+            early.append(clock() - t)
         for piece in pieces[BLOCK:-BLOCK]:
             feed(p, piece)
-        t2 = time.perf_counter()
         for piece in pieces[-BLOCK:]:
+            t = clock()
             feed(p, piece)
-        t3 = time.perf_counter()
-        early.append(t1 - t0)
-        late.append(t3 - t2)
-    return min(late) / min(early)
+            late.append(clock() - t)
+        ratios.append(statistics.median(late) / max(1, statistics.median(early)))
+    return min(ratios)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -75,11 +78,11 @@ def test_tool_wrapper_per_call_cost_does_not_grow(name):
             emitted += len(piece)
         else:
             emitted += sum(len(d.arguments or "") + len(d.content or "") for d in out)
-    assert emitted <= len(text) + 64, (name, emitted, len(text))
+    assert emitted <= 2 * len(text) + 64, (name, emitted, len(text))  # JSON escaping at most doubles here
     # The time: late calls cost what early ones do, beyond what the bare parser shows.
     ours = _late_over_early(wrapped, pieces, lambda p, s: p.parse_delta(s))
     bare = _late_over_early(lambda: tools.create(name), pieces, lambda p, s: p.parse_delta(s))
-    assert ours <= max(3.0, 1.5 * bare), (name, ours, bare)
+    assert ours <= max(1.5, 1.3 * bare), (name, ours, bare)
 
 
 @pytest.mark.parametrize("name", sorted(rcm.REASONING_PARSERS))
@@ -109,4 +112,4 @@ def test_reasoning_wrapper_per_call_cost_does_not_grow(name):
         d.span.extract_content(chunk)
         d.span.extract_reasoning(chunk)
 
-    assert _late_over_early(make, pieces, feed) <= 3.0
+    assert _late_over_early(make, pieces, feed) <= 1.5
