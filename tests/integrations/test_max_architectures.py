@@ -53,7 +53,11 @@ print(json.dumps({
 
 def _env(**extra: str) -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    # The reasoning_core this process imports (the installed one in CI, a checkout here).
+    import reasoning_core
+
+    here = str(Path(reasoning_core.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([here] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     env.pop("REASONING_CORE_REPLACE", None)
     env.update(extra)
     return env
