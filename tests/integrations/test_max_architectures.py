@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,9 @@ import_max()  # skips without MAX; sets MAX's cache directories
 from reasoning_core.integrations import max_architectures  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
+# Subprocesses start here, so `python -m` / `-c` import the reasoning_core this
+# process imports, not a checkout in the current directory.
+NEUTRAL = tempfile.gettempdir()
 
 _PROBE = r"""
 import json, sys, warnings
@@ -65,7 +69,7 @@ def _env(**extra: str) -> dict:
 
 def test_path_is_printed_and_names_an_importable_module():
     out = subprocess.run([sys.executable, "-m", "reasoning_core.integrations.max_architectures"], env=_env(),
-                         capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+                         capture_output=True, text=True, check=True, timeout=60, cwd=NEUTRAL).stdout.strip()
     assert out == max_architectures.PATH
     assert Path(out + ".py").is_file()
     # Alone in its directory: MAX appends the directory to sys.path.
@@ -78,7 +82,8 @@ def test_maxs_importer_registers_our_parsers(replace):
     if not replace and not os.environ.get("REASONING_CORE_FULL_ENGINE_TESTS"):
         pytest.skip("one interpreter start is enough in CI: REASONING_CORE_FULL_ENGINE_TESTS=1 runs both")
     done = subprocess.run([sys.executable, "-c", _PROBE, max_architectures.PATH],
-                          env=_env(REASONING_CORE_REPLACE=replace), capture_output=True, text=True, timeout=300)
+                          env=_env(REASONING_CORE_REPLACE=replace), capture_output=True, text=True, timeout=300,
+                          cwd=NEUTRAL)
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["rc_reasoning"] and got["rc_tool"]
