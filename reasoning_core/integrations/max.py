@@ -42,6 +42,8 @@ __all__ = [
     "RcMaxReasoningParser",
     "register",
     "family_of",
+    "replace_requested",
+    "architectures_path",
 ]
 
 _ENGINE_NAMES: dict[str, str] = dict(ENGINE_PARSER_NAMES.get("max", {}))
@@ -128,7 +130,10 @@ def _delta_factory(formatter: Optional[Callable[[str], Optional[str]]]):
             return hit
         if d0 == d1:
             span = _Content(0, 0, 0, 0)
-        elif d0 == r0 == 0 and r1 == d1:
+        elif still and d0 == r0 == 0 and r1 == d1:
+            # Still reasoning with no delimiter: the whole delta (the engine
+            # gives (0, 0, n, n)).  Not when reasoning ended without one (a
+            # terminator such as a tool-call opener at r1: the rest is content).
             span = _Reasoning(d0, r0, r1, d1)
         else:
             span = _Span(d0, r0, r1, d1)
@@ -162,9 +167,6 @@ class _Spec:
     prompt_terminators: bool = True
     # MAX's scan runs over the whole prompt (no turn boundary stops it)
     prompt_boundaries: bool = True
-    # Routed through split() with a carrying span (channel formats whose
-    # markers are several tokens: Muse Glimmer)
-    segmented: bool = False
     # A pre-seeded state is reasoning without a start (MAX's inkling: the
     # prompt prefilled <|content_thinking|>); our row waits for the start.
     seeded_is_inside: bool = False
@@ -175,6 +177,8 @@ class _Spec:
     # text's ids (MAX's muse_glimmer: the generation prompt "<|start|>assistant",
     # after which the model writes its recipient)
     prompt_suffix: Optional[str] = None
+    # Messages routed by their header's recipient (MAX's muse_glimmer)
+    channels: bool = False
 
 
 _SPECS: dict[str, _Spec] = {
@@ -186,7 +190,7 @@ _SPECS: dict[str, _Spec] = {
     "kimik2_5": _Spec(prompt_default=False, prompt_boundaries=False),
     "laguna": _Spec(prompt_rule="end_absent"),
     "minimax_m2": _Spec(prompt_rule="end_absent"),
-    "muse_glimmer": _Spec("to=self<|message|>", "<|eom|>", segmented=True, prompt_suffix="<|start|>assistant"),
+    "muse_glimmer": _Spec("to=self<|message|>", "<|eom|>", channels=True, prompt_suffix="<|start|>assistant"),
     "qwen3_5": _Spec(prompt_default=True, prompt_boundaries=False),
 }
 
@@ -215,17 +219,11 @@ class RcMaxReasoningParser(_MaxReasoningParser):
         tables = parser.tables
         formatter = parser.formatter
         self._formatter = formatter
-        if self.spec.segmented:
-            self._carried: dict[type, list] = {}
-            self._shared: dict[tuple, Any] = {}
-            self._begun = False
-            self.stream = self._stream_segments
-        else:
-            # The engine's stream() with MAX's result types: one compiled call
-            # and a dict look-up per delta.
-            parser.engine.configure_stream(_delta_factory(formatter),
-                                           None if formatter is None else formatter.begin_block)
-            self.stream = parser.engine.stream
+        # The engine's stream() with MAX's result types: one compiled call
+        # and a dict look-up per delta.
+        parser.engine.configure_stream(_delta_factory(formatter),
+                                       None if formatter is None else formatter.begin_block)
+        self.stream = parser.engine.stream
         starts = [s[0] for s in ids_of_kind(tables, START) if len(s) == 1]
         ends = [s[0] for s in ids_of_kind(tables, END) if len(s) == 1]
         terms = [s[0] for s in ids_of_kind(tables, TERM) if len(s) == 1] if self.spec.prompt_terminators else []
@@ -240,7 +238,7 @@ class RcMaxReasoningParser(_MaxReasoningParser):
     def _open_block(self) -> None:
         """Mark this request's block as opened (the engine then reads a
         pre-seeded state as reasoning, not as awaiting the start)."""
-        if self._prime is not None and not self.spec.segmented:
+        if self._prime is not None:
             self._parser.engine.stream(self._prime, False)
 
     # -- MAX API -----------------------------------------------------------------
@@ -281,9 +279,6 @@ class RcMaxReasoningParser(_MaxReasoningParser):
 
     def reset(self) -> None:
         self._parser.reset()
-        if self.spec.segmented:
-            self._carried = {}
-            self._begun = False
         if self.spec.seeded_is_inside:
             self._open_block()
 
@@ -308,38 +303,6 @@ class RcMaxReasoningParser(_MaxReasoningParser):
     @classmethod
     async def reasoning_end_token_id(cls, tokenizer: Any) -> int | None:
         return await parser_class(cls.family).reasoning_end_token_id(tokenizer)
-
-    # -- channel formats: split() with held tokens carried ------------------------
-    def _stream_segments(self, delta_token_ids: Sequence[int], is_currently_reasoning: bool = True):
-        p = self._parser
-        if not self._begun:
-            self._begun = True
-            p.begin(starts_in_reasoning=False)
-        n = len(delta_token_ids)
-        if not n:
-            return _MaxDelta(span=_Content(0, 0, 0, 0), is_still_reasoning=p.is_reasoning)
-        held_before = bool(p.held_ids)
-        sp = p.split(delta_token_ids)
-        segs = sp.segments
-        still = sp.is_reasoning or sp.awaiting_start
-        if not held_before and not self._carried and len(segs) == 1 and segs[0][0] != "held":
-            # The whole delta on one side (the common case): a shared span.
-            key = (segs[0][0], n, still)
-            hit = self._shared.get(key)
-            if hit is None:
-                kind = segs[0][0]
-                span = (_Content(0, 0, 0, 0) if kind == "content" else
-                        _Reasoning(0, 0, n, n) if kind == "reasoning" else _Span(0, 0, 0, n))
-                hit = _MaxDelta(span=span, is_still_reasoning=still, reasoning_text_formatter=self._formatter)
-                if len(self._shared) < _CACHE_LIMIT:
-                    self._shared[key] = hit
-            return hit
-        routes: list[str] = []
-        for kind, a, b in segs:
-            routes.extend([kind] * (b - a))
-        carried, self._carried = self._carried, {}
-        span = _SegmentSpan(routes, carried, self._carried)
-        return _MaxDelta(span=span, is_still_reasoning=still, reasoning_text_formatter=self._formatter)
 
     @property
     def parser(self) -> FamilyParser:
@@ -377,6 +340,165 @@ class _SegmentSpan(_MaxSpan):
         return self._select(seq, "reasoning")
 
 
+# ---------------------------------------------------------------------------
+# Muse Glimmer: channelled messages, routed by recipient
+# ---------------------------------------------------------------------------
+
+# A message is ``<|start|>assistant to=RECIPIENT<|message|>BODY`` closed by
+# ``<|eom|>`` / ``<|eot|>``.  MAX's parser of this name reads the recipient
+# off the header: ``self`` is reasoning, anything else (``user``, a tool
+# channel ``functions.NAME``, or none) is content, whose tool calls the tool
+# parser then finds; headers and framing tokens are dropped.  Inside a body a
+# bare `` to=NAME<|message|>`` re-opens a channel, so body tokens that could
+# still start one wait (across deltas) until they are decided.
+_RECIPIENT = re.compile(r"to=([^\s<]+)")
+_BARE_HEADER = re.compile(r"\s*to=([^\s<]+)")
+_MAYBE_HEADER = re.compile(r"\s*(?:t|to|to=[^\s<]*)?")
+
+_CLOSED, _HEADER, _THINK, _ANSWER = 0, 1, 2, 3
+
+
+class _ChannelRouter(RcMaxReasoningParser):
+    """MAX's Muse Glimmer routing over this request's token ids."""
+
+    def __init__(self, parser: FamilyParser, *, prompt_suffix_ids: Optional[Sequence[int]] = None,
+                 channel_ids: Optional[Sequence[int]] = None,
+                 decode: Optional[Callable[[Sequence[int]], str]] = None) -> None:
+        if channel_ids is None or decode is None:
+            raise TypeError("a Muse Glimmer parser needs the ids of <|start|>, <|message|>, <|eom|>, <|eot|> "
+                            "and a decode function: build it with from_tokenizer()")
+        if not isinstance(parser, FamilyParser):
+            raise TypeError(f"expected a reasoning_core FamilyParser, not {type(parser).__name__}")
+        self._parser = parser
+        self._formatter = parser.formatter
+        start, message, eom, eot = (int(i) for i in channel_ids)
+        self._suffix = list(prompt_suffix_ids) if prompt_suffix_ids else None
+        self._start_id, self._message_id = start, message
+        self._boundaries = frozenset((start, eom, eot))
+        self._specials = frozenset((start, message, eom, eot))
+        self._decode = decode
+        self._may_open: dict[int, bool] = {}
+        self._shared: dict[tuple, Any] = {}
+        self.stream = self._route
+        self.reset()
+
+    def reset(self) -> None:
+        self._channel: Optional[int] = None
+        self._header: list[int] = []
+        self._held: list[int] = []
+        self._carried: dict[type, list] = {}
+
+    def _still(self) -> bool:
+        return self._channel != _ANSWER
+
+    def _opens(self, token_id: int) -> bool:
+        """Whether this token alone could begin a bare header (cached)."""
+        hit = self._may_open.get(token_id)
+        if hit is None:
+            hit = self._may_open[token_id] = _MAYBE_HEADER.fullmatch(self._decode([token_id])) is not None
+        return hit
+
+    def _route(self, delta_token_ids: Sequence[int], is_currently_reasoning: bool = True):
+        if self._channel is None:
+            self._channel = _HEADER if is_currently_reasoning else _ANSWER
+        n = len(delta_token_ids)
+        if not n:
+            return _MaxDelta(span=_Content(0, 0, 0, 0), is_still_reasoning=self._still())
+        ch = self._channel
+        if not self._held and not self._carried and ch in (_THINK, _ANSWER):
+            specials, opens = self._specials, self._opens
+            for t in delta_token_ids:
+                if t in specials or opens(t):
+                    break
+            else:
+                # The whole delta is body of the open message: a shared span.
+                key = (ch, n)
+                hit = self._shared.get(key)
+                if hit is None:
+                    span = _Reasoning(0, 0, n, n) if ch == _THINK else _Content(0, 0, 0, 0)
+                    hit = _MaxDelta(span=span, is_still_reasoning=ch == _THINK,
+                                    reasoning_text_formatter=self._formatter)
+                    if len(self._shared) < _CACHE_LIMIT:
+                        self._shared[key] = hit
+                return hit
+        held = self._held
+        routes = ["held"] * len(held)
+        waiting = list(range(len(held)))   # route slots of the held ids, oldest first
+
+        def settle(count: int, route: str) -> None:
+            for i in waiting[:count]:
+                routes[i] = route
+            del waiting[:count], held[:count]
+
+        decode = self._decode
+        for t in delta_token_ids:
+            routes.append("drop")
+            if self._channel == _CLOSED and t not in self._boundaries:
+                self._channel = _ANSWER   # an answer with no header (a grammar forced it)
+            if t in self._boundaries:
+                settle(len(waiting), "reasoning" if self._channel == _THINK else "content")
+                self._channel = _HEADER if t == self._start_id else _CLOSED
+                self._header = []
+            elif t == self._message_id:
+                if self._channel == _HEADER:
+                    m = _RECIPIENT.search(decode(self._header))
+                    self._channel = _THINK if m is not None and m.group(1) == "self" else _ANSWER
+                else:
+                    m = _BARE_HEADER.fullmatch(decode(held)) if held else None
+                    if m is not None:
+                        settle(len(waiting), "drop")
+                        self._channel = _THINK if m.group(1) == "self" else _ANSWER
+                    else:
+                        settle(len(waiting), "reasoning" if self._channel == _THINK else "content")
+            elif self._channel == _HEADER:
+                self._header.append(t)
+            else:
+                routes[-1] = "held"
+                waiting.append(len(routes) - 1)
+                held.append(t)
+                body = "reasoning" if self._channel == _THINK else "content"
+                while held and (_MAYBE_HEADER.fullmatch(decode(held)) is None):
+                    settle(1, body)
+        carried, self._carried = self._carried, {}
+        return _MaxDelta(span=_SegmentSpan(routes, carried, self._carried), is_still_reasoning=self._still(),
+                         reasoning_text_formatter=self._formatter)
+
+    @classmethod
+    async def from_tokenizer(cls, tokenizer: Any) -> "_ChannelRouter":
+        ids = []
+        for text in ("<|start|>", "<|message|>", "<|eom|>", "<|eot|>", cls.spec.prompt_suffix):
+            got = _encode(tokenizer, text)
+            if hasattr(got, "__await__"):
+                got = await got
+            ids.append(got)
+        return cls._build(tokenizer, ids, await tables_for_async(cls.family, tokenizer))
+
+    @classmethod
+    def from_tokenizer_sync(cls, tokenizer: Any) -> "_ChannelRouter":
+        ids = []
+        for text in ("<|start|>", "<|message|>", "<|eom|>", "<|eot|>", cls.spec.prompt_suffix):
+            got = _encode(tokenizer, text)
+            if hasattr(got, "__await__"):
+                raise TypeError("this tokenizer encodes asynchronously: use `await from_tokenizer(...)`")
+            ids.append(got)
+        return cls._build(tokenizer, ids, tables_for(cls.family, tokenizer))
+
+    @classmethod
+    def _build(cls, tokenizer: Any, ids: list, tables: Any) -> "_ChannelRouter":
+        *channel, suffix = ids
+        for text, got in zip(("<|start|>", "<|message|>", "<|eom|>", "<|eot|>"), channel):
+            if len(got) != 1:
+                raise ValueError(f"{cls.__name__}: {text} is not one token in this tokenizer")
+        # stream() is synchronous: decode with the Hugging Face tokenizer a
+        # MAX pipeline tokenizer wraps (or the tokenizer itself).
+        hf = getattr(tokenizer, "delegate", None) or tokenizer
+        decode = getattr(hf, "decode", None)
+        if decode is None:
+            raise TypeError(f"{type(tokenizer).__name__} cannot decode token ids")
+        return cls(parser_class(cls.family)(tables), prompt_suffix_ids=suffix,
+                   channel_ids=[g[0] for g in channel], decode=decode)
+
+
 def _encode(tokenizer: Any, text: str):
     """Ids of ``text`` (no special tokens added), or an awaitable of them."""
     enc = getattr(tokenizer, "encode", None)
@@ -394,7 +516,8 @@ def _encode(tokenizer: Any, text: str):
 def _make_class(name: str, spec: _Spec) -> type[RcMaxReasoningParser]:
     fam = get_family(_ENGINE_NAMES[name])
     cls_name = "".join(p.capitalize() for p in re.split(r"[_\-]", name)) + "RcReasoningParser"
-    return type(cls_name, (RcMaxReasoningParser,), {
+    base = _ChannelRouter if spec.channels else RcMaxReasoningParser
+    return type(cls_name, (base,), {
         "max_name": name, "spec": spec, "family": fam, "__module__": __name__,
         "REASONING_START": spec.start, "REASONING_END": spec.end,
     })
@@ -455,6 +578,9 @@ class RcMaxToolParser:
 
     max_name: ClassVar[str] = ""
     tool_format: ClassVar[str] = ""
+    # One-shot content beside calls is whitespace-trimmed by every MAX 26.7
+    # tool parser but deepseekv4's.
+    trims_content: ClassVar[bool] = True
 
     def __init__(self) -> None:
         native = self._native_base()
@@ -478,7 +604,12 @@ class RcMaxToolParser:
     def parse_complete(self, response: str):
         call_t, _, resp_t = self._types
         res = self._rc.parse_complete(response)
-        return resp_t(content=res.content,
+        content = res.content
+        if res.tool_calls and content is not None and self.trims_content:
+            # MAX's parser of this name trims the text before its calls
+            # (whitespace only).
+            content = content.strip() or None
+        return resp_t(content=content,
                       tool_calls=[call_t(id=c.id, name=c.name, arguments=c.arguments) for c in res.tool_calls])
 
     def parse_delta(self, delta: str):
@@ -492,6 +623,17 @@ class RcMaxToolParser:
         d_t = self._types[1]
         return [d_t(index=d.index, id=d.id, name=d.name, arguments=d.arguments, content=d.content)
                 for d in self._rc.finish()]
+
+    def flush(self) -> Optional[str]:
+        """MAX's end-of-stream hook (its chat route calls it once generation is
+        done, on every parser it sees as a ``StructuralTagToolParser``; ours all
+        are): the text we held back as a possible marker prefix, or ``None``.
+
+        Ends the stream like ``finish()``; only text can travel through this
+        hook, so a call left unterminated keeps the arguments already streamed.
+        """
+        content = "".join([d.content for d in self._rc.finish() if d.content])
+        return content or None
 
     def reset(self) -> None:
         self._rc.reset()
@@ -509,10 +651,33 @@ def _tool_classes() -> dict[str, type]:
     for name in _MAX_TOOL_MODULES:
         if name not in served:
             continue
-        bases = (RcMaxToolParser,) + ((natives[name],) if name in natives else ())
+        native = natives.get(name)
+        bases = (RcMaxToolParser,) + ((native,) if native is not None else ())
         cls_name = "".join(p.capitalize() for p in re.split(r"[_\-]", name)) + "RcToolParser"
-        out[name] = type(cls_name, bases, {"max_name": name, "tool_format": name, "__module__": __name__})
+        attrs: dict[str, Any] = {"max_name": name, "tool_format": name, "__module__": __name__,
+                                 "trims_content": name != "deepseekv4"}
+        if native is None or not issubclass(native, _structural_base()):
+            # MAX reads these off every StructuralTagToolParser (its grammar
+            # region); with them empty it finds the same region as for MAX's
+            # own standalone class of this name (a CALL_BEGIN, or none).
+            for attr in ("SECTION_BEGIN", "SECTION_END", "CALL_BEGIN", "CALL_END"):
+                attrs[attr] = getattr(native, attr, "") or ""
+            attrs["ENFORCE_TOOL_REGION_TO_EOS"] = False
+        out[name] = type(cls_name, bases, attrs)
     return out
+
+
+def _structural_base() -> type:
+    from max.pipelines.lib.tool_parsing import StructuralTagToolParser
+
+    return StructuralTagToolParser
+
+
+# MAX's chat route releases held text at the end of a stream only through
+# ``flush()`` on a ``StructuralTagToolParser``: every class here is one
+# (virtually, so none of MAX's base-class parsing runs), whatever MAX's class
+# of the same name is.
+_structural_base().register(RcMaxToolParser)
 
 
 TOOL_PARSERS: dict[str, type] = _tool_classes()
@@ -548,3 +713,35 @@ def _register_tools(replace: bool) -> None:
         key = name if replace else f"rc_{name}"
         if reg.get(key) is not cls:
             reg[key] = cls
+
+
+#: The switch that puts our parsers under MAX's own names (shared with the
+#: vLLM and SGLang integrations).
+REPLACE_ENV = "REASONING_CORE_REPLACE"
+
+
+def replace_requested() -> bool:
+    """Whether ``REASONING_CORE_REPLACE`` is on (set to anything but empty or ``0``)."""
+    from .._flags import env_flag
+
+    return env_flag(REPLACE_ENV)
+
+
+def architectures_path() -> str:
+    """The path to give ``max serve --custom-architectures`` (a module in this
+    package that registers our parsers before MAX looks names up)."""
+    from .max_architectures import PATH
+
+    return PATH
+
+
+if __name__ == "__main__":  # pragma: no cover - a command-line convenience
+    import argparse
+
+    _ap = argparse.ArgumentParser(prog="python -m reasoning_core.integrations.max")
+    _ap.add_argument("--architectures-path", action="store_true",
+                     help="print the path for `max serve --custom-architectures`")
+    if _ap.parse_args().architectures_path:
+        print(architectures_path())
+    else:
+        _ap.print_help()
