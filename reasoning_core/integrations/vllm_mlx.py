@@ -1,0 +1,575 @@
+"""reasoning-core inside vllm-mlx: reasoning and tool parsers under vllm-mlx's names.
+
+``REASONING_PARSERS`` maps each name of ``vllm_mlx.reasoning.list_parsers()``
+to a subclass of vllm-mlx's ``ReasoningParser``; ``TOOL_PARSERS`` maps the
+vllm-mlx tool-parser names we have a format for to subclasses of its
+``ToolParser`` over ``reasoning_core.tools`` (``TOOL_NOT_SERVED``: the rest,
+with why).  ``register()`` adds them to vllm-mlx's registries as ``rc_<name>``
+(``replace=True``: under vllm-mlx's own names).
+
+vllm-mlx has no plugin hook, so the one command is::
+
+    python -m reasoning_core.integrations.vllm_mlx serve MODEL \\
+        --reasoning-parser rc_qwen3 --tool-call-parser rc_hermes
+
+which registers, then runs vllm-mlx's own CLI unchanged
+(``REASONING_CORE_REPLACE=1``: our classes under vllm-mlx's own names).
+
+Under a vllm-mlx name each class answers what vllm-mlx's parser of that name
+answers (the streaming start state and ``implicit_mode``, ``None`` rather than
+``""``, ``finalize_stream``, one-shot stripping and block joining) with the
+marker work done by reasoning-core's text engine: one engine call per streamed
+delta, never a scan of ``current_text``.  The differences (where vllm-mlx's
+parser loses or misplaces text) are listed in ``docs/engines/vllm-mlx.md``.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from dataclasses import dataclass, replace as _replace
+from typing import Any, Optional
+
+try:
+    import vllm_mlx.reasoning as _mlx_reasoning
+    from vllm_mlx.reasoning.base import DeltaMessage, ReasoningParser as _MlxReasoningParser
+except ImportError as exc:  # pragma: no cover - exercised without vllm-mlx
+    raise ImportError(
+        "reasoning_core.integrations.vllm_mlx needs the 'vllm-mlx' package (pip install vllm-mlx); "
+        "the rest of reasoning_core works without it"
+    ) from exc
+
+from .._tables import SEG_CONTENT, SEG_DELIMITER, SEG_HELD, SEG_REASONING, SEG_START, REASONING, SEEDED
+from ..families import Family, get_family
+from ..text import TextReasoningParser
+
+__all__ = [
+    "REASONING_PARSERS",
+    "TOOL_PARSERS",
+    "TOOL_NOT_SERVED",
+    "RcMlxReasoningParser",
+    "register",
+    "main",
+]
+
+# ---------------------------------------------------------------------------
+# Per-name behaviour
+# ---------------------------------------------------------------------------
+
+_DSML_TOOL_CALLS = "<\uff5cDSML\uff5ctool_calls>"
+_BOX = ("<|begin_of_box|>", "<|end_of_box|>")
+
+
+def _think_family(name: str, base: str, start: str, end: str, terminators: tuple = ()) -> Family:
+    # vllm-mlx's think parsers know exactly their two tags (no turn
+    # boundaries, no tool-call terminators): a row with just those.
+    return _replace(get_family(base), name=name, start=(start,), end=(end,), terminators=terminators,
+                    header_terminators=(), headers=(), frames=(), boundaries=(), enable=(),
+                    awaiting_start=False, label=None)
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """What vllm-mlx's parser of one name does, in our terms.
+
+    kind "think": vllm-mlx's ``BaseThinkingReasoningParser`` (streaming starts
+    in its ``pre_think`` phase: a leading start tag is consumed, untagged text
+    is reasoning; after the end the content's leading whitespace and any
+    further leading blocks are absorbed); "gemma4" (untagged text is content,
+    the channel label is stripped); "gpt_oss" / "harmony" (channels).
+    """
+
+    family: Family
+    kind: str = "think"
+    # one-shot: no end tag -> (None, output) even when a start tag is there
+    oneshot_needs_end: bool = False
+    # untagged streamed text is content unless reset_state(implicit_mode=True) (glm4)
+    untagged_content: bool = False
+    # GLM-4.6V box tags are removed everywhere
+    strip_box: bool = False
+    # one "\n" next to the end tag is trimmed on both sides (step3p5)
+    trim_end_newline: bool = False
+    # the DSML tool-call opener ends reasoning (deepseek_v4); one-shot rule too
+    tool_marker: Optional[str] = None
+
+
+_THINK = _think_family("vllm_mlx_think", "deepseek_r1", "<think>", "</think>")
+_SPECS: dict[str, _Spec] = {
+    "qwen3": _Spec(_THINK, oneshot_needs_end=True),
+    "deepseek_r1": _Spec(_THINK),
+    "deepseek_v4": _Spec(_think_family("vllm_mlx_deepseek_v4", "deepseek_r1", "<think>", "</think>",
+                                       terminators=(_DSML_TOOL_CALLS,)), tool_marker=_DSML_TOOL_CALLS),
+    "gpt_oss": _Spec(get_family("gpt_oss"), kind="gpt_oss"),
+    "harmony": _Spec(get_family("gpt_oss"), kind="harmony"),
+    "gemma4": _Spec(_replace(get_family("gemma4"), name="vllm_mlx_gemma4", terminators=()), kind="gemma4"),
+    "glm4": _Spec(_THINK, untagged_content=True, strip_box=True),
+    "mistral": _Spec(_think_family("vllm_mlx_mistral", "deepseek_r1", "[THINK]", "[/THINK]"),
+                     oneshot_needs_end=True),
+    "poolside_v1": _Spec(_THINK, oneshot_needs_end=True),
+    "step3p5": _Spec(_THINK, trim_end_newline=True),
+}
+
+
+def _msg(reasoning: str, content: str) -> Optional[DeltaMessage]:
+    if not reasoning and not content:
+        return None
+    return DeltaMessage(reasoning=reasoning or None, content=content or None)
+
+
+def _none_if_empty(s: Optional[str]) -> Optional[str]:
+    return s if s else None
+
+
+# ---------------------------------------------------------------------------
+# The reasoning parser
+# ---------------------------------------------------------------------------
+
+class RcMlxReasoningParser(_MlxReasoningParser):
+    """A vllm-mlx reasoning parser over one reasoning-core family.
+
+    One instance per request, as vllm-mlx's server builds them
+    (``_build_reasoning_parser``); ``reset_state(implicit_mode=...)`` starts a
+    new stream.  Per streamed delta: one engine ``feed`` of the delta plus
+    O(1) bookkeeping; ``previous_text`` and ``current_text`` are not read.
+    """
+
+    mlx_name: str = ""
+    spec: _Spec = _Spec(_THINK)
+
+    def __init__(self, tokenizer: Any = None) -> None:
+        super().__init__(tokenizer)
+        self.reset_state()
+
+    # -- the start state ------------------------------------------------------------
+    @property
+    def start_token(self) -> str:
+        return self.spec.family.start[0]
+
+    @property
+    def end_token(self) -> str:
+        return self.spec.family.end[0]
+
+    def _starts_in(self, implicit: bool):
+        kind = self.spec.kind
+        if kind == "think":
+            if self.spec.untagged_content and not implicit:
+                return False
+            return True  # vllm-mlx's pre_think: a leading start is consumed, untagged text is reasoning
+        return None  # the family's own (gemma4: awaiting its channel; gpt_oss: channels)
+
+    def reset_state(self, implicit_mode: bool = False) -> None:
+        self._implicit = bool(implicit_mode)
+        self._tp = TextReasoningParser(self.spec.family, starts_in_reasoning=self._starts_in(self._implicit))
+        self._feed = self._tp.feed
+        self._content_started = False
+        self._nl = ""          # step3p5: a reasoning "\n" held until we know it precedes the end
+        self._fast = self.spec.kind in ("gpt_oss", "harmony")
+        self._gemma = self.spec.kind == "gemma4"
+        self._fresh = False   # gemma4: right after a channel end, before the answer's first text
+
+    # -- streaming ------------------------------------------------------------------
+    def extract_reasoning_streaming(self, previous_text: str, current_text: str,
+                                    delta_text: str) -> Optional[DeltaMessage]:
+        if not delta_text:
+            return None
+        spec = self.spec
+        if spec.strip_box and "<|" in delta_text:
+            delta_text = delta_text.replace(_BOX[0], "").replace(_BOX[1], "")
+            if not delta_text:
+                return None
+        if self._gemma:
+            was = self._tp.is_reasoning
+            r, c = self._feed(delta_text)
+            if was and not self._tp.is_reasoning:
+                self._fresh = True
+            return _msg(r, self._gemma_content(c) if c else c)
+        r, c = self._feed(delta_text)
+        if self._fast:
+            return _msg(r, c)
+        return self._shape(r, c, self._tp.is_reasoning)
+
+    def _gemma_content(self, c: str) -> str:
+        # vllm-mlx's gemma4: channel end tokens are dropped from content, and
+        # the newlines that open an answer after one are trimmed.
+        parts = c.split(self.end_token)
+        out = []
+        for i, part in enumerate(parts):
+            if i:
+                self._fresh = True
+            if self._fresh:
+                part = part.lstrip("\n")
+                self._fresh = not part
+            out.append(part)
+        return "".join(out)
+
+    def _shape(self, r: str, c: str, now_reasoning: bool) -> Optional[DeltaMessage]:
+        spec = self.spec
+        if spec.trim_end_newline:
+            if r or self._nl:
+                r = self._nl + r
+                self._nl = ""
+                if r.endswith("\n"):
+                    # held while reasoning goes on; dropped when the end follows it
+                    r = r[:-1]
+                    if now_reasoning:
+                        self._nl = "\n"
+        if c and not self._content_started:
+            tp = self._tp
+            if False:
+                pass
+            elif spec.untagged_content and not (tp.start_seen or tp.end_seen):
+                pass  # glm4 before any tag: content as it comes
+            else:
+                c = c.lstrip()
+                self._content_started = bool(c)
+        if not r and not c:
+            return None
+        return DeltaMessage(reasoning=r or None, content=c or None)
+
+    def finalize_stream(self) -> Optional[DeltaMessage]:
+        was = self._tp.is_reasoning
+        r, c = self._tp.finish()
+        if self._fast:
+            return _msg(r, c)
+        if self._gemma:
+            if was and not self._tp.is_reasoning:
+                self._fresh = True
+            return _msg(r, self._gemma_content(c) if c else c)
+        if self.spec.trim_end_newline and self._nl:
+            r, self._nl = self._nl + r, ""
+        if c and not self._content_started:
+            c = c.lstrip()
+        return _msg(r, c)
+
+    # -- one shot -------------------------------------------------------------------
+    def _blocks(self, text: str, starts_in) -> tuple[list[str], str]:
+        """The reasoning blocks and the content of a complete ``text``, as our
+        engine splits it (one engine pass; leading whitespace between blocks
+        is dropped, as vllm-mlx's one-shot does)."""
+        tp = TextReasoningParser(self.spec.family, starts_in_reasoning=starts_in)
+        eng = tp._mod.Engine(tp._tables)
+        eng.set_state(tp._initial)
+        segs, _ = eng.feed_text(text)
+        pieces: list[tuple[int, str]] = []
+        held: Optional[str] = None
+        for kind, a, b in segs:
+            if kind == SEG_HELD:
+                held = text[a:b]
+            else:
+                pieces.append((kind, text[a:b]))
+        if held is not None:
+            state = eng.state
+            side = SEG_REASONING if state in (REASONING, SEEDED) else SEG_CONTENT
+            tail, _ = eng.finish()
+            if tail:
+                pieces.extend((side if k == SEG_HELD else k, held[a:b]) for k, a, b in tail)
+            else:
+                pieces.append((side, held))
+        blocks: list[str] = []
+        content: list[str] = []
+        open_ = False
+        for kind, piece in pieces:
+            if kind == SEG_START:
+                if "".join(content).strip():
+                    content.append(piece)  # a start after the answer began stays text
+                    continue
+                content.clear()
+                blocks.append("")
+                open_ = True
+            elif kind == SEG_REASONING:
+                if not open_:
+                    blocks.append("")
+                    open_ = True
+                blocks[-1] += piece
+            elif kind == SEG_DELIMITER:
+                open_ = False
+            elif kind == SEG_CONTENT:
+                content.append(piece)
+        label = self.spec.family.label
+        if label:
+            blocks = [b[len(label):] if b.startswith(label) else b for b in blocks]
+        return blocks, "".join(content)
+
+    def extract_reasoning(self, model_output: str) -> tuple[Optional[str], Optional[str]]:
+        if not isinstance(model_output, str):
+            raise TypeError(f"model_output must be str, not {type(model_output).__name__}")
+        spec = self.spec
+        kind = spec.kind
+        text = model_output
+        if kind == "gpt_oss":
+            return self._oneshot_gpt_oss(text)
+        if kind == "harmony":
+            return self._oneshot_harmony(text)
+        if kind == "gemma4":
+            return self._oneshot_gemma4(text)
+        if spec.strip_box:
+            text = text.replace(_BOX[0], "").replace(_BOX[1], "")
+        start, end = self.start_token, self.end_token
+        if spec.tool_marker is not None:
+            t = text.find(spec.tool_marker)
+            if t != -1:
+                e = text.find(end)
+                if e == -1 or e > t:
+                    head = text[:t]
+                    if head.startswith(start):
+                        head = head[len(start):]
+                    return _none_if_empty(head.strip()), _none_if_empty(text[t:])
+        if end not in text:
+            if spec.oneshot_needs_end or start not in text:
+                return None, model_output if not spec.strip_box else text
+            return _none_if_empty(text.partition(start)[2].strip()), None
+        blocks, content = self._blocks(text, True)
+        reasoning = "\n".join(b.strip() for b in blocks if b.strip()).strip()
+        return _none_if_empty(reasoning), _none_if_empty(content.strip())
+
+    def _oneshot_gemma4(self, text: str) -> tuple[Optional[str], Optional[str]]:
+        start, end = self.start_token, self.end_token
+        has_start, has_end = start in text, end in text
+        if not has_start and not has_end:
+            return None, text
+        blocks, content = self._blocks(text, None if has_start else "inside")
+        reasoning = "".join(blocks).strip()
+        return _none_if_empty(reasoning), _none_if_empty(content.strip()) if has_end else None
+
+    def _oneshot_gpt_oss(self, text: str) -> tuple[Optional[str], Optional[str]]:
+        if "<|channel|>" not in text:
+            return None, _none_if_empty(text)
+        blocks, content = self._blocks(text, None)
+        # vllm-mlx's gpt_oss reads the first analysis channel only
+        reasoning = blocks[0].strip() if blocks else ""
+        content = content.strip()
+        if not reasoning and not content:
+            return None, text
+        return _none_if_empty(reasoning), _none_if_empty(content)
+
+    def _oneshot_harmony(self, text: str) -> tuple[Optional[str], Optional[str]]:
+        blocks, content = self._blocks(text, None)
+        reasoning = "\n".join(b.strip() for b in blocks)
+        return _none_if_empty(reasoning), _none_if_empty(content.strip())
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} vllm-mlx name={self.mlx_name!r} family={self.spec.family.name!r}>"
+
+
+def _make_class(name: str, spec: _Spec) -> type[RcMlxReasoningParser]:
+    cls_name = "".join(p.capitalize() for p in name.split("_")) + "RcMlxReasoningParser"
+    return type(cls_name, (RcMlxReasoningParser,), {"mlx_name": name, "spec": spec, "__module__": __name__})
+
+
+REASONING_PARSERS: dict[str, type[RcMlxReasoningParser]] = {n: _make_class(n, s) for n, s in _SPECS.items()}
+
+
+# ---------------------------------------------------------------------------
+# Tool parsers
+# ---------------------------------------------------------------------------
+
+from vllm_mlx.tool_parsers.abstract_tool_parser import (  # noqa: E402
+    ExtractedToolCallInformation,
+    ToolParser as _MlxToolParser,
+    ToolParserManager,
+)
+
+# vllm-mlx tool-parser name -> our format
+_TOOL_NAMES: dict[str, str] = {
+    "hermes": "hermes", "nous": "hermes",
+    "qwen": "hermes", "qwen3": "hermes",
+    "qwen3_coder": "qwen3_coder", "qwen3_xml": "qwen3_coder", "qwen3.5": "qwen3_coder",
+    "nemotron": "qwen3_coder", "nemotron3": "qwen3_coder",
+    "step3p5": "qwen3_coder", "step": "qwen3_coder",
+    "deepseek": "deepseek_v3", "deepseek_v3": "deepseek_v3", "deepseek_r1": "deepseek_v3",
+    "deepseek_v4": "deepseekv4", "dsml": "deepseekv4",
+    "kimi": "kimi_k2", "kimi_k2": "kimi_k2", "moonshot": "kimi_k2",
+    "glm47": "glm45", "glm4": "glm45",
+    "minimax": "minimax_m2", "minimax_m2": "minimax_m2",
+    "mistral": "mistral",
+    "llama": "llama3_json", "llama3": "llama3_json", "llama4": "llama3_json",
+    "gemma4": "gemma4",
+    "gpt-oss": "gpt_oss", "harmony": "gpt_oss",
+    "poolside_v1": "laguna",
+    "granite": "granite", "granite3": "granite",
+    "xlam": "xlam",
+}
+
+TOOL_NOT_SERVED: dict[str, str] = {
+    "auto": "vllm-mlx's auto parser guesses among all its formats per response; pick the model's own format",
+    "generic": "alias of auto",
+    "functionary": "MeetKai Functionary's format has no reasoning_core.tools parser",
+    "meetkai": "alias of functionary",
+}
+
+
+def _tool_names_of(request: Any) -> Optional[set]:
+    if not request:
+        return None
+    tools = request.get("tools") if isinstance(request, dict) else getattr(request, "tools", None)
+    if not tools:
+        return None
+    names = set()
+    for t in tools:
+        fn = t.get("function", t) if isinstance(t, dict) else getattr(t, "function", None)
+        n = fn.get("name") if isinstance(fn, dict) else getattr(fn, "name", None)
+        if n:
+            names.add(n)
+    return names
+
+
+def _new_id() -> str:
+    return f"call_{uuid.uuid4().hex[:8]}"
+
+
+class RcMlxToolParser(_MlxToolParser):
+    """A vllm-mlx tool parser over one ``reasoning_core.tools`` format.
+
+    One-shot: vllm-mlx's think-tag stripping, then our parser; calls come back
+    as vllm-mlx's ``{"id", "name", "arguments"}`` dicts.  Streaming: each delta
+    is fed to our incremental parser (O(delta)); content is passed through and
+    each call is sent whole, in vllm-mlx's streaming shape, once our parser
+    closes it (``finalize_streaming`` sends what is still open at the end).
+    """
+
+    mlx_name: str = ""
+    tool_format: str = ""
+    SUPPORTS_NATIVE_TOOL_FORMAT = True
+
+    def __init__(self, tokenizer: Any = None) -> None:
+        super().__init__(tokenizer)
+        from .. import tools as rc_tools
+
+        self._rc_tools = rc_tools
+        native = _ORIGINAL_TOOL_PARSERS.get(self.mlx_name)
+        self.extra_stop_tokens = list(getattr(native, "extra_stop_tokens", []) or [])
+        self.reset()
+
+    def reset(self) -> None:
+        super().reset()
+        self._parser = self._rc_tools.create(self.tool_format)
+        self._sent = 0
+
+    def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
+        text = self.strip_think_tags(model_output) if "</think>" in model_output else model_output
+        p = self._rc_tools.create(self.tool_format)
+        try:
+            res = p.parse_complete(text)
+        except ValueError:
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        calls = [{"id": _new_id(), "name": c.name, "arguments": c.arguments} for c in res.tool_calls]
+        if not calls:
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        content = (res.content or "").strip()
+        return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=content or None)
+
+    def _closed_calls(self, final: bool) -> list[dict]:
+        out = []
+        calls = self._parser._calls
+        while self._sent < len(calls):
+            c = calls[self._sent]
+            if c.ok is None and not final:
+                break
+            self._sent += 1
+            if c.ok is False:
+                continue
+            out.append({"id": c.id if c.id and c.id.startswith("call_") else _new_id(),
+                        "name": c.name, "arguments": "".join(c.args) or "{}"})
+        return out
+
+    def _result(self, content: str, calls: list[dict]) -> Optional[dict]:
+        out: dict = {}
+        if calls:
+            start = len(self.prev_tool_call_arr)
+            self.prev_tool_call_arr.extend(calls)
+            out["tool_calls"] = [
+                {"index": start + i, "id": tc["id"], "type": "function",
+                 "function": {"name": tc["name"], "arguments": tc["arguments"]}}
+                for i, tc in enumerate(calls)
+            ]
+        if content:
+            out["content"] = content
+        return out or None
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
+                                     request: Any = None) -> Optional[dict]:
+        deltas = self._parser.parse_delta(delta_text)
+        if deltas is None:
+            return {"content": delta_text} if delta_text else None
+        content = "".join(d.content for d in deltas if d.content is not None)
+        return self._result(content, self._closed_calls(False))
+
+    def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
+        deltas = self._parser.finish()
+        content = "".join(d.content for d in deltas if d.content is not None)
+        return self._result(content, self._closed_calls(True))
+
+
+_ORIGINAL_TOOL_PARSERS: dict[str, type] = {}
+for _n in list(_TOOL_NAMES):
+    try:
+        _ORIGINAL_TOOL_PARSERS[_n] = ToolParserManager.get_tool_parser(_n)
+    except (KeyError, ImportError):  # pragma: no cover - another vllm-mlx
+        del _TOOL_NAMES[_n]
+
+
+def _make_tool_class(name: str, fmt: str) -> type:
+    cls_name = "".join(p.capitalize() for p in name.replace("-", "_").replace(".", "_").split("_")) + "RcMlxToolParser"
+    return type(cls_name, (RcMlxToolParser,), {"mlx_name": name, "tool_format": fmt, "__module__": __name__})
+
+
+TOOL_PARSERS: dict[str, type[RcMlxToolParser]] = {n: _make_tool_class(n, f) for n, f in _TOOL_NAMES.items()}
+
+# vllm-mlx's own classes, as shipped (register(replace=True) changes the registries later).
+ORIGINAL_REASONING_PARSERS: dict[str, type] = {n: _mlx_reasoning.get_parser(n) for n in _mlx_reasoning.list_parsers()}
+
+
+# ---------------------------------------------------------------------------
+# Registration and the one command
+# ---------------------------------------------------------------------------
+
+def register(replace: bool = False) -> None:
+    """Add every class to vllm-mlx's registries: ``rc_<name>``, or vllm-mlx's
+    own names with ``replace=True`` (replacing its parsers).  Idempotent.
+    Also extends the choices of an already imported ``vllm_mlx.cli``."""
+    if not isinstance(replace, bool):
+        raise TypeError(f"replace must be a bool, not {type(replace).__name__}")
+    for name, cls in REASONING_PARSERS.items():
+        key = name if replace else f"rc_{name}"
+        if _mlx_reasoning._REASONING_PARSERS.get(key) is not cls:
+            _mlx_reasoning.register_parser(key, cls)
+    for name, cls in TOOL_PARSERS.items():
+        key = name if replace else f"rc_{name}"
+        if ToolParserManager.tool_parsers.get(key) is not cls:
+            ToolParserManager.register_module(key, cls, force=True)
+    cli = sys.modules.get("vllm_mlx.cli")
+    if cli is not None:
+        # vllm-mlx's CLI froze the tool-parser choices when it was imported.
+        choices = getattr(cli, "_TOOL_PARSER_CHOICES", None)
+        if isinstance(choices, list):
+            for key in ToolParserManager.list_registered():
+                if key not in choices:
+                    choices.append(key)
+
+
+def _replace_from_env() -> bool:
+    v = os.environ.get("REASONING_CORE_REPLACE", "")
+    return v.strip().lower() in ("1", "true", "yes", "on")
+
+
+def main(argv: Optional[list[str]] = None) -> Any:
+    """Register (``REASONING_CORE_REPLACE=1``: under vllm-mlx's own names too),
+    then run vllm-mlx's own CLI with ``argv`` (default: ``sys.argv[1:]``)."""
+    register(replace=False)
+    if _replace_from_env():
+        register(replace=True)
+    from vllm_mlx import cli
+
+    register(replace=False)  # extend the CLI's frozen choices
+    if argv is not None:
+        sys.argv = [sys.argv[0] if sys.argv else "vllm-mlx", *argv]
+    return cli.main()
+
+
+if __name__ == "__main__":  # pragma: no cover - the one command
+    # Run the imported module's main, so the registered classes are the ones
+    # ``reasoning_core.integrations.vllm_mlx`` exports (not ``__main__``'s copies).
+    from reasoning_core.integrations.vllm_mlx import main as _main
+
+    _main()
