@@ -93,15 +93,29 @@ class _Spec:
     tool_marker: Optional[str] = None
 
 
+def _gpt_oss_family() -> Family:
+    # vllm-mlx's gpt_oss also reads the final channel's constrained form
+    # (``<|channel|>final <|constrain|>JSON<|message|>``).
+    fam = get_family("gpt_oss")
+    extra = tuple(f"{pre}<|channel|>final <|constrain|>{fmt}<|message|>"
+                  for pre in ("<|start|>assistant", "") for fmt in ("JSON", "json"))
+    return _replace(fam, name="vllm_mlx_gpt_oss", headers=extra + fam.headers)
+
+
+_GPT_OSS = _gpt_oss_family()
+# vllm-mlx's gemma4: no tool-call terminator inside the thought channel, and
+# ``<|channel>response`` ends it as ``<channel|>`` does.
+_GEMMA4 = _replace(get_family("gemma4"), name="vllm_mlx_gemma4", terminators=(),
+                   end=("<channel|>", "<|channel>response"))
 _THINK = _think_family("vllm_mlx_think", "deepseek_r1", "<think>", "</think>")
 _SPECS: dict[str, _Spec] = {
     "qwen3": _Spec(_THINK, oneshot_needs_end=True),
     "deepseek_r1": _Spec(_THINK),
     "deepseek_v4": _Spec(_think_family("vllm_mlx_deepseek_v4", "deepseek_r1", "<think>", "</think>",
                                        terminators=(_DSML_TOOL_CALLS,)), tool_marker=_DSML_TOOL_CALLS),
-    "gpt_oss": _Spec(get_family("gpt_oss"), kind="gpt_oss"),
-    "harmony": _Spec(get_family("gpt_oss"), kind="harmony"),
-    "gemma4": _Spec(_replace(get_family("gemma4"), name="vllm_mlx_gemma4", terminators=()), kind="gemma4"),
+    "gpt_oss": _Spec(_GPT_OSS, kind="gpt_oss"),
+    "harmony": _Spec(_GPT_OSS, kind="harmony"),
+    "gemma4": _Spec(_GEMMA4, kind="gemma4"),
     "glm4": _Spec(_THINK, untagged_content=True, strip_box=True),
     "mistral": _Spec(_think_family("vllm_mlx_mistral", "deepseek_r1", "[THINK]", "[/THINK]"),
                      oneshot_needs_end=True),
@@ -118,6 +132,18 @@ def _msg(reasoning: str, content: str) -> Optional[DeltaMessage]:
 
 def _none_if_empty(s: Optional[str]) -> Optional[str]:
     return s if s else None
+
+
+def _gemma_clean(text: str) -> str:
+    """Gemma 4 text with its channel tokens, and channel names standing on
+    their own line or leading the text, removed; stripped."""
+    text = text.replace("<channel|>", "").replace("<|channel>", "")
+    text = "\n".join(ln for ln in text.split("\n") if ln.strip() not in ("thought", "response")).strip()
+    for name in ("thought", "response"):
+        if text.startswith(name) and (len(text) == len(name) or not text[len(name)].isalpha()):
+            text = text[len(name):]
+            break
+    return text.strip()
 
 
 # ---------------------------------------------------------------------------
@@ -165,6 +191,8 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         self._nl = ""          # step3p5: a reasoning "\n" held until we know it precedes the end
         self._fast = self.spec.kind in ("gpt_oss", "harmony")
         self._gemma = self.spec.kind == "gemma4"
+        self._head = ""       # think: a partial end tag held before the answer's first character
+        self._tagged = False  # glm4: a tag was seen while streaming untagged content
         self._fresh = False   # gemma4: right after a channel end, before the answer's first text
 
     # -- streaming ------------------------------------------------------------------
@@ -215,16 +243,37 @@ class RcMlxReasoningParser(_MlxReasoningParser):
                         self._nl = "\n"
         if c and not self._content_started:
             tp = self._tp
-            if False:
-                pass
-            elif spec.untagged_content and not (tp.start_seen or tp.end_seen):
-                pass  # glm4 before any tag: content as it comes
+            if spec.untagged_content and not self._tagged and not (tp.start_seen or tp.end_seen):
+                # glm4 before any tag: content as it comes; a stray end tag
+                # is dropped and the answer starts afresh after it
+                end = self.end_token
+                if end in c:
+                    pre, _, post = c.rpartition(end)
+                    self._tagged = True
+                    c = pre.replace(end, "") + self._content_head(post)
             else:
-                c = c.lstrip()
-                self._content_started = bool(c)
+                c = self._content_head(c)
         if not r and not c:
             return None
         return DeltaMessage(reasoning=r or None, content=c or None)
+
+    def _content_head(self, c: str) -> str:
+        """Before the answer's first character: whitespace and stray end tags
+        are dropped (a partial end tag is held), as vllm-mlx's think parsers do."""
+        h = self._head + c if self._head else c
+        end = self.end_token
+        while True:
+            h = h.lstrip()
+            if not h.startswith(end):
+                break
+            h = h[len(end):]
+        if h and end.startswith(h):
+            self._head = h
+            return ""
+        self._head = ""
+        if h:
+            self._content_started = True
+        return h
 
     def finalize_stream(self) -> Optional[DeltaMessage]:
         was = self._tp.is_reasoning
@@ -237,8 +286,11 @@ class RcMlxReasoningParser(_MlxReasoningParser):
             return _msg(r, self._gemma_content(c) if c else c)
         if self.spec.trim_end_newline and self._nl:
             r, self._nl = self._nl + r, ""
-        if c and not self._content_started:
-            c = c.lstrip()
+        if self._head:
+            c, self._head = self._head + c, ""  # a held partial end tag: text after all
+        elif c and not self._content_started:
+            c = self._content_head(c) + self._head
+            self._head = ""
         return _msg(r, c)
 
     # -- one shot -------------------------------------------------------------------
@@ -284,11 +336,24 @@ class RcMlxReasoningParser(_MlxReasoningParser):
             elif kind == SEG_DELIMITER:
                 open_ = False
             elif kind == SEG_CONTENT:
+                if not "".join(content).strip():
+                    piece = self._strip_leading_ends(piece)
                 content.append(piece)
         label = self.spec.family.label
         if label:
             blocks = [b[len(label):] if b.startswith(label) else b for b in blocks]
         return blocks, "".join(content)
+
+    def _strip_leading_ends(self, piece: str) -> str:
+        ends = self.spec.family.end
+        while True:
+            head = piece.lstrip()
+            for e in ends:
+                if head.startswith(e):
+                    piece = head[len(e):]
+                    break
+            else:
+                return piece
 
     def extract_reasoning(self, model_output: str) -> tuple[Optional[str], Optional[str]]:
         if not isinstance(model_output, str):
@@ -323,13 +388,23 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         return _none_if_empty(reasoning), _none_if_empty(content.strip())
 
     def _oneshot_gemma4(self, text: str) -> tuple[Optional[str], Optional[str]]:
-        start, end = self.start_token, self.end_token
-        has_start, has_end = start in text, end in text
-        if not has_start and not has_end:
+        # vllm-mlx's gemma4 one-shot: the reasoning runs from the first channel
+        # opening to the LAST channel end (degenerate thought/response cycles
+        # all count as reasoning), channel tokens and names removed.
+        start, end, alt = "<|channel>", "<channel|>", "<|channel>response"
+        if start in text and end in text:
+            head, _, tail = text.partition(start)[2].rpartition(end)
+        elif text.count(start) >= 2 and alt in text:
+            after = text.partition(start)[2]
+            i = after.rfind(alt)
+            head, tail = after[:i], after[i + len(alt):]
+        elif end in text:
+            head, _, tail = text.rpartition(end)
+        elif start in text:
+            return _none_if_empty(_gemma_clean(text.partition(start)[2])), None
+        else:
             return None, text
-        blocks, content = self._blocks(text, None if has_start else "inside")
-        reasoning = "".join(blocks).strip()
-        return _none_if_empty(reasoning), _none_if_empty(content.strip()) if has_end else None
+        return _none_if_empty(_gemma_clean(head)), _none_if_empty(_gemma_clean(tail))
 
     def _oneshot_gpt_oss(self, text: str) -> tuple[Optional[str], Optional[str]]:
         if "<|channel|>" not in text:
