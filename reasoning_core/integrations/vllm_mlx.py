@@ -24,7 +24,9 @@ parser loses or misplaces text) are listed in ``docs/engines/vllm-mlx.md``.
 """
 from __future__ import annotations
 
+import logging
 import os
+import re
 import sys
 import uuid
 from dataclasses import dataclass, replace as _replace
@@ -81,6 +83,9 @@ class _Spec:
 
     family: Family
     kind: str = "think"
+    # streaming: the row with <tool_call> as a terminator (a tool call opened
+    # inside reasoning is promoted to content); None: ``family``
+    stream_family: Optional[Family] = None
     # one-shot: no end tag -> (None, output) even when a start tag is there
     oneshot_needs_end: bool = False
     # untagged streamed text is content unless reset_state(implicit_mode=True) (glm4)
@@ -107,20 +112,25 @@ _GPT_OSS = _gpt_oss_family()
 # ``<|channel>response`` ends it as ``<channel|>`` does.
 _GEMMA4 = _replace(get_family("gemma4"), name="vllm_mlx_gemma4", terminators=(),
                    end=("<channel|>", "<|channel>response"))
+_TC_OPEN, _TC_CLOSE = "<tool_call>", "</tool_call>"
 _THINK = _think_family("vllm_mlx_think", "deepseek_r1", "<think>", "</think>")
+_THINK_TC = _think_family("vllm_mlx_think_tc", "deepseek_r1", "<think>", "</think>", terminators=(_TC_OPEN,))
+_V4 = _think_family("vllm_mlx_deepseek_v4", "deepseek_r1", "<think>", "</think>", terminators=(_DSML_TOOL_CALLS,))
+_V4_TC = _think_family("vllm_mlx_deepseek_v4_tc", "deepseek_r1", "<think>", "</think>",
+                       terminators=(_DSML_TOOL_CALLS, _TC_OPEN))
+_MISTRAL = _think_family("vllm_mlx_mistral", "deepseek_r1", "[THINK]", "[/THINK]")
+_MISTRAL_TC = _think_family("vllm_mlx_mistral_tc", "deepseek_r1", "[THINK]", "[/THINK]", terminators=(_TC_OPEN,))
 _SPECS: dict[str, _Spec] = {
-    "qwen3": _Spec(_THINK, oneshot_needs_end=True),
-    "deepseek_r1": _Spec(_THINK),
-    "deepseek_v4": _Spec(_think_family("vllm_mlx_deepseek_v4", "deepseek_r1", "<think>", "</think>",
-                                       terminators=(_DSML_TOOL_CALLS,)), tool_marker=_DSML_TOOL_CALLS),
+    "qwen3": _Spec(_THINK, oneshot_needs_end=True, stream_family=_THINK_TC),
+    "deepseek_r1": _Spec(_THINK, stream_family=_THINK_TC),
+    "deepseek_v4": _Spec(_V4, tool_marker=_DSML_TOOL_CALLS, stream_family=_V4_TC),
     "gpt_oss": _Spec(_GPT_OSS, kind="gpt_oss"),
     "harmony": _Spec(_GPT_OSS, kind="harmony"),
     "gemma4": _Spec(_GEMMA4, kind="gemma4"),
-    "glm4": _Spec(_THINK, untagged_content=True, strip_box=True),
-    "mistral": _Spec(_think_family("vllm_mlx_mistral", "deepseek_r1", "[THINK]", "[/THINK]"),
-                     oneshot_needs_end=True),
-    "poolside_v1": _Spec(_THINK, oneshot_needs_end=True),
-    "step3p5": _Spec(_THINK, trim_end_newline=True),
+    "glm4": _Spec(_THINK, untagged_content=True, strip_box=True, stream_family=_THINK_TC),
+    "mistral": _Spec(_MISTRAL, oneshot_needs_end=True, stream_family=_MISTRAL_TC),
+    "poolside_v1": _Spec(_THINK, oneshot_needs_end=True, stream_family=_THINK_TC),
+    "step3p5": _Spec(_THINK, trim_end_newline=True, stream_family=_THINK_TC),
 }
 
 
@@ -132,6 +142,35 @@ def _msg(reasoning: str, content: str) -> Optional[DeltaMessage]:
 
 def _none_if_empty(s: Optional[str]) -> Optional[str]:
     return s if s else None
+
+
+_log = logging.getLogger(__name__)
+_TC_CLOSED = re.compile(r"<tool_call>.*?</tool_call>", re.S)
+_TC_UNCLOSED = re.compile(r"<tool_call>\s*[{<].*$", re.S)
+
+
+def _promote_tool_calls(reasoning: Optional[str], content: Optional[str]) -> tuple[Optional[str], Optional[str]]:
+    """vllm-mlx's think parsers move tool calls written inside reasoning to the
+    content: closed ones after it (one per line), an unclosed one at the
+    reasoning's end before it."""
+    if not reasoning or _TC_OPEN not in reasoning:
+        return reasoning, content
+    closed = _TC_CLOSED.findall(reasoning)
+    rest = _TC_CLOSED.sub("", reasoning)
+    m = _TC_UNCLOSED.search(rest)
+    if not closed and m is None:
+        return reasoning, content
+    _log.warning("promoted %d tool_call block(s) written inside reasoning to content",
+                 len(closed) + (m is not None))
+    parts = []
+    if m is not None:
+        parts.append(m.group(0))
+        rest = rest[:m.start()]
+    if content:
+        parts.append(content)
+    parts.extend(closed)
+    merged = "\n".join(parts).strip()
+    return _none_if_empty(rest.strip()), _none_if_empty(merged)
 
 
 def _gemma_clean(text: str) -> str:
@@ -185,7 +224,11 @@ class RcMlxReasoningParser(_MlxReasoningParser):
 
     def reset_state(self, implicit_mode: bool = False) -> None:
         self._implicit = bool(implicit_mode)
-        self._tp = TextReasoningParser(self.spec.family, starts_in_reasoning=self._starts_in(self._implicit))
+        self._tp = TextReasoningParser(self.spec.stream_family or self.spec.family,
+                                       starts_in_reasoning=self._starts_in(self._implicit))
+        self._promote = self.spec.stream_family is not None
+        self._tc: Optional[str] = None  # a tool call opened inside reasoning, buffered until it closes
+        self._opened = False            # an explicit start tag was seen (vllm-mlx promotes only then)
         self._feed = self._tp.feed
         self._content_started = False
         self._nl = ""          # step3p5: a reasoning "\n" held until we know it precedes the end
@@ -211,10 +254,75 @@ class RcMlxReasoningParser(_MlxReasoningParser):
             if was and not self._tp.is_reasoning:
                 self._fresh = True
             return _msg(r, self._gemma_content(c) if c else c)
-        r, c = self._feed(delta_text)
         if self._fast:
+            r, c = self._feed(delta_text)
             return _msg(r, c)
+        if self._promote:
+            return self._promoting_step(delta_text)
+        r, c = self._feed(delta_text)
         return self._shape(r, c, self._tp.is_reasoning)
+
+    # -- tool calls written inside reasoning (vllm-mlx's think parsers promote them) --
+    def _feed_tc(self, delta: str) -> tuple[str, str, bool]:
+        """Feed the engine; ``(reasoning, content, opened)`` where ``opened``
+        says a ``<tool_call>`` inside an explicitly opened block began the
+        content (it then heads ``content``)."""
+        tp = self._tp
+        pre = tp.held_text + delta
+        was = tp.is_reasoning
+        r, c = self._feed(delta)
+        self._opened = self._opened or tp.start_seen
+        # (c is a suffix of pre: the end tag must not come before the tool call)
+        while was and not tp.is_reasoning and c.startswith(_TC_OPEN) and self.end_token not in pre[:len(pre) - len(c)]:
+            if self._opened:
+                return r, c, True
+            # before an explicit start tag vllm-mlx streams the tool call as reasoning
+            tp.seed(REASONING)
+            r2, c = self._feed(c[len(_TC_OPEN):])
+            r += _TC_OPEN + r2
+            pre = c
+        return r, c, False
+
+    def _promoting_step(self, delta: str) -> Optional[DeltaMessage]:
+        if self._tc is not None:
+            return self._tc_step(delta)
+        r, c, opened = self._feed_tc(delta)
+        if not opened:
+            return self._shape(r, c, self._tp.is_reasoning)
+        self._tc, self._tc_scan = "", 0
+        m = self._tc_step(c)
+        if r:
+            r = self._shape(r, "", True)
+            if r is not None:
+                r = r.reasoning
+            if m is None:
+                return _msg(r or "", "")
+            return DeltaMessage(reasoning=(r or "") + (m.reasoning or "") or None, content=m.content)
+        return m
+
+    def _tc_step(self, delta: str) -> Optional[DeltaMessage]:
+        buf = self._tc + delta
+        scan = self._tc_scan
+        end = self.end_token
+        i = buf.find(_TC_CLOSE, scan)
+        e = buf.find(end, scan)
+        if i != -1:
+            promoted, rest = buf[:i + len(_TC_CLOSE)], buf[i + len(_TC_CLOSE):]
+            self._tc = None
+            self._tp.seed(REASONING)
+            m = self._promoting_step(rest) if rest else None
+            r = ((m.reasoning or "").strip() if m is not None else "")
+            c = promoted + ((m.content or "") if m is not None else "")
+            return DeltaMessage(reasoning=r or None, content=c)
+        if e != -1:
+            promoted, after = buf[:e], buf[e + len(end):]
+            self._tc = None
+            self._tp.seed(0)  # content
+            c = promoted + (self._content_head(self._feed(after)[1]) if after else "")
+            return DeltaMessage(content=c) if c else None
+        self._tc = buf
+        self._tc_scan = max(0, len(buf) - max(len(_TC_CLOSE), len(end)) + 1)
+        return None
 
     def _gemma_content(self, c: str) -> str:
         # vllm-mlx's gemma4: channel end tokens are dropped from content, and
@@ -276,6 +384,11 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         return h
 
     def finalize_stream(self) -> Optional[DeltaMessage]:
+        if self._tc is not None:
+            # an unclosed tool call opened inside reasoning: promoted as it is
+            buf, self._tc = self._tc, None
+            self._tp.reset()
+            return DeltaMessage(content=buf) if buf else None
         was = self._tp.is_reasoning
         r, c = self._tp.finish()
         if self._fast:
@@ -382,10 +495,10 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         if end not in text:
             if spec.oneshot_needs_end or start not in text:
                 return None, model_output if not spec.strip_box else text
-            return _none_if_empty(text.partition(start)[2].strip()), None
+            return _promote_tool_calls(_none_if_empty(text.partition(start)[2].strip()), None)
         blocks, content = self._blocks(text, True)
         reasoning = "\n".join(b.strip() for b in blocks if b.strip()).strip()
-        return _none_if_empty(reasoning), _none_if_empty(content.strip())
+        return _promote_tool_calls(_none_if_empty(reasoning), _none_if_empty(content.strip()))
 
     def _oneshot_gemma4(self, text: str) -> tuple[Optional[str], Optional[str]]:
         # vllm-mlx's gemma4 one-shot: the reasoning runs from the first channel
@@ -444,32 +557,49 @@ from vllm_mlx.tool_parsers.abstract_tool_parser import (  # noqa: E402
     ToolParserManager,
 )
 
-# vllm-mlx tool-parser name -> our format
+# vllm-mlx tool-parser name -> our format.  A name is served where our
+# format reads what vllm-mlx's parser of that name reads (checked on its own
+# tool-parser tests); vllm-mlx's lenient parsers that accept several formats
+# under one name are listed in TOOL_NOT_SERVED with what they accept beyond.
 _TOOL_NAMES: dict[str, str] = {
-    "hermes": "hermes", "nous": "hermes",
-    "qwen": "hermes", "qwen3": "hermes",
-    "qwen3_coder": "qwen3_coder", "qwen3_xml": "qwen3_coder", "qwen3.5": "qwen3_coder",
-    "nemotron": "qwen3_coder", "nemotron3": "qwen3_coder",
-    "step3p5": "qwen3_coder", "step": "qwen3_coder",
     "deepseek": "deepseek_v3", "deepseek_v3": "deepseek_v3", "deepseek_r1": "deepseek_v3",
-    "deepseek_v4": "deepseekv4", "dsml": "deepseekv4",
     "kimi": "kimi_k2", "kimi_k2": "kimi_k2", "moonshot": "kimi_k2",
     "glm47": "glm45", "glm4": "glm45",
     "minimax": "minimax_m2", "minimax_m2": "minimax_m2",
-    "mistral": "mistral",
-    "llama": "llama3_json", "llama3": "llama3_json", "llama4": "llama3_json",
-    "gemma4": "gemma4",
-    "gpt-oss": "gpt_oss", "harmony": "gpt_oss",
-    "poolside_v1": "laguna",
+    "nemotron": "qwen3_coder", "nemotron3": "qwen3_coder",
     "granite": "granite", "granite3": "granite",
     "xlam": "xlam",
+    "gpt-oss": "gpt_oss", "harmony": "gpt_oss",
 }
 
+_LENIENT = "vllm-mlx's parser of this name reads several formats"
 TOOL_NOT_SERVED: dict[str, str] = {
     "auto": "vllm-mlx's auto parser guesses among all its formats per response; pick the model's own format",
     "generic": "alias of auto",
     "functionary": "MeetKai Functionary's format has no reasoning_core.tools parser",
     "meetkai": "alias of functionary",
+    "hermes": f"{_LENIENT}: <tool_call> JSON (ours: hermes) and also <function=...> XML inside or outside "
+              "<tool_call>, bare JSON objects, <tool_call_reasoning>; it sends a call on its closing tag",
+    "nous": "alias of hermes",
+    "qwen": f"{_LENIENT}: <tool_call> JSON, <function=...> XML and [Calling tool: f({{...}})]",
+    "qwen3": "alias of qwen",
+    "llama": f"{_LENIENT}: <|python_tag|> JSON, bare JSON and <function=...>{{...}}</function>",
+    "llama3": "alias of llama",
+    "llama4": "alias of llama",
+    "mistral": f"{_LENIENT}: [TOOL_CALLS][{{...}}] (ours: mistral) and [TOOL_CALLS]name{{...}} / name[ARGS]{{...}}",
+    "qwen3_xml": "vllm-mlx's qwen3_xml also reads <function=...> without <tool_call>, coerces values by schema, "
+                 "and streams arguments on its own chunk contract",
+    "qwen3_coder": "alias of qwen3_xml",
+    "qwen3.5": "alias of qwen3_xml",
+    "gemma4": f"{_LENIENT}: <|tool_call>call:f{{...}}<tool_call|> (ours: gemma4) and fallback forms "
+              "without the special tokens",
+    "deepseek_v4": "vllm-mlx's DSML parser streams and recovers malformed markup on its own contract "
+                   "(its tests check the chunk-by-chunk output)",
+    "dsml": "alias of deepseek_v4",
+    "poolside_v1": "vllm-mlx's poolside_v1 drops calls to tools the request does not list and coerces "
+                   "values by schema while streaming",
+    "step3p5": "vllm-mlx's step3p5 collapses consecutive duplicate calls",
+    "step": "alias of step3p5",
 }
 
 
@@ -521,15 +651,16 @@ class RcMlxToolParser(_MlxToolParser):
         self._sent = 0
 
     def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
+        # vllm-mlx's parsers drop think blocks (and an implicit one) first
         text = self.strip_think_tags(model_output) if "</think>" in model_output else model_output
         p = self._rc_tools.create(self.tool_format)
         try:
             res = p.parse_complete(text)
         except ValueError:
-            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=text)
         calls = [{"id": _new_id(), "name": c.name, "arguments": c.arguments} for c in res.tool_calls]
         if not calls:
-            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=text)
         content = (res.content or "").strip()
         return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=content or None)
 
@@ -589,7 +720,21 @@ def _make_tool_class(name: str, fmt: str) -> type:
     return type(cls_name, (RcMlxToolParser,), {"mlx_name": name, "tool_format": fmt, "__module__": __name__})
 
 
-TOOL_PARSERS: dict[str, type[RcMlxToolParser]] = {n: _make_tool_class(n, f) for n, f in _TOOL_NAMES.items()}
+def _tool_classes() -> dict[str, type]:
+    # Names that share one vllm-mlx class share one of ours (vllm-mlx's
+    # aliases are the same class; its tests check that).
+    by_native: dict[type, type] = {}
+    out: dict[str, type] = {}
+    for name, fmt in _TOOL_NAMES.items():
+        native = _ORIGINAL_TOOL_PARSERS[name]
+        cls = by_native.get(native)
+        if cls is None:
+            cls = by_native[native] = _make_tool_class(name, fmt)
+        out[name] = cls
+    return out
+
+
+TOOL_PARSERS: dict[str, type[RcMlxToolParser]] = _tool_classes()
 
 # vllm-mlx's own classes, as shipped (register(replace=True) changes the registries later).
 ORIGINAL_REASONING_PARSERS: dict[str, type] = {n: _mlx_reasoning.get_parser(n) for n in _mlx_reasoning.list_parsers()}
