@@ -104,7 +104,11 @@ def _gpt_oss_family() -> Family:
     fam = get_family("gpt_oss")
     extra = tuple(f"{pre}<|channel|>final <|constrain|>{fmt}<|message|>"
                   for pre in ("<|start|>assistant", "") for fmt in ("JSON", "json"))
-    return _replace(fam, name="vllm_mlx_gpt_oss", headers=extra + fam.headers)
+    # vllm-mlx's harmony parser also reads headers with a newline before <|message|>
+    loose_starts = ("<|channel|>analysis\n<|message|>",)
+    loose_headers = ("<|channel|>final\n<|message|>",)
+    return _replace(fam, name="vllm_mlx_gpt_oss", start=fam.start + loose_starts,
+                    headers=extra + loose_headers + fam.headers)
 
 
 _GPT_OSS = _gpt_oss_family()
@@ -145,6 +149,7 @@ def _none_if_empty(s: Optional[str]) -> Optional[str]:
 
 
 _log = logging.getLogger(__name__)
+_HARMONY_TOKENS = re.compile(r"<\|start\|>(?:assistant)?|<\|end\|>|<\|return\|>|<\|call\|>")
 _TC_CLOSED = re.compile(r"<tool_call>.*?</tool_call>", re.S)
 _TC_UNCLOSED = re.compile(r"<tool_call>\s*[{<].*$", re.S)
 
@@ -533,7 +538,9 @@ class RcMlxReasoningParser(_MlxReasoningParser):
     def _oneshot_harmony(self, text: str) -> tuple[Optional[str], Optional[str]]:
         blocks, content = self._blocks(text, None)
         reasoning = "\n".join(b.strip() for b in blocks)
-        return _none_if_empty(reasoning), _none_if_empty(content.strip())
+        # text between channels (<|start|>, role names) is not content to vllm-mlx's harmony
+        content = _HARMONY_TOKENS.sub("", content).strip()
+        return _none_if_empty(reasoning), _none_if_empty(content)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} vllm-mlx name={self.mlx_name!r} family={self.spec.family.name!r}>"
@@ -569,7 +576,6 @@ _TOOL_NAMES: dict[str, str] = {
     "nemotron": "qwen3_coder", "nemotron3": "qwen3_coder",
     "granite": "granite", "granite3": "granite",
     "xlam": "xlam",
-    "gpt-oss": "gpt_oss", "harmony": "gpt_oss",
 }
 
 _LENIENT = "vllm-mlx's parser of this name reads several formats"
@@ -600,6 +606,10 @@ TOOL_NOT_SERVED: dict[str, str] = {
                    "values by schema while streaming",
     "step3p5": "vllm-mlx's step3p5 collapses consecutive duplicate calls",
     "step": "alias of step3p5",
+    "harmony": "vllm-mlx's harmony tool parser reads headers split by newlines (<|channel|>final\\n<|message|>), "
+               "gives the final channel as the content and sends a call on <|call|>; ours (gpt_oss) reads "
+               "gpt-oss's own token text",
+    "gpt-oss": "alias of harmony",
 }
 
 
