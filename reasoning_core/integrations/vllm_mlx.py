@@ -659,6 +659,7 @@ class RcMlxToolParser(_MlxToolParser):
         super().reset()
         self._parser = self._rc_tools.create(self.tool_format)
         self._sent = 0
+        self._fed = 0  # characters of the output read so far
 
     def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
         # vllm-mlx's parsers drop think blocks (and an implicit one) first
@@ -705,6 +706,13 @@ class RcMlxToolParser(_MlxToolParser):
     def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
                                      previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
                                      request: Any = None) -> Optional[dict]:
+        if previous_text.__class__ is str and len(previous_text) > self._fed:
+            # vllm-mlx's server passes text through as content until tool
+            # markup looks possible, then calls us with it as previous_text:
+            # read what we did not see (it was sent already, so its content
+            # is not sent again).
+            self._parser.parse_delta(previous_text[self._fed:])
+        self._fed = (len(previous_text) if previous_text.__class__ is str else self._fed) + len(delta_text)
         deltas = self._parser.parse_delta(delta_text)
         if deltas is None:
             return {"content": delta_text} if delta_text else None
@@ -725,9 +733,21 @@ for _n in list(_TOOL_NAMES):
         del _TOOL_NAMES[_n]
 
 
+# Class attributes vllm-mlx's server reads off a tool parser (markers that
+# open tool markup, stop tokens, native tool-message support): the native
+# class's values.
+_SERVING_ATTRS = ("STREAMING_MARKERS", "SUPPORTS_BARE_JSON_STREAMING", "REQUIRES_EAGER_STREAMING",
+                  "SUPPORTS_NATIVE_TOOL_FORMAT", "extra_stop_tokens")
+
+
 def _make_tool_class(name: str, fmt: str) -> type:
     cls_name = "".join(p.capitalize() for p in name.replace("-", "_").replace(".", "_").split("_")) + "RcMlxToolParser"
-    return type(cls_name, (RcMlxToolParser,), {"mlx_name": name, "tool_format": fmt, "__module__": __name__})
+    ns = {"mlx_name": name, "tool_format": fmt, "__module__": __name__}
+    native = _ORIGINAL_TOOL_PARSERS[name]
+    for attr in _SERVING_ATTRS:
+        if hasattr(native, attr):
+            ns[attr] = getattr(native, attr)
+    return type(cls_name, (RcMlxToolParser,), ns)
 
 
 def _tool_classes() -> dict[str, type]:
