@@ -232,6 +232,7 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         self._tp = TextReasoningParser(self.spec.stream_family or self.spec.family,
                                        starts_in_reasoning=self._starts_in(self._implicit))
         self._promote = self.spec.stream_family is not None
+        self._trim = self.spec.trim_end_newline
         self._tc: Optional[str] = None  # a tool call opened inside reasoning, buffered until it closes
         self._opened = False            # an explicit start tag was seen (vllm-mlx promotes only then)
         self._feed = self._tp.feed
@@ -268,15 +269,14 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         return self._shape(r, c, self._tp.is_reasoning)
 
     # -- tool calls written inside reasoning (vllm-mlx's think parsers promote them) --
-    def _feed_tc(self, delta: str) -> tuple[str, str, bool]:
-        """Feed the engine; ``(reasoning, content, opened)`` where ``opened``
-        says a ``<tool_call>`` inside an explicitly opened block began the
-        content (it then heads ``content``)."""
+    def _after_feed(self, held: str, delta: str, was: bool, r: str, c: str) -> tuple[str, str, bool]:
+        """After the engine fed ``delta`` (``held`` was its held text, ``was``
+        its side before): ``(reasoning, content, opened)``, ``opened`` saying
+        a ``<tool_call>`` inside an explicitly opened block began the content
+        (it then heads ``content``)."""
         tp = self._tp
-        pre = tp.held_text + delta
-        was = tp.is_reasoning
-        r, c = self._feed(delta)
         self._opened = self._opened or tp.start_seen
+        pre = held + delta
         # (c is a suffix of pre: the end tag must not come before the tool call)
         while was and not tp.is_reasoning and c.startswith(_TC_OPEN) and self.end_token not in pre[:len(pre) - len(c)]:
             if self._opened:
@@ -291,9 +291,23 @@ class RcMlxReasoningParser(_MlxReasoningParser):
     def _promoting_step(self, delta: str) -> Optional[DeltaMessage]:
         if self._tc is not None:
             return self._tc_step(delta)
-        r, c, opened = self._feed_tc(delta)
+        tp = self._tp
+        held = tp._held
+        was = tp.is_reasoning
+        r, c = self._feed(delta)
+        if not c:
+            # the common case: reasoning (or nothing) only
+            if not r:
+                return None
+            if not self._trim or (not self._nl and r[-1] != "\n"):
+                return DeltaMessage(reasoning=r)
+            return self._shape(r, c, tp.is_reasoning)
+        if not was and self._content_started and not self._trim:
+            # the answer is under way
+            return DeltaMessage(reasoning=r or None, content=c)
+        r, c, opened = self._after_feed(held, delta, was, r, c)
         if not opened:
-            return self._shape(r, c, self._tp.is_reasoning)
+            return self._shape(r, c, tp.is_reasoning)
         self._tc, self._tc_scan = "", 0
         m = self._tc_step(c)
         if r:
