@@ -311,16 +311,15 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         self._tc, self._tc_scan = "", 0
         m = self._tc_step(c)
         if r:
-            r = self._shape(r, "", True)
-            if r is not None:
-                r = r.reasoning
+            before = self._shape(r, "", True)
+            head = (before.reasoning or "") if before is not None else ""
             if m is None:
-                return _msg(r or "", "")
-            return DeltaMessage(reasoning=(r or "") + (m.reasoning or "") or None, content=m.content)
+                return _msg(head, "")
+            return DeltaMessage(reasoning=head + (m.reasoning or "") or None, content=m.content)
         return m
 
     def _tc_step(self, delta: str) -> Optional[DeltaMessage]:
-        buf = self._tc + delta
+        buf = (self._tc or "") + delta
         scan = self._tc_scan
         end = self.end_token
         i = buf.find(_TC_CLOSE, scan)
@@ -627,21 +626,6 @@ TOOL_NOT_SERVED: dict[str, str] = {
 }
 
 
-def _tool_names_of(request: Any) -> Optional[set]:
-    if not request:
-        return None
-    tools = request.get("tools") if isinstance(request, dict) else getattr(request, "tools", None)
-    if not tools:
-        return None
-    names = set()
-    for t in tools:
-        fn = t.get("function", t) if isinstance(t, dict) else getattr(t, "function", None)
-        n = fn.get("name") if isinstance(fn, dict) else getattr(fn, "name", None)
-        if n:
-            names.add(n)
-    return names
-
-
 def _new_id() -> str:
     return f"call_{uuid.uuid4().hex[:8]}"
 
@@ -779,6 +763,8 @@ def _tool_classes() -> dict[str, type]:
 
 
 TOOL_PARSERS: dict[str, type[RcMlxToolParser]] = _tool_classes()
+# vllm-mlx's own tool-parser classes under the names served, as shipped.
+ORIGINAL_TOOL_PARSERS: dict[str, type] = dict(_ORIGINAL_TOOL_PARSERS)
 
 # vllm-mlx's own classes, as shipped (register(replace=True) changes the registries later).
 ORIGINAL_REASONING_PARSERS: dict[str, type] = {n: _mlx_reasoning.get_parser(n) for n in _mlx_reasoning.list_parsers()}
