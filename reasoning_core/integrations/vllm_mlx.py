@@ -243,6 +243,49 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         self._head = ""       # think: a partial end tag held before the answer's first character
         self._tagged = False  # glm4: a tag was seen while streaming untagged content
         self._fresh = False   # gemma4: right after a channel end, before the answer's first text
+        self._install_hot_path()
+
+    def _install_hot_path(self) -> None:
+        """Bind this stream's per-delta call as an instance attribute: the
+        common chunks (reasoning only; the answer under way) cost one engine
+        ``feed`` and one ``DeltaMessage``, the rest go to the general path."""
+        spec = self.spec
+        tp = self._tp
+        feed = tp.feed
+        dm = DeltaMessage
+        if spec.kind in ("gpt_oss", "harmony"):
+            def extract_reasoning_streaming(previous_text: Any, current_text: Any,
+                                            delta_text: str) -> Optional[DeltaMessage]:
+                if not delta_text:
+                    return None
+                r, c = feed(delta_text)
+                if r or c:
+                    return dm(None, c or None, r or None)
+                return None
+        elif (spec.kind == "think" and spec.stream_family is not None and not spec.trim_end_newline
+              and not spec.strip_box and not spec.untagged_content):
+            eng = tp._engine
+            inside = (REASONING, SEEDED)
+            slow = self._promote_slow
+
+            def extract_reasoning_streaming(previous_text: Any, current_text: Any,
+                                            delta_text: str) -> Optional[DeltaMessage]:
+                if not delta_text:
+                    return None
+                if self._tc is not None:
+                    return self._tc_step(delta_text)
+                held = tp._held
+                was = eng.state in inside
+                r, c = feed(delta_text)
+                if not c:
+                    return dm(None, None, r) if r else None
+                if not was and self._content_started:
+                    return dm(None, c, r or None)
+                return slow(held, delta_text, was, r, c)
+        else:
+            self.__dict__.pop("extract_reasoning_streaming", None)
+            return
+        self.extract_reasoning_streaming = extract_reasoning_streaming  # type: ignore[method-assign]
 
     # -- streaming ------------------------------------------------------------------
     def extract_reasoning_streaming(self, previous_text: str, current_text: str,
@@ -305,6 +348,10 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         if not was and self._content_started and not self._trim:
             # the answer is under way
             return DeltaMessage(reasoning=r or None, content=c)
+        return self._promote_slow(held, delta, was, r, c)
+
+    def _promote_slow(self, held: str, delta: str, was: bool, r: str, c: str) -> Optional[DeltaMessage]:
+        tp = self._tp
         r, c, opened = self._after_feed(held, delta, was, r, c)
         if not opened:
             return self._shape(r, c, tp.is_reasoning)
