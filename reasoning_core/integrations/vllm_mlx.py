@@ -262,25 +262,37 @@ class RcMlxReasoningParser(_MlxReasoningParser):
                 if r or c:
                     return dm(None, c or None, r or None)
                 return None
-        elif (spec.kind == "think" and spec.stream_family is not None and not spec.trim_end_newline
-              and not spec.strip_box and not spec.untagged_content):
+        elif spec.kind == "think" and spec.stream_family is not None:
             eng = tp._engine
             inside = (REASONING, SEEDED)
             slow = self._promote_slow
+            box, trim, untagged = spec.strip_box, spec.trim_end_newline, spec.untagged_content
+            end = self.end_token
 
             def extract_reasoning_streaming(previous_text: Any, current_text: Any,
                                             delta_text: str) -> Optional[DeltaMessage]:
                 if not delta_text:
                     return None
+                if box and "<|" in delta_text:
+                    delta_text = delta_text.replace(_BOX[0], "").replace(_BOX[1], "")
+                    if not delta_text:
+                        return None
                 if self._tc is not None:
                     return self._tc_step(delta_text)
                 held = tp._held
                 was = eng.state in inside
                 r, c = feed(delta_text)
                 if not c:
-                    return dm(None, None, r) if r else None
-                if not was and self._content_started:
-                    return dm(None, c, r or None)
+                    if not r:
+                        return None
+                    if not trim or (not self._nl and r[-1] != "\n"):
+                        return dm(None, None, r)
+                    return self._shape(r, "", eng.state in inside)
+                if not was and not r:
+                    if self._content_started:
+                        return dm(None, c, None)  # the answer under way
+                    if untagged and not self._tagged and not tp._seen and end not in c:
+                        return dm(None, c, None)  # glm4: untagged content, as it comes
                 return slow(held, delta_text, was, r, c)
         else:
             self.__dict__.pop("extract_reasoning_streaming", None)
