@@ -13,7 +13,7 @@ cimport numpy as cnp
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_GetSlice, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from cpython.tuple cimport PyTuple_SET_ITEM
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_CheckExact
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport free, realloc
@@ -26,6 +26,7 @@ from reasoning_core._input import (
     snapshot,
     check_capacity,
     index_of,
+    plain_ids,
     result_arrays,
     to_int32_array,
     to_int64_array,
@@ -402,9 +403,18 @@ cdef class _IdBuffer:
         self.overflowed = False
         self.all_exact = True
         if type(obj) is list or type(obj) is tuple or isinstance(obj, (list, tuple, range)):
-            if isinstance(obj, range):
-                obj = list(obj)
-            size = len(obj)
+            if type(obj) is not list and type(obj) is not tuple:
+                # A range, or a subclass read as the plain list or tuple it
+                # stores: its own __len__ / __getitem__ / __iter__ are not
+                # called, so neither can size (or overrun) this buffer.
+                obj = plain_ids(obj)
+                self.keep = obj
+            if type(obj) is list:
+                size = PyList_GET_SIZE(obj)
+            else:
+                size = PyTuple_GET_SIZE(obj)
+            if size > PY_SSIZE_T_MAX // <Py_ssize_t>sizeof(int64_t):
+                raise MemoryError()
             if size > self.cap:
                 grown = <int64_t*>realloc(self.data, (size if size > 16 else 16) * sizeof(int64_t))
                 if grown == NULL:
@@ -420,7 +430,7 @@ cdef class _IdBuffer:
                 self._load_list(<list>obj, size)
             else:
                 for i in range(size):
-                    item = obj[i]
+                    item = <object>PyTuple_GET_ITEM(obj, i)  # (a tuple: its size is fixed)
                     if not PyLong_CheckExact(item):
                         self.all_exact = False
                         item = index_of(i, item)
@@ -572,7 +582,8 @@ cdef class Engine:
         """A private copy of a list/tuple delta just loaded into ``ids``."""
         cdef cnp.ndarray copy
         if self.buf.overflowed:
-            return list(token_ids)
+            # (a subclass's stored elements, as loaded: not its own iteration)
+            return list(token_ids if self.buf.keep is None else self.buf.keep)
         if self.buf.all_exact:
             # No callback ran, so the input is what was converted: a tuple of
             # ints is immutable, a short list is copied as a list.
@@ -959,6 +970,8 @@ cdef class BatchStepResult:
     cdef uint8_t* p_i
     cdef uint8_t* p_rel
     cdef uint8_t* p_comp
+    cdef const uint8_t* lo_p  # the memory the seven arrays span: [lo_p, hi_p)
+    cdef const uint8_t* hi_p
 
     def __init__(self, capacity):
         r, d, e, h, i, rel, comp = result_arrays(check_capacity(capacity, 0))
@@ -976,6 +989,31 @@ cdef class BatchStepResult:
         self.p_i = <uint8_t*>cnp.PyArray_DATA(i)
         self.p_rel = <uint8_t*>cnp.PyArray_DATA(rel)
         self.p_comp = <uint8_t*>cnp.PyArray_DATA(comp)
+        cdef uint8_t* ps[7]
+        cdef int k
+        ps[0], ps[1], ps[2], ps[3] = self.p_r, self.p_d, self.p_e, self.p_h
+        ps[4], ps[5], ps[6] = self.p_i, self.p_rel, self.p_comp
+        self.lo_p = self.hi_p = ps[0]
+        for k in range(1, 7):
+            if ps[k] < self.lo_p:
+                self.lo_p = ps[k]
+            if ps[k] > self.hi_p:
+                self.hi_p = ps[k]
+        self.hi_p += self.cap
+
+    cdef inline bint overlaps(self, cnp.ndarray a) noexcept:
+        """Whether the contiguous array ``a`` shares memory with these arrays."""
+        cdef const uint8_t* p = <const uint8_t*>cnp.PyArray_DATA(a)
+        cdef Py_ssize_t nb = cnp.PyArray_NBYTES(a)
+        return nb > 0 and p < self.hi_p and self.lo_p < p + nb
+
+    cdef int check_writeable(self) except -1:
+        cdef object a
+        for a in (self.is_reasoning, self.is_delimiter, self.reasoning_ended, self.is_held,
+                  self.in_reasoning, self.released, self.completed):
+            if not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>a):
+                raise ValueError("out= has a read-only array: a BatchStepResult's arrays must stay writeable")
+        return 0
 
     @property
     def capacity(self):
@@ -998,9 +1036,11 @@ cdef class BatchStepResult:
 
 
 cdef inline cnp.ndarray _int32_input(object obj, str what, bint ids):
-    # Fast path: an engine's own int32 arrays go straight through.
+    # Fast path: an engine's own int32 arrays go straight through (native
+    # byte order and aligned: anything else is converted first).
     if (type(obj) is np.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>obj) == cnp.NPY_INT32
-            and cnp.PyArray_NDIM(<cnp.ndarray>obj) == 1 and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>obj)):
+            and cnp.PyArray_NDIM(<cnp.ndarray>obj) == 1 and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>obj)
+            and cnp.PyArray_ISBEHAVED_RO(<cnp.ndarray>obj)):
         return <cnp.ndarray>obj
     return to_int32_array(obj, what, ids)
 
@@ -1282,6 +1322,7 @@ cdef class BatchEngine:
             raise TypeError(f"out must be a BatchStepResult, not {type(out).__name__}")
         if (<BatchStepResult>out).cap < n:
             raise ValueError(f"out holds {(<BatchStepResult>out).cap} entries; this step needs {n}")
+        (<BatchStepResult>out).check_writeable()
         return <BatchStepResult>out
 
     def step(self, slots, token_ids, out=None):
@@ -1291,8 +1332,15 @@ cdef class BatchEngine:
         cdef Py_ssize_t m = s_arr.shape[0]
         if t_arr.shape[0] != m:
             raise ValueError(f"slots ({m}) and token_ids ({t_arr.shape[0]}) differ in length")
-        cdef const int32_t* sp = <const int32_t*>cnp.PyArray_DATA(s_arr)
         cdef BatchStepResult res = self._out(out, m)
+        if out is not None:
+            # An input that is a view of out='s memory would change under the
+            # step's writes: the step reads a copy of it (as the twin does).
+            if res.overlaps(s_arr):
+                s_arr = s_arr.copy()
+            if res.overlaps(t_arr):
+                t_arr = t_arr.copy()
+        cdef const int32_t* sp = <const int32_t*>cnp.PyArray_DATA(s_arr)
         # Checks every slot before any request's state changes (see _run_step).
         self._run_step(sp, <const int32_t*>cnp.PyArray_DATA(t_arr), m, res)
         res.size = m
@@ -1315,6 +1363,18 @@ cdef class BatchEngine:
         cdef const int32_t* sp = <const int32_t*>cnp.PyArray_DATA(s_arr)
         self._check_slots(sp, m)
         cdef BatchStepResult res = self._out(out, n)
+        if out is not None:
+            # Inputs that view out='s memory would change under the writes
+            # after being checked: the step reads copies of them (nothing has
+            # been written yet, so the copies hold what was checked).
+            if res.overlaps(s_arr):
+                s_arr = s_arr.copy()
+                sp = <const int32_t*>cnp.PyArray_DATA(s_arr)
+            if res.overlaps(o_arr):
+                o_arr = o_arr.copy()
+                op = <const int32_t*>cnp.PyArray_DATA(o_arr)
+            if res.overlaps(t_arr):
+                t_arr = t_arr.copy()
         self._run(sp, <const int32_t*>cnp.PyArray_DATA(t_arr), op, m, res)
         res.size = n
         return res if res.cap == n else res.view(n)

@@ -42,6 +42,34 @@ def index_of(index: int, value: object) -> int:
         raise bad_element(index, value) from None
 
 
+def plain_ids(obj: Any) -> Any:
+    """A list or tuple subclass as the plain list or tuple of the elements it
+    stores, a range as a list.
+
+    The subclass's own ``__len__``, ``__getitem__`` and ``__iter__`` are never
+    called: a length that lies cannot size a buffer, and both engines read the
+    same elements.  Exact lists and tuples are returned as they are.
+    """
+    if type(obj) is list or type(obj) is tuple:
+        return obj
+    if isinstance(obj, range):
+        return list(obj)
+    if isinstance(obj, list):
+        return list.__getitem__(obj, slice(None))
+    if isinstance(obj, tuple):
+        return tuple.__getitem__(obj, slice(None))
+    return obj
+
+
+def _behaved(arr: np.ndarray, dtype: type) -> np.ndarray:
+    """``arr`` as a C-contiguous, aligned, native-order array of ``dtype``,
+    copied only when it is not one already (the engines read it raw)."""
+    if arr.dtype == dtype and arr.flags.c_contiguous and arr.flags.aligned:
+        return arr
+    out = np.ascontiguousarray(arr, dtype=dtype)
+    return out if out.flags.aligned else out.copy()
+
+
 def to_int64_array(obj: object) -> np.ndarray:
     """Array-like input as a contiguous 1-D int64 array.
 
@@ -63,9 +91,10 @@ def to_int64_array(obj: object) -> np.ndarray:
     else:
         raise bad_container(obj)
     _check_int_vector(arr, "token ids")
-    if arr.dtype == np.int64 and arr.flags.c_contiguous:
-        return arr
-    return np.ascontiguousarray(arr, dtype=np.int64) if arr.dtype != np.uint64 else arr.view(np.int64).copy()
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8:
+        # (wrapped, in native order: never delimiters, so never a false match)
+        return arr.astype(np.uint64).view(np.int64)
+    return _behaved(arr, np.int64)
 
 
 def _check_int_vector(arr: np.ndarray, what: str) -> None:
@@ -91,10 +120,8 @@ def to_int_list(obj: object) -> list[int] | tuple[int, ...]:
     """Input as a sequence of Python ints (the pure-Python engine's form)."""
     if type(obj) is list or type(obj) is tuple:
         seq = obj
-    elif isinstance(obj, range):
-        return list(obj)
-    elif isinstance(obj, (list, tuple)):
-        seq = obj
+    elif isinstance(obj, (list, tuple, range)):
+        seq = plain_ids(obj)
     elif isinstance(obj, (str, bytes, bytearray)) or obj is None:
         raise bad_container(obj)
     else:
@@ -117,7 +144,7 @@ def to_int32_array(obj: object, what: str, ids: bool = True) -> np.ndarray:
     if isinstance(obj, np.ndarray):
         arr = _plain_array(obj, what)
     elif isinstance(obj, (list, tuple, range)):
-        vals = [index_of(i, x) for i, x in enumerate(obj)]
+        vals = [index_of(i, x) for i, x in enumerate(plain_ids(obj))]
         for i, v in enumerate(vals):
             if not _INT32_MIN <= v <= _INT32_MAX:
                 if not ids:
@@ -127,7 +154,7 @@ def to_int32_array(obj: object, what: str, ids: bool = True) -> np.ndarray:
     else:
         raise TypeError(f"{what} must be a NumPy integer array, not {type(obj).__name__}")
     _check_int_vector(arr, what)
-    if arr.dtype == np.int32 and arr.flags.c_contiguous:
+    if arr.dtype == np.int32 and arr.flags.c_contiguous and arr.flags.aligned:
         return arr
     if arr.size and (arr.max() > _INT32_MAX or arr.min() < _INT32_MIN):
         big = (arr > _INT32_MAX) | (arr < _INT32_MIN)
@@ -136,7 +163,7 @@ def to_int32_array(obj: object, what: str, ids: bool = True) -> np.ndarray:
             raise ValueError(f"{what}[{i}] = {int(arr[i])} is out of range (at most {_INT32_MAX})")
         # Out-of-range ids can never be delimiters; map them to -1 rather than wrapping.
         arr = np.where(big, -1, arr)
-    return np.ascontiguousarray(arr, dtype=np.int32)
+    return _behaved(arr, np.int32)
 
 
 def check_capacity(capacity: object, minimum: int) -> int:
@@ -185,5 +212,5 @@ def snapshot(ids: Any) -> Any:
     if isinstance(ids, memoryview) and ids.ndim == 1:
         return ids.tolist()
     if isinstance(ids, (list, tuple)):
-        return list(ids)
+        return list(plain_ids(ids))
     return ids

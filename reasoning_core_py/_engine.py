@@ -573,6 +573,12 @@ class BatchEngine:
             raise TypeError(f"out must be a BatchStepResult, not {type(out).__name__}")
         if out.capacity < n:
             raise ValueError(f"out holds {out.capacity} entries; this step needs {n}")
+        for arr in (out.is_reasoning, out.is_delimiter, out.reasoning_ended, out.is_held, out.in_reasoning,
+                    out.released, out.completed):
+            if not arr.flags.writeable:
+                raise ValueError("out= has a read-only array: a BatchStepResult's arrays must stay writeable")
+        # (inputs are read as lists below, before anything is written: an
+        # input that views out='s memory is read as it was, as compiled)
         return out
 
     def step(self, slots, token_ids, out=None) -> BatchStepResult:

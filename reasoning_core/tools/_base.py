@@ -63,8 +63,15 @@ class Markers:
                 return n - k
         return n
 
+    @classmethod
+    def of(cls, *ms: str) -> "Markers":
+        return cls(ms)
 
-@lru_cache(maxsize=None)
+
+# Shared by every parser of a format: the formats' fixed marker sets (a few
+# dozen). Bounded all the same: a set made from model output is built with
+# Markers.of and never cached (hunyuan's tag suffixes).
+@lru_cache(maxsize=256)
 def markers(*ms: str) -> Markers:
     return Markers(ms)
 

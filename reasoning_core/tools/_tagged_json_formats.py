@@ -15,11 +15,10 @@ functiongemma's JSON-or-string values).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from ..families import terminators_of, think_pair_of, tool_opener
 from .._tag_calls import ToolTagSpec, _fg_call, _flagged_call, _hunyuan_call, _mimo_call, schema_call
-from ._base import BaseToolParser, _drop, _json_string, markers, valid_name
+from ._base import BaseToolParser, Markers, _drop, _json_string, markers, valid_name
 from ._json import dump_str, typed_value
 from ._json_formats import HermesToolParser
 from ._max_formats import DsmlToolParser
@@ -356,19 +355,38 @@ class DotsToolParser(MiniMaxM2ToolParser):
 _HY_SUFFIX = re.compile(r"[^\s<>]{0,65}")
 
 
-@lru_cache(maxsize=None)
+# Tag sets by suffix. The suffix is model output: only the first few distinct
+# ones are kept (a checkpoint writes one), any other is built for its section
+# and dropped with it, so hostile suffixes cannot grow a server.
+_HY_TAGS: dict = {}
+_HY_TAGS_KEPT = 8
+
+
 def _hy_tags(sfx: str) -> dict:
+    found = _HY_TAGS.get(sfx)
+    if found is None:
+        keep = len(_HY_TAGS) < _HY_TAGS_KEPT
+        # (an unkept set is made with Markers itself: the shared markers()
+        # cache must not hold it either)
+        found = _hy_tag_set(sfx, markers if keep else Markers.of)
+        if keep:
+            _HY_TAGS[sfx] = found
+    return found
+
+
+def _hy_tag_set(sfx: str, make) -> dict:
     t = {k: f"<{k}{sfx}>" for k in ("tool_call", "tool_sep", "arg_key", "arg_value")}
     t.update({"/" + k: f"</{k}{sfx}>" for k in ("tool_calls", "tool_call", "arg_key", "arg_value")})
     stop = (t["/tool_call"], t["/tool_calls"], t["tool_call"])  # what ends a call
     return {
         **t,
-        "section": markers(t["tool_call"], t["/tool_calls"]),
-        "name_end": markers(t["tool_sep"], t["arg_key"], *stop),
-        "scan": markers(t["arg_key"], *stop),
-        "key_end": markers(t["/arg_key"], t["arg_key"], *stop),
-        "to_value": markers(t["arg_value"], t["arg_key"], *stop),
-        "value_end": markers(t["/arg_value"], t["arg_key"], *stop),
+        "section": make(t["tool_call"], t["/tool_calls"]),
+        "name_end": make(t["tool_sep"], t["arg_key"], *stop),
+        "scan": make(t["arg_key"], *stop),
+        "key_end": make(t["/arg_key"], t["arg_key"], *stop),
+        "to_value": make(t["arg_value"], t["arg_key"], *stop),
+        "value_end": make(t["/arg_value"], t["arg_key"], *stop),
+        "stop": make(*stop),
     }
 
 
@@ -424,7 +442,7 @@ class HunyuanToolParser(BaseToolParser):
         if not valid_name(name) or m in (None, t["/tool_calls"], t["tool_call"]):
             self._fail()
             if m in (t["tool_sep"], t["arg_key"]):
-                m = yield from self._until(markers(t["/tool_call"], t["/tool_calls"], t["tool_call"]), _drop)
+                m = yield from self._until(t["stop"], _drop)
             return m
         self._open_call(name)
         if m == t["tool_sep"]:

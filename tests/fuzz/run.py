@@ -15,6 +15,13 @@ into a structured case and checks it:
 - ``tools``:   marker soup for every ``reasoning_core.tools.available()`` name:
   streaming never raises, chunking does not change the stream, text before the
   first marker is content verbatim, and ``parse_complete`` agrees with the stream.
+- ``vllm``, ``sglang``, ``max`` (``integration_targets.py``; need the engines,
+  e.g. the peers venv): each engine's reasoning classes fed hostile programs
+  (empty deltas, ids outside the vocabulary, text without ids, multi-token
+  steps, one-shot calls, reset/finish in any order, reused instances): nothing
+  raises, and compiled and pure instances agree call by call.  Not part of
+  ``all``; ``tests/fuzz/test_fuzz_integrations.py`` runs each for
+  ``REASONING_CORE_INTEGRATION_FUZZ_SECONDS`` (default 10) seconds.
 
 Run (from the repository root, with ``pip install atheris``)::
 
@@ -42,6 +49,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAMES = ("engine", "batch", "text", "decoder", "tools")
+# The serving engines' classes (tests/fuzz/integration_targets.py): they need
+# the engines installed (the peers venv), so the default run leaves them out.
+INTEGRATION_NAMES = ("vllm", "sglang", "max")
 
 
 def _fuzz_one(target: str, seconds: float, artifacts: str, corpus: str | None, files: list[str],
@@ -51,7 +61,12 @@ def _fuzz_one(target: str, seconds: float, artifacts: str, corpus: str | None, f
     with atheris.instrument_imports(include=["reasoning_core", "reasoning_core_py"]):
         sys.path.insert(0, HERE)
         import targets
-    check = targets.TARGETS[target]
+
+        if target in INTEGRATION_NAMES:
+            import integration_targets
+
+            integration_targets.prepare(target)  # engine imports and vocabularies, before the clock
+    check = integration_targets.TARGETS[target] if target in INTEGRATION_NAMES else targets.TARGETS[target]
     if target == "decoder":  # train the small vocabularies before the clock starts
         from vocab import family_tokenizer
 
@@ -93,7 +108,7 @@ def run_target(target: str, seconds: float, artifacts: str, corpus: str | None =
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("target", choices=NAMES + ("all",))
+    ap.add_argument("target", choices=NAMES + INTEGRATION_NAMES + ("all",))
     ap.add_argument("files", nargs="*", help="inputs to replay instead of fuzzing")
     ap.add_argument("--seconds", type=float, default=60.0, help="fuzzing time (for 'all': in total)")
     ap.add_argument("--artifacts", default=os.path.join(HERE, "artifacts"))
