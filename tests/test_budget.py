@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 import reasoning_core as rc
 from reasoning_core._tables import END, START, TERM, ids_of_kind
 from reasoning_core.budget import BudgetBatch, ReasoningBudget, boundary_mask
-from conftest import BACKENDS
 from vocab import FAMILY_SPECIALS, deepseek_tokenizer, encode, family_tokenizer, build_tokenizer
 
 # Families whose reasoning has an end delimiter (passthrough has none).
@@ -59,7 +58,6 @@ def _generate(budget_obj, pool, rng, n):
     return out
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", FAMILIES)
 def test_every_family_closes_within_budget(name, backend):
     parser = _parser(name, backend)
@@ -82,7 +80,6 @@ def test_every_family_closes_within_budget(name, backend):
         assert parser.state == _parser(name, backend).state
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_forced_sequence_is_the_vocabulary_end_token(backend):
     tok = deepseek_tokenizer()
     b = ReasoningBudget("deepseek_r1", budget=2, tokenizer=tok, backend=backend)
@@ -95,7 +92,6 @@ def test_forced_sequence_is_the_vocabulary_end_token(backend):
     assert b.reasoning_tokens == 2
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_budget_zero_closes_a_prompt_opened_block_at_once(backend):
     tok = deepseek_tokenizer()
     b = ReasoningBudget("deepseek_v3", budget=0, tokenizer=tok, backend=backend)
@@ -110,7 +106,6 @@ def test_budget_zero_closes_a_prompt_opened_block_at_once(backend):
     assert b.step([128821]) == 128822
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_closing_text_then_end_and_said_once(backend):
     tok = deepseek_tokenizer()
     closing = " Considering the limited time, I answer now."
@@ -129,7 +124,6 @@ def test_closing_text_then_end_and_said_once(backend):
     assert b.forced is None and not b.is_reasoning
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_soft_margin_closes_at_a_sentence_end(backend):
     tok = deepseek_tokenizer()
     mask = boundary_mask(tok)
@@ -146,7 +140,6 @@ def test_soft_margin_closes_at_a_sentence_end(backend):
     assert b.step([word]) == 128822  # budget + margin: close whatever the text
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_token_other_than_the_forced_one_is_taken_and_forced_again(backend):
     tok = deepseek_tokenizer()
     b = ReasoningBudget("deepseek_r1", budget=1, tokenizer=tok, backend=backend)
@@ -155,7 +148,6 @@ def test_a_token_other_than_the_forced_one_is_taken_and_forced_again(backend):
     assert b.reasoning_tokens == 2
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_draft_tokens_after_a_forced_position_are_rejected(backend):
     tok = deepseek_tokenizer()
     b = ReasoningBudget("deepseek_r1", budget=2, tokenizer=tok, backend=backend)
@@ -165,7 +157,6 @@ def test_draft_tokens_after_a_forced_position_are_rejected(backend):
     assert not b.is_reasoning and b.forced is None
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_rollback_restores_count_forcing_and_parser_state(backend):
     tok = deepseek_tokenizer()
     b = ReasoningBudget("deepseek_r1", budget=3, tokenizer=tok, closing_text=" Done.", backend=backend)
@@ -210,7 +201,6 @@ def programs(draw):
     return name, draw(st.integers(0, 3)), draw(st.sampled_from([None, "Time is up."])), reqs
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @given(programs())
 def test_batch_equals_one_request_budgets(backend, program):
     name, margin, closing, reqs = program
@@ -242,7 +232,6 @@ def test_batch_equals_one_request_budgets(backend, program):
         assert res.in_grammar.tolist() == [o.parser.state == "content" for o in singles]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_batch_ragged_drafts(backend):
     tok = deepseek_tokenizer()
     batch = BudgetBatch("deepseek_r1", 4, budget=2, tokenizer=tok, backend=backend)
@@ -273,7 +262,6 @@ def chunked_runs(draw):
     return name, draw(st.integers(0, 8)), draw(st.booleans()), seed, cuts
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @given(chunked_runs())
 def test_any_chunking_gives_the_parsers_state(backend, run):
     """Steps of any size: the count is the parser's replay, and chunked equals one token at a time."""
