@@ -124,6 +124,9 @@ class _Spec:
     # force_nonempty_content defaults on; one-shot reasoning without content
     # (and without a tool call) becomes the content (Ling3)
     nonempty_default: bool = False
+    # one-shot, outside reasoning: an end marker with no start before it still
+    # ends a block the output was in (Kimi K3 with thinking switched off)
+    oneshot_stray_end: bool = False
 
 
 _Q3 = dict(tool_start="<tool_call>", thinks_internally=True, reasoning_default="enable_thinking")
@@ -143,7 +146,7 @@ _SPECS: dict[str, _Spec] = {
     "kimi": _Spec("◁think▷", "◁/think▷", force_fixed=False),
     "kimi_k2": _Spec(tool_start="<|tool_calls_section_begin|>", reasoning_default="thinking"),
     "kimi_k3": _Spec("<|open|>think<|sep|>", "<|close|>think<|sep|>", tool_start="<|open|>tools<|sep|>",
-                     force=True, reasoning_default="thinking"),
+                     force=True, reasoning_default="thinking", oneshot_stray_end=True),
     "mimo": _Spec(**{**_Q3, "reasoning_default": "explicit_enable_thinking"}),
     "muse": _Spec(" to=self<|message|>", "<|eom|>", force_fixed=False),
     "poolside_v1": _Spec(**{**_Q3, "reasoning_default": "explicit_enable_thinking"}),
@@ -315,7 +318,10 @@ class RcReasoningDetector(_SglBase):
             stripped = text.lstrip()
             if stripped.startswith(spec.end):
                 text = stripped[len(spec.end):]
-        tp = self._text_parser()
+        if spec.oneshot_stray_end and not self._inside and spec.end in text and spec.start not in text:
+            tp = TextReasoningParser(self._family, starts_in_reasoning="inside")
+        else:
+            tp = self._text_parser()
         r1, c1 = tp.feed(text)
         ended = not tp.is_reasoning
         r2, c2 = tp.finish()
@@ -579,6 +585,9 @@ if _FC is not None:
         index_mode: str = "local"
         drop_unknown: bool = True
         stream_drop_unknown: bool = True
+        # one-shot text before the first call: "strip" (trimmed), "prefix" (as
+        # written), None (ours unchanged: SGLang's detector agrees with it)
+        oneshot_normal: Optional[str] = None
 
         def __init__(self, **kwargs: Any) -> None:
             super().__init__()
@@ -638,7 +647,24 @@ if _FC is not None:
                 idx = names.get(c.name, -1) if self.index_mode == "tools" else local
                 calls.append(_ToolCallItem(tool_index=idx, name=c.name, parameters=_normal_json(c.arguments)))
                 local += 1
-            return _FcResult(normal_text=res.content or "", calls=calls)
+            return _FcResult(normal_text=self._shape_normal(text, res.content or ""), calls=calls)
+
+        def _shape_normal(self, text: str, content: str) -> str:
+            """One-shot text around the calls, whitespace shaped as SGLang's
+            detector of this name shapes it: the text before the first call
+            (``strip``: trimmed); whitespace between and after calls dropped.
+            Non-whitespace text after a call, which SGLang's detectors drop,
+            is kept (docs/engines/sglang.md)."""
+            mode = self.oneshot_normal
+            if mode is None:
+                return content
+            hits = [i for i in (text.find(m) for m in self._parser.openers) if i >= 0]
+            if not hits:
+                return content
+            prefix = text[:min(hits)]
+            if content.startswith(prefix) and not content[len(prefix):].strip():
+                content = prefix
+            return content.strip() if mode == "strip" else content
 
         # -- streaming ----------------------------------------------------------------
         def parse_streaming_increment(self, new_text: str, tools: Any):
@@ -714,10 +740,16 @@ if _FC is not None:
         def parses_required_natively(self) -> bool:
             return self._native.parses_required_natively() if self._native is not None else False
 
+    # How SGLang's detectors shape the one-shot text before the first call.
+    _ONESHOT_NORMAL = {**dict.fromkeys(("hermes", "qwen25", "qwen", "deepseekv3", "deepseekv31", "glm45", "glm",
+                                        "mistral"), "strip"),
+                       "qwen3_coder": "prefix", "kimi_k2": "prefix"}
+
     def _make_tool_class(name: str, fmt: str, index_mode: str, drop_unknown: bool, stream_drop: bool) -> type:
         cls_name = "".join(p.capitalize() for p in re.split(r"[_-]", name)) + "RcDetector"
         return type(cls_name, (RcToolDetector,), {"sglang_name": name, "tool_format": fmt, "index_mode": index_mode,
                                                    "drop_unknown": drop_unknown, "stream_drop_unknown": stream_drop,
+                                                   "oneshot_normal": _ONESHOT_NORMAL.get(name),
                                                    "__module__": __name__})
 
     TOOL_DETECTORS.update({n: _make_tool_class(n, *spec) for n, spec in _TOOL_NAMES.items()})
