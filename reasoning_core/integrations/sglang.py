@@ -271,6 +271,7 @@ class RcReasoningDetector(_SglBase):
         self._seen_reasoning = inside
         self._content_started = False
         self._lead = ""
+        self._lead_ws: list[str] = []
         self._lead_checked = not spec.drop_leading_end or inside
         if self._plain:
             # The hot path: the text parser's feed plus one result object.
@@ -344,15 +345,24 @@ class RcReasoningDetector(_SglBase):
                 new_text = spec.start + new_text
             return _result(new_text, "")
         if not self._lead_checked:
-            self._lead += new_text
-            stripped = self._lead.lstrip()
-            if not stripped:
-                return _result("", "")
-            if len(stripped) < len(spec.end) and spec.end.startswith(stripped):
+            # Held: leading whitespace (pieces, never re-scanned) and the
+            # first non-blank text (shorter than the end marker).
+            tail = self._lead
+            if not tail:
+                t = new_text.lstrip()
+                if len(t) < len(new_text):
+                    self._lead_ws.append(new_text[:len(new_text) - len(t)])
+                if not t:
+                    return _result("", "")
+                tail = t
+            else:
+                tail += new_text
+            if len(tail) < len(spec.end) and spec.end.startswith(tail):
+                self._lead = tail
                 return _result("", "")
             self._lead_checked = True
-            new_text = stripped[len(spec.end):] if stripped.startswith(spec.end) else self._lead
-            self._lead = ""
+            new_text = tail[len(spec.end):] if tail.startswith(spec.end) else "".join(self._lead_ws) + tail
+            self._lead, self._lead_ws = "", []
             if not new_text:
                 return _result("", "")
         was = self._tp.is_reasoning
@@ -388,7 +398,8 @@ class RcReasoningDetector(_SglBase):
         if spec.append_think:
             return _result("", "")
         if not self._lead_checked:
-            lead, self._lead, self._lead_checked = self._lead, "", True
+            lead = "".join(self._lead_ws) + self._lead
+            self._lead, self._lead_ws, self._lead_checked = "", [], True
             return _result(lead, "")
         was = self._tp.is_reasoning
         r, c = self._tp.finish()
@@ -562,6 +573,128 @@ def _normal_json(args: str) -> str:
         return args
 
 
+_JSON_STRUCT = re.compile(r'["{}\[\]]')
+_JSON_STR_STOP = re.compile(r'["\\]')
+
+
+class _JsonCloser:
+    """Says, one piece at a time and in O(piece), when the streamed JSON
+    value of a call's arguments first closes (the one moment ``json.loads`` of
+    everything streamed can succeed; later pieces only add trailing text)."""
+
+    __slots__ = ("depth", "in_str", "esc", "done")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.in_str = False
+        self.esc = False
+        self.done = False
+
+    def feed(self, s: str) -> bool:
+        if self.done:
+            return False
+        i, n = 0, len(s)
+        if self.esc and n:
+            self.esc = False
+            i = 1
+        while i < n:
+            if self.in_str:
+                m = _JSON_STR_STOP.search(s, i)
+                if m is None:
+                    return False
+                j = m.start()
+                if s[j] == "\\":
+                    if j + 1 >= n:
+                        self.esc = True
+                        return False
+                    i = j + 2
+                    continue
+                self.in_str = False
+                i = j + 1
+            else:
+                m = _JSON_STRUCT.search(s, i)
+                if m is None:
+                    return False
+                j = m.start()
+                c = s[j]
+                i = j + 1
+                if c == '"':
+                    self.in_str = True
+                elif c == "{" or c == "[":
+                    self.depth += 1
+                else:
+                    self.depth -= 1
+                    if self.depth <= 0:
+                        self.done = True
+                        return True
+        return False
+
+
+class _ArgPieces(list):
+    """``streamed_args_for_tool`` as SGLang reads it (one str per call), kept
+    as pieces and joined only when read: appending costs O(piece) however
+    long the arguments already are."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pieces: list[list[str]] = []
+        self._dirty: set[int] = set()
+
+    def ensure(self, n: int) -> None:
+        while len(self._pieces) < n:
+            list.append(self, "")
+            self._pieces.append([])
+
+    def add(self, i: int, piece: str) -> None:
+        self._pieces[i].append(piece)
+        self._dirty.add(i)
+
+    def _sync(self) -> None:
+        for i in self._dirty:
+            pieces = self._pieces[i]
+            joined = "".join(pieces)
+            pieces[:] = [joined]
+            list.__setitem__(self, i, joined)
+        self._dirty.clear()
+
+    def __getitem__(self, i):
+        if self._dirty:
+            self._sync()
+        return list.__getitem__(self, i)
+
+    def __setitem__(self, i, value) -> None:
+        self._sync()
+        list.__setitem__(self, i, value)
+        if isinstance(i, int):
+            self._pieces[i] = [value]
+        else:
+            self._pieces = [[v] for v in list.__iter__(self)]
+
+    def __iter__(self):
+        if self._dirty:
+            self._sync()
+        return list.__iter__(self)
+
+    def __eq__(self, other) -> bool:
+        self._sync()
+        return list.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        self._sync()
+        return list.__repr__(self)
+
+    def append(self, value: str) -> None:
+        self._sync()
+        list.append(self, value)
+        self._pieces.append([value])
+
+    def copy(self) -> list:
+        self._sync()
+        return list(list.__iter__(self))
+
+
 TOOL_DETECTORS: dict[str, type] = {}
 
 if _FC is not None:
@@ -609,7 +742,11 @@ if _FC is not None:
             self._schemas_for: Optional[int] = None
             self._slot: dict[int, int] = {}     # our call index -> emitted tool_index (-1: dropped)
             self._names: dict[int, str] = {}
-            self._args: dict[int, list[str]] = {}
+            self._closers: dict[int, _JsonCloser] = {}
+            self._emitted = 0
+            # SGLang's bookkeeping, as its serving layer reads it (a list of
+            # str per call, built from pieces only when read).
+            self.streamed_args_for_tool = _ArgPieces()
 
         # -- detection --------------------------------------------------------------
         def has_tool_call(self, text: str) -> bool:
@@ -683,6 +820,9 @@ if _FC is not None:
             return self._convert(self._parser.finish())
 
         def _convert(self, deltas: list):
+            # O(delta): the arguments of each call are kept as pieces (joined
+            # when SGLang reads streamed_args_for_tool) and parsed into
+            # prev_tool_call_arr once, when their JSON value closes.
             normal: list[str] = []
             calls = []
             names = getattr(self, "_tool_names", {})
@@ -693,27 +833,29 @@ if _FC is not None:
                 i = d.index
                 if d.name is not None:
                     if d.name in names or not self.stream_drop_unknown or _forward_unknown():
-                        slot = len([v for v in self._slot.values() if v >= 0])
+                        slot = self._emitted
+                        self._emitted += 1
                         self._slot[i] = slot
                         self._names[i] = d.name
-                        self._args[i] = []
+                        self._closers[i] = _JsonCloser()
                         self.current_tool_id = slot
-                        while len(self.prev_tool_call_arr) <= slot:
-                            self.prev_tool_call_arr.append({})
-                        while len(self.streamed_args_for_tool) <= slot:
-                            self.streamed_args_for_tool.append("")
-                        self.prev_tool_call_arr[slot] = {"name": d.name, "arguments": {}}
+                        arr = self.prev_tool_call_arr
+                        while len(arr) <= slot:
+                            arr.append({})
+                        self.streamed_args_for_tool.ensure(slot + 1)
+                        arr[slot] = {"name": d.name, "arguments": {}}
                         calls.append(_ToolCallItem(tool_index=slot, name=d.name, parameters=""))
                     else:
                         self._slot[i] = -1
                 slot = self._slot.get(i, -1)
                 if d.arguments and slot >= 0:
-                    self._args[i].append(d.arguments)
-                    self.streamed_args_for_tool[slot] += d.arguments
-                    try:
-                        self.prev_tool_call_arr[slot]["arguments"] = json.loads("".join(self._args[i]))
-                    except ValueError:
-                        pass
+                    args = self.streamed_args_for_tool
+                    args.add(slot, d.arguments)
+                    if self._closers[i].feed(d.arguments):
+                        try:
+                            self.prev_tool_call_arr[slot]["arguments"] = json.loads(args[slot])
+                        except ValueError:
+                            pass
                     calls.append(_ToolCallItem(tool_index=slot, name=None, parameters=d.arguments))
             return _FcResult(normal_text="".join(normal), calls=calls)
 
