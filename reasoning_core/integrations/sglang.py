@@ -721,13 +721,17 @@ if _FC is not None:
         # one-shot text before the first call: "strip" (trimmed), "prefix" (as
         # written), None (ours unchanged: SGLang's detector agrees with it)
         oneshot_normal: Optional[str] = None
+        # values of parameters no schema declares, one-shot and streamed: the
+        # tools parser's ``undeclared_as_string`` (False: JSON when it parses)
+        undeclared_oneshot: Any = False
+        undeclared_stream: Any = False
 
         def __init__(self, **kwargs: Any) -> None:
             super().__init__()
             from .. import tools as rc_tools
 
             self._rc_tools = rc_tools
-            self._parser = rc_tools.create(self.tool_format)
+            self._parser = self._new_parser(self.undeclared_stream)
             self._native = None
             native_cls = _ORIGINAL_TOOL_DETECTORS.get(self.sglang_name)
             if native_cls is not None:
@@ -747,6 +751,12 @@ if _FC is not None:
             # SGLang's bookkeeping, as its serving layer reads it (a list of
             # str per call, built from pieces only when read).
             self.streamed_args_for_tool = _ArgPieces()
+
+        def _new_parser(self, undeclared: Any):
+            p = self._rc_tools.create(self.tool_format)
+            if undeclared:
+                p.undeclared_as_string = undeclared
+            return p
 
         # -- detection --------------------------------------------------------------
         def has_tool_call(self, text: str) -> bool:
@@ -769,7 +779,7 @@ if _FC is not None:
             return names
 
         def detect_and_parse(self, text: str, tools: Any):
-            p = self._rc_tools.create(self.tool_format)
+            p = self._new_parser(self.undeclared_oneshot)
             names = self._set_schemas(p, tools)
             try:
                 res = p.parse_complete(text)
@@ -887,11 +897,18 @@ if _FC is not None:
                                         "mistral"), "strip"),
                        "qwen3_coder": "prefix", "kimi_k2": "prefix"}
 
+    # Values of parameters no schema declares (a tool the request does not
+    # list included), (one-shot, streamed), as SGLang's detectors read them.
+    _UNDECLARED = {"qwen3_coder": (True, True), "minimax-m2": (True, True),
+                   "glm45": (False, "all"), "glm": (False, "all")}
+
     def _make_tool_class(name: str, fmt: str, index_mode: str, drop_unknown: bool, stream_drop: bool) -> type:
         cls_name = "".join(p.capitalize() for p in re.split(r"[_-]", name)) + "RcDetector"
         return type(cls_name, (RcToolDetector,), {"sglang_name": name, "tool_format": fmt, "index_mode": index_mode,
                                                    "drop_unknown": drop_unknown, "stream_drop_unknown": stream_drop,
                                                    "oneshot_normal": _ONESHOT_NORMAL.get(name),
+                                                   "undeclared_oneshot": _UNDECLARED.get(name, (False, False))[0],
+                                                   "undeclared_stream": _UNDECLARED.get(name, (False, False))[1],
                                                    "__module__": __name__})
 
     TOOL_DETECTORS.update({n: _make_tool_class(n, *spec) for n, spec in _TOOL_NAMES.items()})
