@@ -208,3 +208,11 @@ def enter_sglang_serving() -> None:
         pkg.__path__ = list(spec.submodule_search_locations)
         pkg.__spec__ = spec
         sys.modules["sglang"] = pkg
+
+
+def package_root() -> str:
+    """The directory holding the ``reasoning_core`` this process imports (the
+    source tree or an installed copy), for subprocesses to import the same."""
+    import reasoning_core
+
+    return str(Path(reasoning_core.__file__).resolve().parent.parent)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from sglang_max_helpers import import_sglang_parsers
+from sglang_max_helpers import import_sglang_parsers, package_root as _package_root
 
 import_sglang_parsers()  # skips without SGLang
 
@@ -82,7 +82,7 @@ PAIRS = [("rc_qwen3", "rc_hermes"), ("rc_deepseek-r1", "rc_deepseekv3"), ("rc_ki
 def result() -> dict:
     env = dict(os.environ)
     env.pop("REASONING_CORE_REPLACE", None)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_package_root(), env.get("PYTHONPATH", "")) if p)
     env.setdefault("HF_HUB_OFFLINE", "1")
     proc = subprocess.run([sys.executable, "-c", _WORKER.format(here=str(HERE), pairs=PAIRS)],
                           capture_output=True, text=True, env=env, timeout=300, cwd=str(ROOT))

@@ -334,7 +334,7 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--worker"]:
 
 import pytest  # noqa: E402
 
-from sglang_max_helpers import import_sglang_parsers  # noqa: E402
+from sglang_max_helpers import import_sglang_parsers, package_root as _package_root  # noqa: E402
 
 import_sglang_parsers()  # skips without SGLang
 
@@ -345,7 +345,7 @@ FULL = os.environ.get("REASONING_CORE_FULL_ENGINE_TESTS", "").strip() not in (""
 def sweep() -> list[dict]:
     env = dict(os.environ)
     env.pop("REASONING_CORE_REPLACE", None)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), str(HERE), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_package_root(), str(HERE), env.get("PYTHONPATH", "")) if p)
     env.setdefault("HF_HUB_OFFLINE", "1")
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker"] + (["--full"] if FULL else [])
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900, cwd=str(ROOT))
