@@ -124,6 +124,9 @@ class _Spec:
     # force_nonempty_content defaults on; one-shot reasoning without content
     # (and without a tool call) becomes the content (Ling3)
     nonempty_default: bool = False
+    # one-shot, outside reasoning: an end marker with no start before it still
+    # ends a block the output was in (Kimi K3 with thinking switched off)
+    oneshot_stray_end: bool = False
 
 
 _Q3 = dict(tool_start="<tool_call>", thinks_internally=True, reasoning_default="enable_thinking")
@@ -143,7 +146,7 @@ _SPECS: dict[str, _Spec] = {
     "kimi": _Spec("◁think▷", "◁/think▷", force_fixed=False),
     "kimi_k2": _Spec(tool_start="<|tool_calls_section_begin|>", reasoning_default="thinking"),
     "kimi_k3": _Spec("<|open|>think<|sep|>", "<|close|>think<|sep|>", tool_start="<|open|>tools<|sep|>",
-                     force=True, reasoning_default="thinking"),
+                     force=True, reasoning_default="thinking", oneshot_stray_end=True),
     "mimo": _Spec(**{**_Q3, "reasoning_default": "explicit_enable_thinking"}),
     "muse": _Spec(" to=self<|message|>", "<|eom|>", force_fixed=False),
     "poolside_v1": _Spec(**{**_Q3, "reasoning_default": "explicit_enable_thinking"}),
@@ -268,6 +271,7 @@ class RcReasoningDetector(_SglBase):
         self._seen_reasoning = inside
         self._content_started = False
         self._lead = ""
+        self._lead_ws: list[str] = []
         self._lead_checked = not spec.drop_leading_end or inside
         if self._plain:
             # The hot path: the text parser's feed plus one result object.
@@ -315,7 +319,10 @@ class RcReasoningDetector(_SglBase):
             stripped = text.lstrip()
             if stripped.startswith(spec.end):
                 text = stripped[len(spec.end):]
-        tp = self._text_parser()
+        if spec.oneshot_stray_end and not self._inside and spec.end in text and spec.start not in text:
+            tp = TextReasoningParser(self._family, starts_in_reasoning="inside")
+        else:
+            tp = self._text_parser()
         r1, c1 = tp.feed(text)
         ended = not tp.is_reasoning
         r2, c2 = tp.finish()
@@ -338,15 +345,24 @@ class RcReasoningDetector(_SglBase):
                 new_text = spec.start + new_text
             return _result(new_text, "")
         if not self._lead_checked:
-            self._lead += new_text
-            stripped = self._lead.lstrip()
-            if not stripped:
-                return _result("", "")
-            if len(stripped) < len(spec.end) and spec.end.startswith(stripped):
+            # Held: leading whitespace (pieces, never re-scanned) and the
+            # first non-blank text (shorter than the end marker).
+            tail = self._lead
+            if not tail:
+                t = new_text.lstrip()
+                if len(t) < len(new_text):
+                    self._lead_ws.append(new_text[:len(new_text) - len(t)])
+                if not t:
+                    return _result("", "")
+                tail = t
+            else:
+                tail += new_text
+            if len(tail) < len(spec.end) and spec.end.startswith(tail):
+                self._lead = tail
                 return _result("", "")
             self._lead_checked = True
-            new_text = stripped[len(spec.end):] if stripped.startswith(spec.end) else self._lead
-            self._lead = ""
+            new_text = tail[len(spec.end):] if tail.startswith(spec.end) else "".join(self._lead_ws) + tail
+            self._lead, self._lead_ws = "", []
             if not new_text:
                 return _result("", "")
         was = self._tp.is_reasoning
@@ -382,7 +398,8 @@ class RcReasoningDetector(_SglBase):
         if spec.append_think:
             return _result("", "")
         if not self._lead_checked:
-            lead, self._lead, self._lead_checked = self._lead, "", True
+            lead = "".join(self._lead_ws) + self._lead
+            self._lead, self._lead_ws, self._lead_checked = "", [], True
             return _result(lead, "")
         was = self._tp.is_reasoning
         r, c = self._tp.finish()
@@ -556,6 +573,128 @@ def _normal_json(args: str) -> str:
         return args
 
 
+_JSON_STRUCT = re.compile(r'["{}\[\]]')
+_JSON_STR_STOP = re.compile(r'["\\]')
+
+
+class _JsonCloser:
+    """Says, one piece at a time and in O(piece), when the streamed JSON
+    value of a call's arguments first closes (the one moment ``json.loads`` of
+    everything streamed can succeed; later pieces only add trailing text)."""
+
+    __slots__ = ("depth", "in_str", "esc", "done")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.in_str = False
+        self.esc = False
+        self.done = False
+
+    def feed(self, s: str) -> bool:
+        if self.done:
+            return False
+        i, n = 0, len(s)
+        if self.esc and n:
+            self.esc = False
+            i = 1
+        while i < n:
+            if self.in_str:
+                m = _JSON_STR_STOP.search(s, i)
+                if m is None:
+                    return False
+                j = m.start()
+                if s[j] == "\\":
+                    if j + 1 >= n:
+                        self.esc = True
+                        return False
+                    i = j + 2
+                    continue
+                self.in_str = False
+                i = j + 1
+            else:
+                m = _JSON_STRUCT.search(s, i)
+                if m is None:
+                    return False
+                j = m.start()
+                c = s[j]
+                i = j + 1
+                if c == '"':
+                    self.in_str = True
+                elif c == "{" or c == "[":
+                    self.depth += 1
+                else:
+                    self.depth -= 1
+                    if self.depth <= 0:
+                        self.done = True
+                        return True
+        return False
+
+
+class _ArgPieces(list):
+    """``streamed_args_for_tool`` as SGLang reads it (one str per call), kept
+    as pieces and joined only when read: appending costs O(piece) however
+    long the arguments already are."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pieces: list[list[str]] = []
+        self._dirty: set[int] = set()
+
+    def ensure(self, n: int) -> None:
+        while len(self._pieces) < n:
+            list.append(self, "")
+            self._pieces.append([])
+
+    def add(self, i: int, piece: str) -> None:
+        self._pieces[i].append(piece)
+        self._dirty.add(i)
+
+    def _sync(self) -> None:
+        for i in self._dirty:
+            pieces = self._pieces[i]
+            joined = "".join(pieces)
+            pieces[:] = [joined]
+            list.__setitem__(self, i, joined)
+        self._dirty.clear()
+
+    def __getitem__(self, i):
+        if self._dirty:
+            self._sync()
+        return list.__getitem__(self, i)
+
+    def __setitem__(self, i, value) -> None:
+        self._sync()
+        list.__setitem__(self, i, value)
+        if isinstance(i, int):
+            self._pieces[i] = [value]
+        else:
+            self._pieces = [[v] for v in list.__iter__(self)]
+
+    def __iter__(self):
+        if self._dirty:
+            self._sync()
+        return list.__iter__(self)
+
+    def __eq__(self, other) -> bool:
+        self._sync()
+        return list.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        self._sync()
+        return list.__repr__(self)
+
+    def append(self, value: str) -> None:
+        self._sync()
+        list.append(self, value)
+        self._pieces.append([value])
+
+    def copy(self) -> list:
+        self._sync()
+        return list(list.__iter__(self))
+
+
 TOOL_DETECTORS: dict[str, type] = {}
 
 if _FC is not None:
@@ -579,13 +718,20 @@ if _FC is not None:
         index_mode: str = "local"
         drop_unknown: bool = True
         stream_drop_unknown: bool = True
+        # one-shot text before the first call: "strip" (trimmed), "prefix" (as
+        # written), None (ours unchanged: SGLang's detector agrees with it)
+        oneshot_normal: Optional[str] = None
+        # values of parameters no schema declares, one-shot and streamed: the
+        # tools parser's ``undeclared_as_string`` (False: JSON when it parses)
+        undeclared_oneshot: Any = False
+        undeclared_stream: Any = False
 
         def __init__(self, **kwargs: Any) -> None:
             super().__init__()
             from .. import tools as rc_tools
 
             self._rc_tools = rc_tools
-            self._parser = rc_tools.create(self.tool_format)
+            self._parser = self._new_parser(self.undeclared_stream)
             self._native = None
             native_cls = _ORIGINAL_TOOL_DETECTORS.get(self.sglang_name)
             if native_cls is not None:
@@ -600,7 +746,17 @@ if _FC is not None:
             self._schemas_for: Optional[int] = None
             self._slot: dict[int, int] = {}     # our call index -> emitted tool_index (-1: dropped)
             self._names: dict[int, str] = {}
-            self._args: dict[int, list[str]] = {}
+            self._closers: dict[int, _JsonCloser] = {}
+            self._emitted = 0
+            # SGLang's bookkeeping, as its serving layer reads it (a list of
+            # str per call, built from pieces only when read).
+            self.streamed_args_for_tool = _ArgPieces()
+
+        def _new_parser(self, undeclared: Any):
+            p = self._rc_tools.create(self.tool_format)
+            if undeclared:
+                p.undeclared_as_string = undeclared
+            return p
 
         # -- detection --------------------------------------------------------------
         def has_tool_call(self, text: str) -> bool:
@@ -623,7 +779,7 @@ if _FC is not None:
             return names
 
         def detect_and_parse(self, text: str, tools: Any):
-            p = self._rc_tools.create(self.tool_format)
+            p = self._new_parser(self.undeclared_oneshot)
             names = self._set_schemas(p, tools)
             try:
                 res = p.parse_complete(text)
@@ -638,7 +794,24 @@ if _FC is not None:
                 idx = names.get(c.name, -1) if self.index_mode == "tools" else local
                 calls.append(_ToolCallItem(tool_index=idx, name=c.name, parameters=_normal_json(c.arguments)))
                 local += 1
-            return _FcResult(normal_text=res.content or "", calls=calls)
+            return _FcResult(normal_text=self._shape_normal(text, res.content or ""), calls=calls)
+
+        def _shape_normal(self, text: str, content: str) -> str:
+            """One-shot text around the calls, whitespace shaped as SGLang's
+            detector of this name shapes it: the text before the first call
+            (``strip``: trimmed); whitespace between and after calls dropped.
+            Non-whitespace text after a call, which SGLang's detectors drop,
+            is kept (docs/engines/sglang.md)."""
+            mode = self.oneshot_normal
+            if mode is None:
+                return content
+            hits = [i for i in (text.find(m) for m in self._parser.openers) if i >= 0]
+            if not hits:
+                return content
+            prefix = text[:min(hits)]
+            if content.startswith(prefix) and not content[len(prefix):].strip():
+                content = prefix
+            return content.strip() if mode == "strip" else content
 
         # -- streaming ----------------------------------------------------------------
         def parse_streaming_increment(self, new_text: str, tools: Any):
@@ -657,6 +830,9 @@ if _FC is not None:
             return self._convert(self._parser.finish())
 
         def _convert(self, deltas: list):
+            # O(delta): the arguments of each call are kept as pieces (joined
+            # when SGLang reads streamed_args_for_tool) and parsed into
+            # prev_tool_call_arr once, when their JSON value closes.
             normal: list[str] = []
             calls = []
             names = getattr(self, "_tool_names", {})
@@ -667,27 +843,29 @@ if _FC is not None:
                 i = d.index
                 if d.name is not None:
                     if d.name in names or not self.stream_drop_unknown or _forward_unknown():
-                        slot = len([v for v in self._slot.values() if v >= 0])
+                        slot = self._emitted
+                        self._emitted += 1
                         self._slot[i] = slot
                         self._names[i] = d.name
-                        self._args[i] = []
+                        self._closers[i] = _JsonCloser()
                         self.current_tool_id = slot
-                        while len(self.prev_tool_call_arr) <= slot:
-                            self.prev_tool_call_arr.append({})
-                        while len(self.streamed_args_for_tool) <= slot:
-                            self.streamed_args_for_tool.append("")
-                        self.prev_tool_call_arr[slot] = {"name": d.name, "arguments": {}}
+                        arr = self.prev_tool_call_arr
+                        while len(arr) <= slot:
+                            arr.append({})
+                        self.streamed_args_for_tool.ensure(slot + 1)
+                        arr[slot] = {"name": d.name, "arguments": {}}
                         calls.append(_ToolCallItem(tool_index=slot, name=d.name, parameters=""))
                     else:
                         self._slot[i] = -1
                 slot = self._slot.get(i, -1)
                 if d.arguments and slot >= 0:
-                    self._args[i].append(d.arguments)
-                    self.streamed_args_for_tool[slot] += d.arguments
-                    try:
-                        self.prev_tool_call_arr[slot]["arguments"] = json.loads("".join(self._args[i]))
-                    except ValueError:
-                        pass
+                    args = self.streamed_args_for_tool
+                    args.add(slot, d.arguments)
+                    if self._closers[i].feed(d.arguments):
+                        try:
+                            self.prev_tool_call_arr[slot]["arguments"] = json.loads(args[slot])
+                        except ValueError:
+                            pass
                     calls.append(_ToolCallItem(tool_index=slot, name=None, parameters=d.arguments))
             return _FcResult(normal_text="".join(normal), calls=calls)
 
@@ -714,10 +892,23 @@ if _FC is not None:
         def parses_required_natively(self) -> bool:
             return self._native.parses_required_natively() if self._native is not None else False
 
+    # How SGLang's detectors shape the one-shot text before the first call.
+    _ONESHOT_NORMAL = {**dict.fromkeys(("hermes", "qwen25", "qwen", "deepseekv3", "deepseekv31", "glm45", "glm",
+                                        "mistral"), "strip"),
+                       "qwen3_coder": "prefix", "kimi_k2": "prefix"}
+
+    # Values of parameters no schema declares (a tool the request does not
+    # list included), (one-shot, streamed), as SGLang's detectors read them.
+    _UNDECLARED = {"qwen3_coder": (True, True), "minimax-m2": (True, True),
+                   "glm45": (False, "all"), "glm": (False, "all")}
+
     def _make_tool_class(name: str, fmt: str, index_mode: str, drop_unknown: bool, stream_drop: bool) -> type:
         cls_name = "".join(p.capitalize() for p in re.split(r"[_-]", name)) + "RcDetector"
         return type(cls_name, (RcToolDetector,), {"sglang_name": name, "tool_format": fmt, "index_mode": index_mode,
                                                    "drop_unknown": drop_unknown, "stream_drop_unknown": stream_drop,
+                                                   "oneshot_normal": _ONESHOT_NORMAL.get(name),
+                                                   "undeclared_oneshot": _UNDECLARED.get(name, (False, False))[0],
+                                                   "undeclared_stream": _UNDECLARED.get(name, (False, False))[1],
                                                    "__module__": __name__})
 
     TOOL_DETECTORS.update({n: _make_tool_class(n, *spec) for n, spec in _TOOL_NAMES.items()})

@@ -114,6 +114,10 @@ class BaseToolParser:
     openers: tuple = ()
     think_pairs: tuple = (think_pair_of("deepseek_r1"),)  # <think> … </think>
     raises_on_failure = True
+    # XML-style values of parameters no schema declares: JSON when they parse
+    # (False), strings with "null" as null (True: SGLang's qwen3_coder rule),
+    # or strings, "null" included ("all").
+    undeclared_as_string = False
 
     def __init__(self) -> None:
         self._param_types: dict = {}
@@ -199,6 +203,7 @@ class BaseToolParser:
             raise TypeError(f"parse_complete expects str, got {type(response).__name__}")
         p = type(self)()
         p._schemas, p._param_types = self._schemas, self._param_types
+        p.undeclared_as_string = self.undeclared_as_string
         p._push(response, eof=True)
         content = "".join(e[2] for e in p._events if e[0] == "c")
         calls = [ParsedToolCall(c.id, c.name, "".join(c.args)) for c in p._calls if c.ok]
@@ -448,6 +453,18 @@ class BaseToolParser:
         One leading and one trailing newline are framing. A ``string`` parameter
         streams as it arrives; others are typed once complete."""
         types = self._types_for(fname, key)
+        if not types and self.undeclared_as_string:
+            # A parameter no schema declares: the text as a string, "null" as null.
+            raw: list[str] = []
+            m = yield from self._until(ends, raw.append)
+            v = "".join(raw)
+            if v.startswith("\n"):
+                v = v[1:]
+            if v.endswith("\n"):
+                v = v[:-1]
+            null = self.undeclared_as_string != "all" and v.lower() == "null"
+            self._emit_args("null" if null else dump_str(v))
+            return m
         if types == _STRING_ONLY:
             state = [True, False]  # at start, a held trailing newline
 

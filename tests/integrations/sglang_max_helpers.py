@@ -121,3 +121,98 @@ def token_chunks(ids: list[int], rng: random.Random, most: int = 4) -> list[list
         out.append(list(ids[i:i + n]))
         i += n
     return out
+
+
+# ---------------------------------------------------------------------------
+# SGLang's serving layer on a CPU-only install
+# ---------------------------------------------------------------------------
+
+def enter_sglang_serving() -> None:
+    """Make ``sglang.srt.server_args`` and ``sglang.srt.entrypoints.openai.serving_chat``
+    importable where SGLang's GPU runtime is absent (the peers venv).
+
+    SGLang's package ``__init__`` and some modules those two import pull in
+    triton, torchvision, sentencepiece, compressed-tensors and the model
+    runtime; none of it runs when a chat request is answered.  Placeholder
+    modules stand in for them (every attribute a permissive class), torch's
+    own triton probes run first so torch sees no triton.  This changes
+    ``sys.modules`` for good: call it only in a process of its own (the tests
+    run it in a subprocess), never in the pytest process.
+    """
+    import importlib.abc
+    import importlib.machinery
+    import types
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import torch._dynamo  # noqa: F401  (probe for triton before the placeholder exists)
+        import torch._inductor.compile_fx  # noqa: F401
+        import torch.utils.flop_counter  # noqa: F401
+        import transformers  # noqa: F401  (probes sentencepiece)
+
+    class _Anything:
+        def __getattr__(self, name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return _Anything()
+
+        def __call__(self, *args, **kwargs):
+            if len(args) == 1 and not kwargs and callable(args[0]):
+                return args[0]  # used as a decorator
+            return _Anything()
+
+        def __getitem__(self, key):
+            return _Anything()
+
+    class _Meta(type):
+        def __getattr__(cls, name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return _Anything()
+
+    def _init(self, *args, **kwargs):
+        pass
+
+    def _call(self, *args, **kwargs):
+        return args[0] if args else self
+
+    class _Placeholder(types.ModuleType):
+        def __getattr__(self, name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            cls = _Meta(name, (), {"__init__": _init, "__call__": _call})
+            setattr(self, name, cls)
+            return cls
+
+    roots = ("triton", "torchvision", "sentencepiece", "compressed_tensors",
+             "sglang.srt.configs.model_config", "sglang.srt.managers.schedule_batch")
+
+    class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, name, path=None, target=None):
+            if any(name == r or name.startswith(r + ".") for r in roots):
+                return importlib.machinery.ModuleSpec(name, self, is_package=True)
+            return None
+
+        def create_module(self, spec):
+            mod = _Placeholder(spec.name)
+            mod.__path__ = []
+            return mod
+
+        def exec_module(self, module):
+            pass
+
+    sys.meta_path.insert(0, _Finder())
+    if "sglang" not in sys.modules:  # the package without its runtime-importing __init__
+        spec = importlib.util.find_spec("sglang")
+        pkg = types.ModuleType("sglang")
+        pkg.__path__ = list(spec.submodule_search_locations)
+        pkg.__spec__ = spec
+        sys.modules["sglang"] = pkg
+
+
+def package_root() -> str:
+    """The directory holding the ``reasoning_core`` this process imports (the
+    source tree or an installed copy), for subprocesses to import the same."""
+    import reasoning_core
+
+    return str(Path(reasoning_core.__file__).resolve().parent.parent)

@@ -1,0 +1,215 @@
+"""Every SGLang detector we serve does O(chunk) work per chunk, whatever came before.
+
+Degenerate model output (long runs of newlines or spaces, endless partial
+markers, repeated markers) through every reasoning detector, and long tool-call
+arguments plus degenerate output through every function-call detector: the
+input ×4 must cost at most ×6 the time (a quadratic detector shows ×16).  The
+time of each size is the best of a few runs (noise only adds time); a case
+over the bound is measured again, larger, before it fails (CI runs a slice of the
+inputs; REASONING_CORE_FULL_ENGINE_TESTS=1 all of them).  It also checks
+that ``streamed_args_for_tool`` / ``prev_tool_call_arr`` (what SGLang's
+serving layer reads at the end of a stream) hold what was streamed.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from sglang_max_helpers import import_sglang_parsers
+
+reasoning_parser, rcs = import_sglang_parsers()
+
+from sglang.srt.entrypoints.openai.protocol import Function, Tool  # noqa: E402
+
+RATIO = 6.0
+CHUNK = 4
+
+
+def _reasoning_inputs(name: str, n: int) -> dict[str, str]:
+    sp = rcs.REASONING_DETECTORS[name].spec
+    end, start = sp.end, sp.start
+    part_end = end[:-1] or end
+    part_start = start[:-1] or start
+    return {
+        "newlines": "\n" * n,
+        "spaces": " " * n,
+        "partial_end": part_end * (n // max(1, len(part_end))),
+        "partial_start": part_start * (n // max(1, len(part_start))),
+        "repeated_markers": (start + "x" + end) * (n // (len(start) + len(end) + 1)),
+        "newlines_then_text": "\n" * n + "answer",
+    }
+
+
+def _chunks(text: str, size: int = CHUNK) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+BLOCK = 64
+
+
+def _cost(make, pieces: list, finish=None, repeats: int = 3) -> float:
+    """Time to feed ``pieces`` to a fresh feeder from ``make()``: per block
+    of chunks, the best of ``repeats`` streams (a shared machine adds
+    sporadic pauses; the work itself is the minimum), summed."""
+    import gc
+
+    blocks = [pieces[i:i + BLOCK] for i in range(0, len(pieces), BLOCK)]
+    best = [float("inf")] * (len(blocks) + 1)
+    was = gc.isenabled()  # no collect(): SGLang's heap makes one cost 0.5 s
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            feed, end = make()
+            clock = time.perf_counter
+            for k, block in enumerate(blocks):
+                t = clock()
+                for piece in block:
+                    feed(piece)
+                t = clock() - t
+                if t < best[k]:
+                    best[k] = t
+            t = clock()
+            end()
+            best[-1] = min(best[-1], clock() - t)
+    finally:
+        if was:
+            gc.enable()
+    return sum(best)
+
+
+def _ratio(cost, base: int) -> tuple[float, float, float]:
+    small = cost(base)
+    large = cost(4 * base)
+    return large / max(small, 1e-9), small, large
+
+
+def _check_linear(cost, base: int, what: str) -> None:
+    r, small, large = _ratio(cost, base)
+    if r > RATIO:  # once more, larger (fixed costs and noise weigh less)
+        r, small, large = _ratio(cost, 2 * base)
+    assert r <= RATIO, f"{what}: ×4 input took ×{r:.1f} time ({small * 1e3:.2f} ms -> {large * 1e3:.2f} ms)"
+
+
+import os  # noqa: E402
+
+# CI runs a slice (the kinds that found the quadratic cases); the rest with
+# REASONING_CORE_FULL_ENGINE_TESTS=1.
+FULL = os.environ.get("REASONING_CORE_FULL_ENGINE_TESTS", "").strip() not in ("", "0")
+_CI_KINDS = {"newlines", "partial_end", "repeated_markers"}
+REASONING_CASES = [(n, k) for n in sorted(rcs.REASONING_DETECTORS) for k in _reasoning_inputs(n, 8)
+                   if FULL or k in _CI_KINDS]
+
+
+@pytest.mark.parametrize("name,kind", REASONING_CASES)
+def test_reasoning_detector_linear(name, kind):
+    cls = rcs.REASONING_DETECTORS[name]
+    forces = []
+    for force in (False, True):
+        try:
+            cls(force_reasoning=force)
+            forces.append(force)
+        except ValueError:
+            pass
+
+    def cost(n: int) -> float:
+        text = _reasoning_inputs(name, n)[kind]
+        total = 0.0
+        for force in forces:
+            def make():
+                det = cls(force_reasoning=force)
+                return det.parse_streaming_increment, det.finish
+            total += _cost(make, _chunks(text))
+            # one shot: the whole text as one piece
+            def make_one():
+                det = cls(force_reasoning=force)
+                return det.detect_and_parse, lambda: None
+            total += _cost(make_one, [text])
+        return total
+
+    _check_linear(cost, 6000, f"{name} {kind}")
+
+
+def test_minimax_m3_blank_run_kept():
+    """The held leading whitespace of minimax-m3 still comes out as before."""
+    cls = rcs.REASONING_DETECTORS["minimax-m3"]
+    for text in ("\n" * 50 + "</mm:think>answer", "\n" * 50 + "answer", "\n \n", "  </mm:thi"):
+        det = cls()
+        out = [det.parse_streaming_increment(p) for p in _chunks(text, 3)] + [det.finish()]
+        content = "".join(r.normal_text for r in out)
+        reasoning = "".join(r.reasoning_text for r in out)
+        one = cls().detect_and_parse(text)
+        assert (content, reasoning) == (one.normal_text, one.reasoning_text), text
+
+
+# ---------------------------------------------------------------------------
+# Function-call detectors
+# ---------------------------------------------------------------------------
+
+TOOLS = [Tool(type="function", function=Function(name="write_file", description="d", parameters={
+    "type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}))]
+
+CORE_TOOL_NAMES = sorted(set(rcs.TOOL_DETECTORS) - set(rcs._MORE_TOOL_NAMES))
+
+
+def _long_call(name: str, n: int) -> str:
+    import test_sglang as ts
+
+    body = ("def f(x):\n    return {'a': [x, \"q\\\\n\"]}  # }{][\n" * (n // 40 + 1))[:n]
+    call = ts._call_text(name, "write_file", {"path": "a.py", "content": body})
+    return "I will write it. " + ts._section(name, [call])
+
+
+def _feed_tools(cls, text: str):
+    det = cls()
+    for piece in _chunks(text, 12):
+        det.parse_streaming_increment(piece, TOOLS)
+    det.finish(TOOLS)
+    return det
+
+
+def _tool_cost(cls, text: str) -> float:
+    def make():
+        det = cls()
+        return (lambda piece: det.parse_streaming_increment(piece, TOOLS)), (lambda: det.finish(TOOLS))
+    return _cost(make, _chunks(text, 12))
+
+
+@pytest.mark.parametrize("name", CORE_TOOL_NAMES)
+def test_tool_detector_linear_long_arguments(name):
+    cls = rcs.TOOL_DETECTORS[name]
+    _check_linear(lambda n: _tool_cost(cls, _long_call(name, n)), 16000, f"{name} long arguments")
+
+
+@pytest.mark.parametrize("name", CORE_TOOL_NAMES)
+def test_tool_detector_bookkeeping(name):
+    """What SGLang's serving layer reads at the end of a stream: the streamed
+    argument text and the parsed arguments of the last call."""
+    cls = rcs.TOOL_DETECTORS[name]
+    det = _feed_tools(cls, _long_call(name, 3000))
+    assert len(det.prev_tool_call_arr) == len(det.streamed_args_for_tool) == 1
+    streamed = det.streamed_args_for_tool[0]
+    assert isinstance(streamed, str)
+    parsed = json.loads(streamed)
+    assert det.prev_tool_call_arr[0]["name"] == "write_file"
+    assert det.prev_tool_call_arr[0]["arguments"] == parsed
+    assert parsed["path"] == "a.py" and len(parsed["content"]) == 3000
+    assert list(det.streamed_args_for_tool) == [streamed]
+
+
+def _degenerate_tool_inputs(cls, n: int) -> dict[str, str]:
+    opener = next(iter(cls()._parser.openers), "<")
+    part = opener[:-1] or opener
+    return {"newlines": "\n" * n, "spaces": " " * n, "partial_opener": part * (n // max(1, len(part))),
+            "lt": "<" * n}
+
+
+TOOL_DEGENERATE = [(n, k) for n in sorted(rcs.TOOL_DETECTORS)
+                   for k in ("newlines", "spaces", "partial_opener", "lt") if FULL or k in ("newlines", "partial_opener")]
+
+
+@pytest.mark.parametrize("name,kind", TOOL_DEGENERATE)
+def test_tool_detector_linear_degenerate(name, kind):
+    cls = rcs.TOOL_DETECTORS[name]
+    _check_linear(lambda n: _tool_cost(cls, _degenerate_tool_inputs(cls, n)[kind]), 8000, f"{name} {kind}")
