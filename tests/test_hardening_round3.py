@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import COMPILED
+from tests.conftest import COMPILED
 from reasoning_core import FamilyParser, ReasoningBatch
 from reasoning_core._tables import END, START, TERM, Pattern, build_tables
 

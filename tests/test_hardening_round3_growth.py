@@ -23,7 +23,7 @@ import tracemalloc
 
 import pytest
 
-from conftest import COMPILED_BUILT, NO_EXTENSIONS
+from tests.conftest import COMPILED_BUILT, NO_EXTENSIONS
 from reasoning_core import FAMILIES, get_parser, text_parser, tools
 from vocab import FAMILY_SPECIALS, encode, family_tokenizer
 
