@@ -271,6 +271,79 @@ def _family_for(vllm_name: str, tokenizer: Any) -> Family:
 
 
 # ---------------------------------------------------------------------------
+# vLLM's own parser of a name (for what the serving layer asks once per request)
+# ---------------------------------------------------------------------------
+
+def _snapshot(manager_attr: str) -> dict[str, Any]:
+    """vLLM's own registrations (class, or (module, class name) for lazy
+    ones), taken before ``register(replace=True)`` can replace them."""
+    out: dict[str, Any] = {}
+    try:
+        if manager_attr == "reasoning":
+            mgr, eager = ReasoningParserManager, ReasoningParserManager.reasoning_parsers
+        else:
+            from vllm.tool_parsers import ToolParserManager as mgr
+            eager = mgr.tool_parsers
+        out.update(getattr(mgr, "lazy_parsers", {}))
+        for name, cls in eager.items():
+            if not getattr(cls, "__module__", "").startswith(__name__):
+                out[name] = cls
+    except Exception:  # pragma: no cover - another vLLM layout
+        pass
+    return out
+
+
+_VLLM_OWN: dict[str, dict[str, Any]] = {"reasoning": _snapshot("reasoning"), "tool": {}}
+_OWN_CACHE: dict[tuple, Any] = {}
+
+
+def _vllm_own_class(kind: str, name: str) -> Optional[type]:
+    """vLLM's own class registered under ``name`` (None if it has none or it
+    does not import here)."""
+    key = (kind, name)
+    if key in _OWN_CACHE:
+        return _OWN_CACHE[key]
+    entry = _VLLM_OWN[kind].get(name)
+    cls = None
+    if isinstance(entry, tuple):
+        try:
+            import importlib
+
+            cls = getattr(importlib.import_module(entry[0]), entry[1])
+        except Exception:
+            cls = None
+    elif isinstance(entry, type):
+        cls = entry
+    if cls is not None and getattr(cls, "__module__", "").startswith(__name__):
+        cls = None
+    _OWN_CACHE[key] = cls
+    return cls
+
+
+_FLAGS = ("skip_special_tokens", "spaces_between_special_tokens")
+
+
+def _adjust_like_vllm(kind: str, name: str, build, request: Any) -> bool:
+    """Apply to ``request`` the detokenization switches vLLM's own parser of
+    ``name`` sets in its ``adjust_request`` (``skip_special_tokens``,
+    ``spaces_between_special_tokens``), read from a copy of the request.
+    False when vLLM's class is unavailable."""
+    cls = _vllm_own_class(kind, name)
+    if cls is None or not hasattr(request, "skip_special_tokens"):
+        return False
+    try:
+        theirs = build(cls)
+        probe = request.model_copy() if hasattr(request, "model_copy") else __import__("copy").copy(request)
+        probe = theirs.adjust_request(probe) or probe
+    except Exception:
+        return False
+    for flag in _FLAGS:
+        if hasattr(request, flag) and hasattr(probe, flag) and getattr(probe, flag) != getattr(request, flag):
+            setattr(request, flag, getattr(probe, flag))
+    return True
+
+
+# ---------------------------------------------------------------------------
 # The reasoning parser
 # ---------------------------------------------------------------------------
 
@@ -296,6 +369,7 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, *args, **kwargs)
+        self._init_args = (args, kwargs)
         spec = self.spec
         fam = get_family(spec.family) if spec.own_family else _family_for(self.vllm_name, tokenizer)
         if spec.extra_terminators:
@@ -509,6 +583,19 @@ class VllmReasoningParser(_VllmReasoningParser):
         return input_ids
 
     def count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
+        """``usage.completion_tokens_details.reasoning_tokens``: counted as
+        vLLM's parser of this name counts them (once per request, on the
+        output ids with the EOS id, with this request's thinking switches);
+        ours when vLLM's class is unavailable."""
+        own = self._vllm_own()
+        if own is not None:
+            try:
+                return int(own.count_reasoning_tokens(token_ids))
+            except Exception:
+                pass
+        return self._count_reasoning_tokens(token_ids)
+
+    def _count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
         if not token_ids or (self._passthrough and not self.spec.count_when_off):
             return 0
         ids = list(token_ids)
@@ -767,8 +854,27 @@ class VllmReasoningParser(_VllmReasoningParser):
         return _delta(text) if sp.reasoning_ids else _delta(None, text)
 
     # -- request ------------------------------------------------------------------
+    def _vllm_own(self) -> Any:
+        """vLLM's own parser of this name for this request (built once), or None."""
+        own = getattr(self, "_own", False)
+        if own is False:
+            cls = _vllm_own_class("reasoning", self.vllm_name)
+            own = None
+            if cls is not None:
+                try:
+                    args, kwargs = self._init_args
+                    own = cls(self.model_tokenizer, *args, **kwargs)
+                except Exception:
+                    own = None
+            self._own = own
+        return own
+
     def adjust_request(self, request: Any) -> Any:
-        """Keep special tokens in the text when the family's markers are special tokens."""
+        """The detokenization switches vLLM's parser of this name sets (it
+        keeps special tokens for most names); without vLLM's class: keep
+        special tokens when the family's markers are special tokens."""
+        if _adjust_like_vllm("reasoning", self.vllm_name, lambda cls: self._vllm_own(), request):
+            return request
         specials = set(getattr(self.model_tokenizer, "all_special_tokens", ()) or ())
         fam = self._family
         markers = fam.start + fam.end + fam.terminators
@@ -867,6 +973,7 @@ _TOOL_FORMATS: dict[str, str] = {
 # Formats of the further tool-format modules (and the names not served, with why).
 _MORE_TOOL_FORMATS, TOOL_NOT_SERVED = _tools.engine_names("vllm")
 _TOOL_FORMATS.update(_MORE_TOOL_FORMATS)
+_VLLM_OWN["tool"] = _snapshot("tool")
 
 
 def _tool_schemas(tools) -> dict[str, dict]:
@@ -924,6 +1031,8 @@ class VllmToolParser(_VllmToolParser):
 
     def adjust_request(self, request: Any) -> Any:
         request = super().adjust_request(request)
+        if _adjust_like_vllm("tool", self.vllm_name, lambda cls: cls(self.model_tokenizer, self.tools), request):
+            return request
         if getattr(request, "tools", None) and hasattr(request, "skip_special_tokens"):
             # Tool-call markers are special tokens in these vocabularies.
             request.skip_special_tokens = False
