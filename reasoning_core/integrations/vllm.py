@@ -188,18 +188,18 @@ class _Spec:
 _TT = ("thinking", "enable_thinking")
 _SPECS: dict[str, _Spec] = {
     # vLLM's BaseThinkingReasoningParser family (DeepSeek R1 rules)
-    "deepseek_r1": _Spec("deepseek_r1", style="r1"),
-    "step5": _Spec("deepseek_r1", style="r1"),
+    "deepseek_r1": _Spec("deepseek_r1", style="r1", thinking_keys=()),
+    "step5": _Spec("deepseek_r1", style="r1", thinking_keys=()),
     "deepseek_v3": _Spec("deepseek_v3", style="r1", thinking=False, thinking_keys=_TT, off_passthrough=True),
     "holo2": _Spec("holo2", style="r1", thinking_keys=_TT, off_passthrough=True),
     "poolside_v1": _Spec("poolside_v1", style="r1", thinking=False, thinking_keys=_TT, off_passthrough=True),
-    "ernie45": _Spec("ernie45", style="r1"),
+    "ernie45": _Spec("ernie45", style="r1", thinking_keys=()),
     "hy_v3": _Spec("hy_v3", style="r1", thinking_from_effort=True, off_passthrough=True, count_when_off=True),
-    "k2_horizon": _Spec("k2_horizon", style="r1", one_shot_no_end="content"),
+    "k2_horizon": _Spec("k2_horizon", style="r1", one_shot_no_end="content", thinking_keys=()),
     "minimax_m3": _Spec("minimax_m3", start=False, wait=True, rstrip_reasoning=False, absorb_stray_end=False,
                         start_text_in_content=False,
                          empty_reasoning_when_opened=True),
-    "step3": _Spec("step3", style="r1"),
+    "step3": _Spec("step3", style="r1", thinking_keys=()),
     # vLLM's ParserEngine grammars
     "qwen3": _Spec("qwen3", rstrip_reasoning=False),
     "mimo": _Spec("mimo", rstrip_reasoning=False),
@@ -213,7 +213,7 @@ _SPECS: dict[str, _Spec] = {
     "minimax_m2": _Spec("minimax_m2", thinking_keys=(), content_ids_missing="none"),
     "nemotron_v3": _Spec("nemotron_v3"),
     "seed_oss": _Spec("seed_oss", rstrip_reasoning=False, extra_terminators=("<seed:tool_call>",)),
-    "step3p5": _Spec("step3", extra_terminators=("<tool_call>",)),
+    "step3p5": _Spec("step3", thinking_keys=(), extra_terminators=("<tool_call>",)),
     "mistral": _Spec("mistral", thinking_keys=(), start=False, start_text_in_content=False),
     "gemma4": _Spec("gemma4", thinking=False, start=False, off_is_identity=False, start_text_in_content=False,
                     inject_start_if=("thought\n", "thought")),
@@ -976,6 +976,19 @@ _TOOL_FORMATS.update(_MORE_TOOL_FORMATS)
 _VLLM_OWN["tool"] = _snapshot("tool")
 
 
+# Whitespace shaping of vLLM's engine-based tool parsers (its ParserEngine
+# config for that name): (whitespace-only content before the first call is
+# dropped, content of a one-shot reply with calls is stripped).  Names not
+# listed pass content through as it came.
+_TOOL_WS: dict[str, tuple[bool, bool]] = {
+    "deepseek_v32": (True, False), "deepseek_v4": (True, False), "deepseek_v41": (True, False),
+    "gemma4": (True, True), "glm45": (True, True), "glm47": (True, True), "granite": (True, True),
+    "inkling": (True, False), "kimi_k2": (True, False), "ling3": (True, True), "mimo": (True, True),
+    "minimax_m2": (True, True), "minimax_m3": (True, False), "mistral": (True, True), "plamo3": (True, False),
+    "qwen3_coder": (True, True), "qwen3_xml": (True, True), "seed_oss": (True, True), "step3p5": (True, True),
+}
+
+
 def _tool_schemas(tools) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for t in tools or ():
@@ -992,6 +1005,53 @@ def _named_choice(request) -> Optional[str]:
     fn = getattr(choice, "function", None)
     name = getattr(fn, "name", None) if fn is not None else getattr(choice, "name", None)
     return name if isinstance(name, str) else None
+
+
+class _ArgsView(list):
+    """``streamed_args_for_tool`` as vLLM reads it: one string per call, the
+    pieces joined (and cached) on read; writes go back to the pieces."""
+
+    def __init__(self, pieces: list[list[str]]) -> None:
+        super().__init__(_joined(p) for p in pieces)
+        self._pieces = pieces
+
+    def __setitem__(self, i, value) -> None:
+        super().__setitem__(i, value)
+        self._pieces[i][:] = [value] if value else []
+
+    def append(self, value) -> None:
+        super().append(value)
+        self._pieces.append([value] if value else [])
+
+
+def _joined(pieces: list[str]) -> str:
+    if len(pieces) > 1:
+        pieces[:] = ["".join(pieces)]
+    return pieces[0] if pieces else ""
+
+
+class _CallsView(list):
+    """``prev_tool_call_arr``: a list of ``{"name", "arguments"}`` dicts whose
+    ``"arguments"`` is read from the argument pieces (joined on read)."""
+
+    def __init__(self, owner: "VllmToolParser", value) -> None:
+        super().__init__(value or ())
+        self._owner = owner
+
+    def __getitem__(self, i):
+        item = super().__getitem__(i)
+        if isinstance(i, int) and isinstance(item, dict):
+            pieces = self._owner._arg_pieces
+            j = i if i >= 0 else len(self) + i
+            if j < len(pieces) and pieces[j]:
+                dict.__setitem__(item, "arguments", _joined(pieces[j]))
+            elif "name" in item and "arguments" not in item:
+                dict.__setitem__(item, "arguments", "")
+        return item
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
 
 
 class VllmToolParser(_VllmToolParser):
@@ -1018,6 +1078,13 @@ class VllmToolParser(_VllmToolParser):
     def __init__(self, tokenizer: Any, tools: Any = None, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools)
         self._tp = _tools.create(self.rc_format)
+        self._ws_drop, self._ws_strip = _TOOL_WS.get(self.vllm_name, (False, False))
+        self._nonws_seen = False      # content with non-whitespace text went out
+        self._deferred_ws = ""        # whitespace-only content held (vLLM's engine rule)
+        self._call_seen = False
+        # Arguments streamed per call, as pieces: joined only when vLLM reads
+        # streamed_args_for_tool / prev_tool_call_arr (O(delta) per call).
+        self._arg_pieces: list[list[str]] = []
         self._schemas_from: Any = None
         if tools:
             self._tp.set_streaming_tool_schemas(_tool_schemas(tools) or None)
@@ -1051,7 +1118,13 @@ class VllmToolParser(_VllmToolParser):
             return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
         calls = [ToolCall(id=c.id, type="function", function=FunctionCall(id=c.id, name=c.name, arguments=c.arguments))
                  for c in resp.tool_calls]
-        return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=resp.content)
+        content = resp.content
+        if calls and content is not None:
+            if self._ws_strip:
+                content = content.strip() or None
+            elif self._ws_drop and not content.strip():
+                content = None
+        return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=content)
 
     def extract_tool_calls_streaming(
         self,
@@ -1068,12 +1141,55 @@ class VllmToolParser(_VllmToolParser):
             return None
         out = self._tp.parse_delta(delta_text)
         if out is None:
+            if self._ws_drop and not self._nonws_seen:
+                text = self._shape_content(delta_text)
+                return DeltaMessage(content=text) if text else None
             return DeltaMessage(content=delta_text)
         return self._message(out)
 
     def finish_streaming(self) -> Optional[DeltaMessage]:
         finish = getattr(self._tp, "finish", None)
-        return self._message(finish()) if finish is not None else None
+        msg = self._message(finish(), final=True) if finish is not None else None
+        if self._deferred_ws:
+            held, self._deferred_ws = self._deferred_ws, ""
+            if msg is None:
+                return DeltaMessage(content=held)
+            msg.content = held + (msg.content or "")
+        return msg
+
+    def _shape_content(self, text: str) -> str:
+        """vLLM's engine rule until content has non-whitespace text:
+        whitespace-only content is held, and dropped once a call starts."""
+        if text.strip():
+            self._nonws_seen = True
+            held, self._deferred_ws = self._deferred_ws, ""
+            return held + text
+        if not self._call_seen:
+            self._deferred_ws += text
+        return ""
+
+    def get_remaining_unstreamed_args(self) -> str:
+        """Nothing: every argument we parsed was streamed as it came (O(1),
+        where vLLM's default compares the whole arguments at the end)."""
+        return ""
+
+    # vLLM's serving layer reads these two lists at the end of a stream (and
+    # its tests read them after each delta): views over our pieces.
+    @property
+    def streamed_args_for_tool(self) -> list[str]:
+        return _ArgsView(self._arg_pieces)
+
+    @streamed_args_for_tool.setter
+    def streamed_args_for_tool(self, value: list[str]) -> None:
+        self._arg_pieces = [[v] if v else [] for v in value]
+
+    @property
+    def prev_tool_call_arr(self) -> list[dict]:
+        return self._prev
+
+    @prev_tool_call_arr.setter
+    def prev_tool_call_arr(self, value: list[dict]) -> None:
+        self._prev = _CallsView(self, value)
 
     def get_structural_tag(self, request: Any, *, reasoning: bool = False, strict_level: Any = None) -> Any:
         """vLLM's structural tag for this request: vLLM's own for a built-in
@@ -1111,15 +1227,25 @@ class VllmToolParser(_VllmToolParser):
                               parallel_tool_calls=getattr(request, "parallel_tool_calls", None) is not False,
                               as_object=True)
 
-    def _message(self, out) -> Optional[DeltaMessage]:
+    def _message(self, out, final: bool = False) -> Optional[DeltaMessage]:
         if not out:
             return None
         content: list[str] = []
         calls: list[DeltaToolCall] = []
+        shape = self._ws_drop and not self._nonws_seen
         for d in out:
             if d.content is not None:
-                content.append(d.content)
+                if shape and not self._nonws_seen:
+                    piece = self._shape_content(d.content)
+                    if piece:
+                        content.append(piece)
+                else:
+                    content.append(d.content)
                 continue
+            if not self._call_seen:
+                self._call_seen = True
+                if self._ws_drop:
+                    self._deferred_ws = ""
             self._record(d)
             fn = DeltaFunctionCall(name=d.name, arguments=d.arguments) if (d.name or d.arguments) else None
             calls.append(DeltaToolCall(index=d.index, id=d.id, type="function" if d.id else None, function=fn))
@@ -1132,16 +1258,19 @@ class VllmToolParser(_VllmToolParser):
 
     def _record(self, d) -> None:
         """Keep vLLM's bookkeeping (prev_tool_call_arr, streamed_args_for_tool)
-        equal to what was streamed, so its end-of-stream top-up adds nothing."""
-        while len(self.prev_tool_call_arr) <= d.index:
-            self.prev_tool_call_arr.append({})
-            self.streamed_args_for_tool.append("")
-        entry = self.prev_tool_call_arr[d.index]
-        if d.name:
+        equal to what was streamed, so its end-of-stream top-up adds nothing.
+        O(len(d.arguments)): the arguments are kept as pieces, joined when read."""
+        pieces = self._arg_pieces
+        prev = self._prev
+        while len(pieces) <= d.index:
+            pieces.append([])
+        while len(prev) <= d.index:
+            list.append(prev, {})
+        entry = list.__getitem__(prev, d.index)
+        if d.name and isinstance(entry, dict):
             entry["name"] = d.name
         if d.arguments:
-            self.streamed_args_for_tool[d.index] += d.arguments
-        entry["arguments"] = self.streamed_args_for_tool[d.index]
+            pieces[d.index].append(d.arguments)
         self.current_tool_id = d.index
 
 
