@@ -176,6 +176,10 @@ class _Spec:
     # count_reasoning_tokens counts from the first token (the prompt opened the
     # block: hy_v4), not only inside start ... end (vLLM's R1 depth counter).
     count_from_start: bool = False
+    # is_reasoning_end as vLLM's class of this name answers it whatever the
+    # ids: "none" (granite: vLLM's base method, None), "false" (muse: only a
+    # tool channel ends it), "true" (openai_gptoss); "" : from the ids.
+    reasoning_end_answer: str = ""
     prompt_closes: bool = True            # set_prompt_token_ids: a closed block in this turn -> content
     terminators_end: bool = True          # terminators count for is_reasoning_end
     notes: str = ""
@@ -224,18 +228,18 @@ _SPECS: dict[str, _Spec] = {
     # vLLM's own one-off parsers
     "cohere_command3": _Spec("cohere_command", style="legacy"),
     "cohere_command4": _Spec("cohere_command", style="legacy"),
-    "granite": _Spec("granite", style="legacy", thinking=False),
+    "granite": _Spec("granite", style="legacy", thinking=False, reasoning_end_answer="none"),
     "hunyuan_a13b": _Spec("hunyuan_a13b", style="legacy", thinking=False),
     "hy_v4": _Spec("hy_v4", style="r1", thinking_from_effort=True, default_effort="high", off_passthrough=True,
                    count_from_start=True),
     "kimi_k3": _Spec("kimi_k3", style="legacy"),
     "minimax_m2_append_think": _Spec("minimax_m2", style="append_think", terminators_end=False, wait=True,
                                       own_family=True),
-    "muse": _Spec("muse", style="legacy", thinking=False),
-    "musespark1x": _Spec("muse", style="legacy", thinking=False),
-    "muse_glimmer": _Spec("muse_glimmer", style="legacy", thinking=False),
+    "muse": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false"),
+    "musespark1x": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false"),
+    "muse_glimmer": _Spec("muse_glimmer", style="legacy", thinking=False, reasoning_end_answer="false"),
     "olmo3": _Spec("olmo3", style="legacy"),
-    "openai_gptoss": _Spec("gpt_oss", style="legacy", thinking=False),
+    "openai_gptoss": _Spec("gpt_oss", style="legacy", thinking=False, reasoning_end_answer="true"),
     "beam": _Spec("passthrough", style="legacy"),
     "hf": _Spec("passthrough", style="legacy"),
 }
@@ -474,7 +478,7 @@ class VllmReasoningParser(_VllmReasoningParser):
     def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
         if self._passthrough or not self.spec.prompt_closes:
             return
-        if self._start_state and self._boundary_ids and self.is_reasoning_end(prompt_token_ids):
+        if self._start_state and self._boundary_ids and self._is_reasoning_end(prompt_token_ids):
             self._start_state = False
 
     def adjust_initial_state_from_prompt(self, prompt_token_ids: Sequence[int]) -> None:
@@ -508,6 +512,12 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     # -- structured-output gate --------------------------------------------------
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
+        fixed = self.spec.reasoning_end_answer
+        if fixed:
+            return None if fixed == "none" else fixed == "true"  # type: ignore[return-value]
+        return self._is_reasoning_end(input_ids)
+
+    def _is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
         if self._passthrough and not self._append_think:
             return True
         return self._answer(self._scan(input_ids))
@@ -775,7 +785,7 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     def _saw_reasoning(self, segs) -> bool:
         for k, _, _ in segs:
-            if k != SEG_CONTENT:
+            if k != SEG_CONTENT and k != SEG_HELD:  # held tokens decide nothing yet
                 return True
         return False
 
@@ -984,7 +994,7 @@ _TOOL_WS: dict[str, tuple[bool, bool]] = {
     "deepseek_v32": (True, False), "deepseek_v4": (True, False), "deepseek_v41": (True, False),
     "gemma4": (True, True), "glm45": (True, True), "glm47": (True, True), "granite": (True, True),
     "inkling": (True, False), "kimi_k2": (True, False), "ling3": (True, True), "mimo": (True, True),
-    "minimax_m2": (True, True), "minimax_m3": (True, False), "mistral": (True, True), "plamo3": (True, False),
+    "minimax_m2": (True, True), "minimax_m3": (True, False), "plamo3": (True, False),
     "qwen3_coder": (True, True), "qwen3_xml": (True, True), "seed_oss": (True, True), "step3p5": (True, True),
 }
 
