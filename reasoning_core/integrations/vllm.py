@@ -1149,6 +1149,11 @@ class VllmToolParser(_VllmToolParser):
         self._use_request(request)
         if not delta_text:
             return None
+        if getattr(request, "tool_choice", None) == "none":
+            # No tools requested (or tool_choice="none"): the text is content,
+            # as vLLM's non-engine parsers leave it (its engine parsers drop a
+            # call written anyway; ours keep its text, as one-shot does).
+            return DeltaMessage(content=delta_text)
         out = self._tp.parse_delta(delta_text)
         if out is None:
             if self._ws_drop and not self._nonws_seen:
