@@ -25,10 +25,46 @@ from reasoning_core.integrations import vllm as rcv  # noqa: E402
 
 FULL = os.environ.get("REASONING_CORE_FULL_ENGINE_TESTS") == "1"
 
-# (name, flow) where vLLM's own parser loses or misplaces non-whitespace text
-# and ours keeps it (docs/engines/vllm.md lists them); these cases check that
-# ours keeps every character vLLM's reply had, in a sane place.
-VLLM_LOSES_TEXT: dict[tuple[str, str], str] = {}
+# Where vLLM's own parser loses, duplicates or misplaces non-whitespace text
+# (or fails the request) and ours keeps it; docs/engines/vllm.md explains each
+# class.  A case in one of these classes must still keep, in ours, every
+# sentence the model wrote and every character vLLM's reply had.
+R1_NAMES = {"deepseek_r1", "step5", "ernie45", "step3", "holo2", "hy_v3", "hy_v4", "poolside_v1", "deepseek_v3",
+            "k2_horizon"}
+ENGINE_TOOL_NAMES = {"qwen3_coder", "glm45", "glm47", "kimi_k2", "minimax_m2", "mistral"}
+ENGINE_COUNT_NAMES = {"glm45", "glm47", "mimo", "minimax_m2", "nemotron_v3", "plamo3", "seed_oss", "step3p5",
+                      "granite_thinking_parser", "qwen3", "ling3", "minicpmv"}
+MUSE = {"muse", "musespark1x", "muse_glimmer"}
+
+
+def documented(case: vc.Case, mode: str) -> str:
+    """The documented class of a difference for this case, or ""."""
+    name, tool, flow = case.name, case.tool, case.flow
+    if mode == "k2-4" and (name in R1_NAMES or name == "granite") and tool in (None, "deepseek_v3", "deepseek_v31"):
+        return "marker stripped from delta_text, split by length (several tokens per step)"
+    if tool in ("deepseek_v3", "deepseek_v31"):
+        return "tool markers are special tokens and vLLM's parsers skip special tokens"
+    if tool in ENGINE_TOOL_NAMES and flow == "tool_no_tools_listed":
+        return "no tools listed: vLLM's engine parsers drop the call the model wrote"
+    if mode == "k2-4" and name in ENGINE_COUNT_NAMES and flow in ("no_markers", "off"):
+        return "reasoning_tokens: vLLM's engine count depends on tokens per step"
+    if name in ("hunyuan_a13b", "openai_gptoss"):
+        return "vLLM's parser fails the request or needs the real vocabulary"
+    if name == "minimax_m3" and mode != "oneshot":
+        return "vLLM streams minimax_m3's block as content (its one-shot splits it)"
+    if name == "mistral" and flow == "prompt_open":
+        return "a [THINK] the prompt opened: ours follows the prompt"
+    if name in MUSE:
+        return "Muse: vLLM drops text outside a message"
+    if name in ("inkling", "minicpmv") and flow == "off_stray_end":
+        return "thinking off: vLLM drops a stray end marker"
+    if name == "granite" and flow == "truncated" and mode == "oneshot":
+        return "granite: an unanswered thought is reasoning in ours, content in vLLM's"
+    return ""
+
+
+SENTENCES = ("Let me think about it step by step.", "The answer is 4.", "The user wants the weather.",
+             "It is sunny.", "Let me check.")
 # Whole names vLLM's serving layer cannot build here (optional packages).
 UNBUILDABLE = {"cohere_command3", "cohere_command4", "olmo3", "beam", "hf"}
 
@@ -91,9 +127,15 @@ def test_response_equals_vllm(harness, case, mode):
     if theirs.reasoning == "ERROR":  # vLLM's parser fails this request (a 500); ours must answer
         assert ours.reasoning != "ERROR"
         return
-    if (case.name, case.flow) in VLLM_LOSES_TEXT and ours != theirs:
+    if ours != theirs and documented(case, mode):
+        assert ours.reasoning != "ERROR"
         kept = (ours.reasoning or "") + (ours.content or "")
-        for ch in (theirs.reasoning or "") + (theirs.content or ""):
-            assert ch.isspace() or ch in kept
+        for sentence in SENTENCES:
+            if sentence in case.text:
+                assert sentence in kept or ours.tool_calls, (sentence, ours)
+        if theirs.reasoning != "ERROR":
+            allowed = set(kept) | set(" \n") | set("".join(vc.markers(case.name)))  # marker text ours removes
+            assert set((theirs.reasoning or "") + (theirs.content or "")) <= allowed, (theirs, ours)
+            assert ours.tool_calls == theirs.tool_calls or not theirs.tool_calls
         return
     assert ours == theirs
