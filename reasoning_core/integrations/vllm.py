@@ -246,6 +246,11 @@ _SPECS: dict[str, _Spec] = {
 
 NOT_SERVED: dict[str, str] = {}
 
+# Names whose vLLM class gives no reasoning_start_str / reasoning_end_str (so
+# vLLM refuses a thinking_token_budget for them): ours answer the same.
+_NO_MARKER_STRINGS = frozenset({"deepseek_v3", "granite", "hunyuan_a13b", "minimax_m2_append_think", "muse",
+                                "muse_glimmer", "musespark1x", "openai_gptoss", "poolside_v1"})
+
 
 def _engine_names() -> dict[str, str]:
     try:
@@ -428,10 +433,19 @@ class VllmReasoningParser(_VllmReasoningParser):
     # -- names vLLM's serving layer and tests read ---------------------------
     @property
     def reasoning_start_str(self) -> Optional[str]:
+        """What vLLM's ``thinking_token_budget`` reads: the family's start, or
+        None where vLLM's class of this name has none."""
+        if self.vllm_name in _NO_MARKER_STRINGS:
+            return None
         return self._family.start[0] if self._family.start else None
+
+    def _start_text_str(self) -> str:
+        return self._family.start[0] if self._family.start else ""
 
     @property
     def reasoning_end_str(self) -> Optional[str]:
+        if self.vllm_name in _NO_MARKER_STRINGS:
+            return None
         return self._family.end[0] if self._family.end else None
 
     @property
@@ -623,7 +637,7 @@ class VllmReasoningParser(_VllmReasoningParser):
     # -- one-shot -----------------------------------------------------------------
     def extract_reasoning(self, model_output: str, request: Any = None) -> tuple[Optional[str], Optional[str]]:
         if self._passthrough:
-            return None, (self.reasoning_start_str or "") + model_output if self._append_think else model_output
+            return None, self._start_text_str() + model_output if self._append_think else model_output
         spec = self.spec
         if spec.style == "engine" and not self.thinking and spec.off_is_identity:
             return None, model_output
@@ -678,8 +692,19 @@ class VllmReasoningParser(_VllmReasoningParser):
         if self._passthrough:
             if self._append_think and not self._begun:
                 self._begun = True
-                delta_text = (self.reasoning_start_str or "") + delta_text
+                delta_text = self._start_text_str() + delta_text
             return _delta(None, delta_text) if delta_text else None
+        if not delta_token_ids:
+            # Text without ids (a caller whose ids do not cover its text): no
+            # delimiter can be seen, so the text goes to the side we are on
+            # rather than being dropped.
+            if not delta_text:
+                return None
+            if not self._begun:
+                self._begin()
+            if self._eng.state == CONTENT:
+                return self._content_delta(None, delta_text)
+            return _delta(delta_text)
         if not self._begun:
             self._begin()
             if self.spec.inject_start_if and self._injects(delta_text, self._start_state):
@@ -1376,9 +1401,21 @@ def register(replace: bool = False) -> None:
                 ToolParserManager.register_module(key, force=True, module=cls)
 
 
+def _replace_requested() -> bool:
+    """``REASONING_CORE_REPLACE=1`` (also ``true`` / ``yes`` / ``on``): take over
+    vLLM's own parser names too (the one switch a deployment needs to keep
+    vLLM's name-keyed serving behaviour with our parsers)."""
+    import os
+
+    return os.environ.get("REASONING_CORE_REPLACE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def general_plugin() -> None:
-    """The ``vllm.general_plugins`` entry point: registers the ``rc_`` names."""
+    """The ``vllm.general_plugins`` entry point: registers the ``rc_`` names,
+    and vLLM's own names as well under ``REASONING_CORE_REPLACE=1``."""
     register()
+    if _replace_requested():
+        register(replace=True)
 
 
-register()
+general_plugin()

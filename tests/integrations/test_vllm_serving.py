@@ -139,3 +139,53 @@ def test_response_equals_vllm(harness, case, mode):
             assert ours.tool_calls == theirs.tool_calls or not theirs.tool_calls
         return
     assert ours == theirs
+
+
+@pytest.fixture()
+def replaced(harness):
+    """Our classes registered under vLLM's own names (register(replace=True)),
+    vLLM's registries restored afterwards."""
+    from vllm.tool_parsers import ToolParserManager
+
+    saved = (dict(ReasoningParserManager.reasoning_parsers), dict(ToolParserManager.tool_parsers))
+    harness._servers.clear()
+    rcv.register(replace=True)
+    try:
+        yield harness
+    finally:
+        ReasoningParserManager.reasoning_parsers.clear()
+        ReasoningParserManager.reasoning_parsers.update(saved[0])
+        ToolParserManager.tool_parsers.clear()
+        ToolParserManager.tool_parsers.update(saved[1])
+        harness._servers.clear()
+
+
+REPLACE_CASES = [c for c in CASES if c.flow in ("think", "prompt_open", "off", "tool_after_reasoning")]
+
+
+def test_replace_serves_ours_under_vllms_names(harness, replaced):
+    """With register(replace=True) a request naming vLLM's parser gets ours:
+    the same response as rc_<name>, for every case of the slice."""
+    rc = {(c.id, m): _ask(harness, c, m, "rc_") for c in REPLACE_CASES for m in c.modes}
+    differ = [(c.id, m) for c in REPLACE_CASES for m in c.modes if _ask(harness, c, m, "") != rc[(c.id, m)]]
+    assert not differ
+
+
+def test_reasoning_marker_strings_equal_vllms():
+    """reasoning_start_str / reasoning_end_str (what thinking_token_budget
+    reads) are vLLM's class's, for every name whose class builds here."""
+    from vllm_helpers import vllm_tokenizer
+    from vllm_serving_helpers import union_specials
+
+    tok = vllm_tokenizer(union_specials())
+    compared = 0
+    for name, cls in sorted(rcv.REASONING_PARSERS.items()):
+        try:
+            theirs = ReasoningParserManager.get_reasoning_parser(name)(tok)
+        except Exception:  # noqa: BLE001 - needs a real vocabulary or optional package
+            continue
+        ours = cls(tok)
+        assert (ours.reasoning_start_str, ours.reasoning_end_str) == \
+            (theirs.reasoning_start_str, theirs.reasoning_end_str), name
+        compared += 1
+    assert compared >= 30

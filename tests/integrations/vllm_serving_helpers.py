@@ -72,6 +72,7 @@ class ScriptedCore:
     answered with the next script's ids, ``k`` per step."""
 
     engine_ranks_managed = [0]
+    yields = 8  # event-loop turns given to the serving loop per step (so no two steps merge)
 
     def __init__(self) -> None:
         self.queue: asyncio.Queue = asyncio.Queue()
@@ -96,7 +97,7 @@ class ScriptedCore:
 
     async def get_output_async(self):
         out = await self.queue.get()
-        for _ in range(8):  # let the serving loop take the previous step first (no merged steps)
+        for _ in range(self.yields):  # let the serving loop take the previous step first (no merged steps)
             await asyncio.sleep(0)
         return out
 
@@ -205,7 +206,8 @@ class ServingHarness:
 
     def chat(self, reasoning: Optional[str], tool: Optional[str], ids: list[int], sizes: list[int], *,
              finish: str = "stop", stream: bool, chat_template_kwargs: Optional[dict] = None,
-             tools: Optional[list] = None, max_tokens: Optional[int] = None) -> Reply:
+             tools: Optional[list] = None, max_tokens: Optional[int] = None,
+             skip_special_tokens: Optional[bool] = None) -> Reply:
         """One request through vLLM's chat-completions handler; ``ids`` are
         the engine's output (with the EOS id for ``finish="stop"``)."""
         from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
@@ -222,6 +224,8 @@ class ServingHarness:
             body["tools"] = tools
         if max_tokens:
             body["max_tokens"] = max_tokens
+        if skip_special_tokens is not None:
+            body["skip_special_tokens"] = skip_special_tokens
         request = ChatCompletionRequest(**body)
         self.core.script = (list(ids), list(sizes), FinishReason.STOP if finish == "stop" else FinishReason.LENGTH)
         with warnings.catch_warnings():
