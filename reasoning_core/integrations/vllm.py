@@ -1133,12 +1133,21 @@ class VllmToolParser(_VllmToolParser):
 
     def adjust_request(self, request: Any) -> Any:
         request = super().adjust_request(request)
-        if _adjust_like_vllm("tool", self.vllm_name, lambda cls: cls(self.model_tokenizer, self.tools), request):
+        if _adjust_like_vllm("tool", self.vllm_name, self._vllm_own_tool, request):
             return request
         if getattr(request, "tools", None) and hasattr(request, "skip_special_tokens"):
             # Tool-call markers are special tokens in these vocabularies.
             request.skip_special_tokens = False
         return request
+
+    def _vllm_own_tool(self, cls: type) -> Any:
+        """vLLM's tool parser of this name for this tokenizer, built once
+        (its ``adjust_request`` reads the request, not the instance's tools)."""
+        key = ("tool-instance", self.vllm_name, id(self.model_tokenizer))
+        own = _OWN_CACHE.get(key)
+        if own is None or own[0] is not self.model_tokenizer:
+            own = _OWN_CACHE[key] = (self.model_tokenizer, cls(self.model_tokenizer, None))
+        return own[1]
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         tp = _tools.create(self.rc_format)
