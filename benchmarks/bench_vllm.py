@@ -17,16 +17,24 @@ incremental detokenizer gives vLLM), it times, in one process:
 
 It prints medians and min-max in microseconds per token, and the ratio of
 vLLM's work above the floor to ours.
+
+``--serving`` times whole streamed chat completions instead, through vLLM's
+own serving path (``AsyncLLM`` with its Input/OutputProcessor and incremental
+detokenizer, ``OpenAIServingChat``, behind the scripted engine core of
+``tests/integrations/vllm_serving_helpers.py``): no parser (the floor), vLLM's
+parser and ours, per generated token, one token per engine step.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import gc
 import os
 import statistics
 import sys
 import time
 import warnings
+from typing import Optional
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
@@ -98,11 +106,82 @@ def _fmt(xs: list[float]) -> str:
     return f"{statistics.median(xs):7.2f}  ({min(xs):.2f}-{max(xs):.2f})"
 
 
+def serving(repeat: int, names: list[str], tool_pairs: list[tuple[str, str]]) -> int:
+    """Per-token cost of a streamed chat completion through vLLM's serving path."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:0] = [os.path.join(here, "..", "tests"), os.path.join(here, "..", "tests", "integrations")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from reasoning_core.families import get_family
+        from reasoning_core.integrations import vllm as rcv
+        from test_hardening_tools import call_text
+        from vllm_serving_helpers import ServingHarness
+        from vocab import CORPUS
+
+        h = ServingHarness()
+    h.core.yields = 2
+    tools = [{"type": "function", "function": {"name": "write_file", "parameters": {
+        "type": "object", "properties": {"c": {"type": "string"}}}}}]
+    prose = " ".join(CORPUS[:3] + CORPUS[4:6] + CORPUS[7:])
+
+    def completion(name: str, tool: Optional[str]) -> list[int]:
+        fam = get_family(rcv.family_of(name))
+        s, e = (fam.start[0] if fam.start else ""), (fam.end[0] if fam.end else "")
+        tail = " ".join([prose] * 8)
+        if tool is not None:
+            fmt = rcv.TOOL_PARSERS[tool].rc_format
+            tail = "\n\n" + call_text(fmt, "write_file", "c", json.dumps(tail))
+        return h.encode(s + " ".join([prose] * 24) + e + tail) + [h.eos_id]
+
+    configs: list[tuple[str, Optional[str], Optional[str], str]] = []
+    for name in names:
+        configs.append((f"no parser ({name} text)", None, None, name))
+        configs.append((f"no parser, special kept ({name})", None, None, name))
+        configs += [(f"vLLM {name}", name, None, name), (f"ours rc_{name}", "rc_" + name, None, name)]
+    for name, tool in tool_pairs:
+        configs.append((f"no parser ({name}+{tool} text)", None, None, f"{name}+{tool}"))
+        configs.append((f"no parser, special kept ({name}+{tool})", None, None, f"{name}+{tool}"))
+        configs += [(f"vLLM {name} + {tool}", name, tool, f"{name}+{tool}"),
+                    (f"ours rc_{name} + rc_{tool}", "rc_" + name, "rc_" + tool, f"{name}+{tool}")]
+    texts = {n: completion(n, None) for n in names}
+    texts.update({f"{n}+{t}": completion(n, t) for n, t in tool_pairs})
+    times: dict[str, list[float]] = {c[0]: [] for c in configs}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for c in configs:  # warm-up: builds each server once
+            ids = texts[c[3]]
+            h.chat(c[1], c[2], ids[:8], [1] * 8, stream=True, tools=tools if c[2] else None)
+        for _ in range(repeat):
+            for label, r, t, key in configs:
+                ids = texts[key]
+                gc.collect()
+                t0 = time.perf_counter()
+                h.chat(r, t, ids, [1] * len(ids), stream=True, tools=tools if t else None,
+                       skip_special_tokens=False if "special kept" in label else None)
+                times[label].append((time.perf_counter() - t0) / len(ids) * 1e6)
+    print(f"vLLM serving path, streamed, one token per step, {repeat} interleaved runs; "
+          f"microseconds per generated token, median (min-max)")
+    for label, _, _, key in configs:
+        floor = times[f"no parser ({key} text)"]
+        kept = times[f"no parser, special kept ({key})"]
+        extra = "" if label.startswith("no parser") else (
+            f"   above no parser: median {statistics.median(times[label]) - statistics.median(floor):+.1f}, "
+            f"min {min(times[label]) - min(floor):+.1f}; above special-kept: "
+            f"median {statistics.median(times[label]) - statistics.median(kept):+.1f}, "
+            f"min {min(times[label]) - min(kept):+.1f}")
+        print(f"  {label:34} ({len(texts[key])} tokens) {_fmt(times[label])}{extra}")
+    h.close()
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--names", nargs="+", default=["deepseek_r1", "qwen3"])
+    ap.add_argument("--serving", action="store_true", help="time whole requests through vLLM's serving path")
     args = ap.parse_args(argv)
+    if args.serving:
+        return serving(args.repeat, args.names, [("qwen3", "hermes"), ("qwen3", "qwen3_coder")])
 
     tok, DeltaMessage, ReasoningParser, Manager, rcv, text = _load()
 

@@ -176,6 +176,10 @@ class _Spec:
     # count_reasoning_tokens counts from the first token (the prompt opened the
     # block: hy_v4), not only inside start ... end (vLLM's R1 depth counter).
     count_from_start: bool = False
+    # is_reasoning_end as vLLM's class of this name answers it whatever the
+    # ids: "none" (granite: vLLM's base method, None), "false" (muse: only a
+    # tool channel ends it), "true" (openai_gptoss); "" : from the ids.
+    reasoning_end_answer: str = ""
     prompt_closes: bool = True            # set_prompt_token_ids: a closed block in this turn -> content
     terminators_end: bool = True          # terminators count for is_reasoning_end
     notes: str = ""
@@ -188,18 +192,18 @@ class _Spec:
 _TT = ("thinking", "enable_thinking")
 _SPECS: dict[str, _Spec] = {
     # vLLM's BaseThinkingReasoningParser family (DeepSeek R1 rules)
-    "deepseek_r1": _Spec("deepseek_r1", style="r1"),
-    "step5": _Spec("deepseek_r1", style="r1"),
+    "deepseek_r1": _Spec("deepseek_r1", style="r1", thinking_keys=()),
+    "step5": _Spec("deepseek_r1", style="r1", thinking_keys=()),
     "deepseek_v3": _Spec("deepseek_v3", style="r1", thinking=False, thinking_keys=_TT, off_passthrough=True),
     "holo2": _Spec("holo2", style="r1", thinking_keys=_TT, off_passthrough=True),
     "poolside_v1": _Spec("poolside_v1", style="r1", thinking=False, thinking_keys=_TT, off_passthrough=True),
-    "ernie45": _Spec("ernie45", style="r1"),
+    "ernie45": _Spec("ernie45", style="r1", thinking_keys=()),
     "hy_v3": _Spec("hy_v3", style="r1", thinking_from_effort=True, off_passthrough=True, count_when_off=True),
-    "k2_horizon": _Spec("k2_horizon", style="r1", one_shot_no_end="content"),
+    "k2_horizon": _Spec("k2_horizon", style="r1", one_shot_no_end="content", thinking_keys=()),
     "minimax_m3": _Spec("minimax_m3", start=False, wait=True, rstrip_reasoning=False, absorb_stray_end=False,
                         start_text_in_content=False,
                          empty_reasoning_when_opened=True),
-    "step3": _Spec("step3", style="r1"),
+    "step3": _Spec("step3", style="r1", thinking_keys=()),
     # vLLM's ParserEngine grammars
     "qwen3": _Spec("qwen3", rstrip_reasoning=False),
     "mimo": _Spec("mimo", rstrip_reasoning=False),
@@ -213,7 +217,7 @@ _SPECS: dict[str, _Spec] = {
     "minimax_m2": _Spec("minimax_m2", thinking_keys=(), content_ids_missing="none"),
     "nemotron_v3": _Spec("nemotron_v3"),
     "seed_oss": _Spec("seed_oss", rstrip_reasoning=False, extra_terminators=("<seed:tool_call>",)),
-    "step3p5": _Spec("step3", extra_terminators=("<tool_call>",)),
+    "step3p5": _Spec("step3", thinking_keys=(), extra_terminators=("<tool_call>",)),
     "mistral": _Spec("mistral", thinking_keys=(), start=False, start_text_in_content=False),
     "gemma4": _Spec("gemma4", thinking=False, start=False, off_is_identity=False, start_text_in_content=False,
                     inject_start_if=("thought\n", "thought")),
@@ -224,23 +228,28 @@ _SPECS: dict[str, _Spec] = {
     # vLLM's own one-off parsers
     "cohere_command3": _Spec("cohere_command", style="legacy"),
     "cohere_command4": _Spec("cohere_command", style="legacy"),
-    "granite": _Spec("granite", style="legacy", thinking=False),
+    "granite": _Spec("granite", style="legacy", thinking=False, reasoning_end_answer="none"),
     "hunyuan_a13b": _Spec("hunyuan_a13b", style="legacy", thinking=False),
     "hy_v4": _Spec("hy_v4", style="r1", thinking_from_effort=True, default_effort="high", off_passthrough=True,
                    count_from_start=True),
     "kimi_k3": _Spec("kimi_k3", style="legacy"),
     "minimax_m2_append_think": _Spec("minimax_m2", style="append_think", terminators_end=False, wait=True,
                                       own_family=True),
-    "muse": _Spec("muse", style="legacy", thinking=False),
-    "musespark1x": _Spec("muse", style="legacy", thinking=False),
-    "muse_glimmer": _Spec("muse_glimmer", style="legacy", thinking=False),
+    "muse": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false"),
+    "musespark1x": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false"),
+    "muse_glimmer": _Spec("muse_glimmer", style="legacy", thinking=False, reasoning_end_answer="false"),
     "olmo3": _Spec("olmo3", style="legacy"),
-    "openai_gptoss": _Spec("gpt_oss", style="legacy", thinking=False),
+    "openai_gptoss": _Spec("gpt_oss", style="legacy", thinking=False, reasoning_end_answer="true"),
     "beam": _Spec("passthrough", style="legacy"),
     "hf": _Spec("passthrough", style="legacy"),
 }
 
 NOT_SERVED: dict[str, str] = {}
+
+# Names whose vLLM class gives no reasoning_start_str / reasoning_end_str (so
+# vLLM refuses a thinking_token_budget for them): ours answer the same.
+_NO_MARKER_STRINGS = frozenset({"deepseek_v3", "granite", "hunyuan_a13b", "minimax_m2_append_think", "muse",
+                                "muse_glimmer", "musespark1x", "openai_gptoss", "poolside_v1"})
 
 
 def _engine_names() -> dict[str, str]:
@@ -271,6 +280,79 @@ def _family_for(vllm_name: str, tokenizer: Any) -> Family:
 
 
 # ---------------------------------------------------------------------------
+# vLLM's own parser of a name (for what the serving layer asks once per request)
+# ---------------------------------------------------------------------------
+
+def _snapshot(manager_attr: str) -> dict[str, Any]:
+    """vLLM's own registrations (class, or (module, class name) for lazy
+    ones), taken before ``register(replace=True)`` can replace them."""
+    out: dict[str, Any] = {}
+    try:
+        if manager_attr == "reasoning":
+            mgr, eager = ReasoningParserManager, ReasoningParserManager.reasoning_parsers
+        else:
+            from vllm.tool_parsers import ToolParserManager as mgr
+            eager = mgr.tool_parsers
+        out.update(getattr(mgr, "lazy_parsers", {}))
+        for name, cls in eager.items():
+            if not getattr(cls, "__module__", "").startswith(__name__):
+                out[name] = cls
+    except Exception:  # pragma: no cover - another vLLM layout
+        pass
+    return out
+
+
+_VLLM_OWN: dict[str, dict[str, Any]] = {"reasoning": _snapshot("reasoning"), "tool": {}}
+_OWN_CACHE: dict[tuple, Any] = {}
+
+
+def _vllm_own_class(kind: str, name: str) -> Optional[type]:
+    """vLLM's own class registered under ``name`` (None if it has none or it
+    does not import here)."""
+    key = (kind, name)
+    if key in _OWN_CACHE:
+        return _OWN_CACHE[key]
+    entry = _VLLM_OWN[kind].get(name)
+    cls = None
+    if isinstance(entry, tuple):
+        try:
+            import importlib
+
+            cls = getattr(importlib.import_module(entry[0]), entry[1])
+        except Exception:
+            cls = None
+    elif isinstance(entry, type):
+        cls = entry
+    if cls is not None and getattr(cls, "__module__", "").startswith(__name__):
+        cls = None
+    _OWN_CACHE[key] = cls
+    return cls
+
+
+_FLAGS = ("skip_special_tokens", "spaces_between_special_tokens")
+
+
+def _adjust_like_vllm(kind: str, name: str, build, request: Any) -> bool:
+    """Apply to ``request`` the detokenization switches vLLM's own parser of
+    ``name`` sets in its ``adjust_request`` (``skip_special_tokens``,
+    ``spaces_between_special_tokens``), read from a copy of the request.
+    False when vLLM's class is unavailable."""
+    cls = _vllm_own_class(kind, name)
+    if cls is None or not hasattr(request, "skip_special_tokens"):
+        return False
+    try:
+        theirs = build(cls)
+        probe = request.model_copy() if hasattr(request, "model_copy") else __import__("copy").copy(request)
+        probe = theirs.adjust_request(probe) or probe
+    except Exception:
+        return False
+    for flag in _FLAGS:
+        if hasattr(request, flag) and hasattr(probe, flag) and getattr(probe, flag) != getattr(request, flag):
+            setattr(request, flag, getattr(probe, flag))
+    return True
+
+
+# ---------------------------------------------------------------------------
 # The reasoning parser
 # ---------------------------------------------------------------------------
 
@@ -296,6 +378,7 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, *args, **kwargs)
+        self._init_args = (args, kwargs)
         spec = self.spec
         fam = get_family(spec.family) if spec.own_family else _family_for(self.vllm_name, tokenizer)
         if spec.extra_terminators:
@@ -350,10 +433,19 @@ class VllmReasoningParser(_VllmReasoningParser):
     # -- names vLLM's serving layer and tests read ---------------------------
     @property
     def reasoning_start_str(self) -> Optional[str]:
+        """What vLLM's ``thinking_token_budget`` reads: the family's start, or
+        None where vLLM's class of this name has none."""
+        if self.vllm_name in _NO_MARKER_STRINGS:
+            return None
         return self._family.start[0] if self._family.start else None
+
+    def _start_text_str(self) -> str:
+        return self._family.start[0] if self._family.start else ""
 
     @property
     def reasoning_end_str(self) -> Optional[str]:
+        if self.vllm_name in _NO_MARKER_STRINGS:
+            return None
         return self._family.end[0] if self._family.end else None
 
     @property
@@ -400,7 +492,7 @@ class VllmReasoningParser(_VllmReasoningParser):
     def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
         if self._passthrough or not self.spec.prompt_closes:
             return
-        if self._start_state and self._boundary_ids and self.is_reasoning_end(prompt_token_ids):
+        if self._start_state and self._boundary_ids and self._is_reasoning_end(prompt_token_ids):
             self._start_state = False
 
     def adjust_initial_state_from_prompt(self, prompt_token_ids: Sequence[int]) -> None:
@@ -434,6 +526,12 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     # -- structured-output gate --------------------------------------------------
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
+        fixed = self.spec.reasoning_end_answer
+        if fixed:
+            return None if fixed == "none" else fixed == "true"  # type: ignore[return-value]
+        return self._is_reasoning_end(input_ids)
+
+    def _is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
         if self._passthrough and not self._append_think:
             return True
         return self._answer(self._scan(input_ids))
@@ -509,6 +607,19 @@ class VllmReasoningParser(_VllmReasoningParser):
         return input_ids
 
     def count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
+        """``usage.completion_tokens_details.reasoning_tokens``: counted as
+        vLLM's parser of this name counts them (once per request, on the
+        output ids with the EOS id, with this request's thinking switches);
+        ours when vLLM's class is unavailable."""
+        own = self._vllm_own()
+        if own is not None:
+            try:
+                return int(own.count_reasoning_tokens(token_ids))
+            except Exception:
+                pass
+        return self._count_reasoning_tokens(token_ids)
+
+    def _count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
         if not token_ids or (self._passthrough and not self.spec.count_when_off):
             return 0
         ids = list(token_ids)
@@ -526,7 +637,7 @@ class VllmReasoningParser(_VllmReasoningParser):
     # -- one-shot -----------------------------------------------------------------
     def extract_reasoning(self, model_output: str, request: Any = None) -> tuple[Optional[str], Optional[str]]:
         if self._passthrough:
-            return None, (self.reasoning_start_str or "") + model_output if self._append_think else model_output
+            return None, self._start_text_str() + model_output if self._append_think else model_output
         spec = self.spec
         if spec.style == "engine" and not self.thinking and spec.off_is_identity:
             return None, model_output
@@ -581,8 +692,19 @@ class VllmReasoningParser(_VllmReasoningParser):
         if self._passthrough:
             if self._append_think and not self._begun:
                 self._begun = True
-                delta_text = (self.reasoning_start_str or "") + delta_text
+                delta_text = self._start_text_str() + delta_text
             return _delta(None, delta_text) if delta_text else None
+        if not delta_token_ids:
+            # Text without ids (a caller whose ids do not cover its text): no
+            # delimiter can be seen, so the text goes to the side we are on
+            # rather than being dropped.
+            if not delta_text:
+                return None
+            if not self._begun:
+                self._begin()
+            if self._eng.state == CONTENT:
+                return self._content_delta(None, delta_text)
+            return _delta(delta_text)
         if not self._begun:
             self._begin()
             if self.spec.inject_start_if and self._injects(delta_text, self._start_state):
@@ -688,7 +810,7 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     def _saw_reasoning(self, segs) -> bool:
         for k, _, _ in segs:
-            if k != SEG_CONTENT:
+            if k != SEG_CONTENT and k != SEG_HELD:  # held tokens decide nothing yet
                 return True
         return False
 
@@ -767,8 +889,27 @@ class VllmReasoningParser(_VllmReasoningParser):
         return _delta(text) if sp.reasoning_ids else _delta(None, text)
 
     # -- request ------------------------------------------------------------------
+    def _vllm_own(self) -> Any:
+        """vLLM's own parser of this name for this request (built once), or None."""
+        own = getattr(self, "_own", False)
+        if own is False:
+            cls = _vllm_own_class("reasoning", self.vllm_name)
+            own = None
+            if cls is not None:
+                try:
+                    args, kwargs = self._init_args
+                    own = cls(self.model_tokenizer, *args, **kwargs)
+                except Exception:
+                    own = None
+            self._own = own
+        return own
+
     def adjust_request(self, request: Any) -> Any:
-        """Keep special tokens in the text when the family's markers are special tokens."""
+        """The detokenization switches vLLM's parser of this name sets (it
+        keeps special tokens for most names); without vLLM's class: keep
+        special tokens when the family's markers are special tokens."""
+        if _adjust_like_vllm("reasoning", self.vllm_name, lambda cls: self._vllm_own(), request):
+            return request
         specials = set(getattr(self.model_tokenizer, "all_special_tokens", ()) or ())
         fam = self._family
         markers = fam.start + fam.end + fam.terminators
@@ -867,6 +1008,20 @@ _TOOL_FORMATS: dict[str, str] = {
 # Formats of the further tool-format modules (and the names not served, with why).
 _MORE_TOOL_FORMATS, TOOL_NOT_SERVED = _tools.engine_names("vllm")
 _TOOL_FORMATS.update(_MORE_TOOL_FORMATS)
+_VLLM_OWN["tool"] = _snapshot("tool")
+
+
+# Whitespace shaping of vLLM's engine-based tool parsers (its ParserEngine
+# config for that name): (whitespace-only content before the first call is
+# dropped, content of a one-shot reply with calls is stripped).  Names not
+# listed pass content through as it came.
+_TOOL_WS: dict[str, tuple[bool, bool]] = {
+    "deepseek_v32": (True, False), "deepseek_v4": (True, False), "deepseek_v41": (True, False),
+    "gemma4": (True, True), "glm45": (True, True), "glm47": (True, True), "granite": (True, True),
+    "inkling": (True, False), "kimi_k2": (True, False), "ling3": (True, True), "mimo": (True, True),
+    "minimax_m2": (True, True), "minimax_m3": (True, False), "plamo3": (True, False),
+    "qwen3_coder": (True, True), "qwen3_xml": (True, True), "seed_oss": (True, True), "step3p5": (True, True),
+}
 
 
 def _tool_schemas(tools) -> dict[str, dict]:
@@ -885,6 +1040,53 @@ def _named_choice(request) -> Optional[str]:
     fn = getattr(choice, "function", None)
     name = getattr(fn, "name", None) if fn is not None else getattr(choice, "name", None)
     return name if isinstance(name, str) else None
+
+
+class _ArgsView(list):
+    """``streamed_args_for_tool`` as vLLM reads it: one string per call, the
+    pieces joined (and cached) on read; writes go back to the pieces."""
+
+    def __init__(self, pieces: list[list[str]]) -> None:
+        super().__init__(_joined(p) for p in pieces)
+        self._pieces = pieces
+
+    def __setitem__(self, i, value) -> None:
+        super().__setitem__(i, value)
+        self._pieces[i][:] = [value] if value else []
+
+    def append(self, value) -> None:
+        super().append(value)
+        self._pieces.append([value] if value else [])
+
+
+def _joined(pieces: list[str]) -> str:
+    if len(pieces) > 1:
+        pieces[:] = ["".join(pieces)]
+    return pieces[0] if pieces else ""
+
+
+class _CallsView(list):
+    """``prev_tool_call_arr``: a list of ``{"name", "arguments"}`` dicts whose
+    ``"arguments"`` is read from the argument pieces (joined on read)."""
+
+    def __init__(self, owner: "VllmToolParser", value) -> None:
+        super().__init__(value or ())
+        self._owner = owner
+
+    def __getitem__(self, i):
+        item = super().__getitem__(i)
+        if isinstance(i, int) and isinstance(item, dict):
+            pieces = self._owner._arg_pieces
+            j = i if i >= 0 else len(self) + i
+            if j < len(pieces) and pieces[j]:
+                dict.__setitem__(item, "arguments", _joined(pieces[j]))
+            elif "name" in item and "arguments" not in item:
+                dict.__setitem__(item, "arguments", "")
+        return item
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
 
 
 class VllmToolParser(_VllmToolParser):
@@ -911,6 +1113,13 @@ class VllmToolParser(_VllmToolParser):
     def __init__(self, tokenizer: Any, tools: Any = None, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools)
         self._tp = _tools.create(self.rc_format)
+        self._ws_drop, self._ws_strip = _TOOL_WS.get(self.vllm_name, (False, False))
+        self._nonws_seen = False      # content with non-whitespace text went out
+        self._deferred_ws = ""        # whitespace-only content held (vLLM's engine rule)
+        self._call_seen = False
+        # Arguments streamed per call, as pieces: joined only when vLLM reads
+        # streamed_args_for_tool / prev_tool_call_arr (O(delta) per call).
+        self._arg_pieces: list[list[str]] = []
         self._schemas_from: Any = None
         if tools:
             self._tp.set_streaming_tool_schemas(_tool_schemas(tools) or None)
@@ -924,10 +1133,21 @@ class VllmToolParser(_VllmToolParser):
 
     def adjust_request(self, request: Any) -> Any:
         request = super().adjust_request(request)
+        if _adjust_like_vllm("tool", self.vllm_name, self._vllm_own_tool, request):
+            return request
         if getattr(request, "tools", None) and hasattr(request, "skip_special_tokens"):
             # Tool-call markers are special tokens in these vocabularies.
             request.skip_special_tokens = False
         return request
+
+    def _vllm_own_tool(self, cls: type) -> Any:
+        """vLLM's tool parser of this name for this tokenizer, built once
+        (its ``adjust_request`` reads the request, not the instance's tools)."""
+        key = ("tool-instance", self.vllm_name, id(self.model_tokenizer))
+        own = _OWN_CACHE.get(key)
+        if own is None or own[0] is not self.model_tokenizer:
+            own = _OWN_CACHE[key] = (self.model_tokenizer, cls(self.model_tokenizer, None))
+        return own[1]
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         tp = _tools.create(self.rc_format)
@@ -942,7 +1162,13 @@ class VllmToolParser(_VllmToolParser):
             return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
         calls = [ToolCall(id=c.id, type="function", function=FunctionCall(id=c.id, name=c.name, arguments=c.arguments))
                  for c in resp.tool_calls]
-        return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=resp.content)
+        content = resp.content
+        if calls and content is not None:
+            if self._ws_strip:
+                content = content.strip() or None
+            elif self._ws_drop and not content.strip():
+                content = None
+        return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=content)
 
     def extract_tool_calls_streaming(
         self,
@@ -957,14 +1183,62 @@ class VllmToolParser(_VllmToolParser):
         self._use_request(request)
         if not delta_text:
             return None
+        if getattr(request, "tool_choice", None) == "none":
+            # No tools requested (or tool_choice="none"): the text is content,
+            # as vLLM's non-engine parsers leave it (its engine parsers drop a
+            # call written anyway; ours keep its text, as one-shot does).
+            return DeltaMessage(content=delta_text)
         out = self._tp.parse_delta(delta_text)
         if out is None:
+            if self._ws_drop and not self._nonws_seen:
+                text = self._shape_content(delta_text)
+                return DeltaMessage(content=text) if text else None
             return DeltaMessage(content=delta_text)
         return self._message(out)
 
     def finish_streaming(self) -> Optional[DeltaMessage]:
         finish = getattr(self._tp, "finish", None)
-        return self._message(finish()) if finish is not None else None
+        msg = self._message(finish(), final=True) if finish is not None else None
+        if self._deferred_ws:
+            held, self._deferred_ws = self._deferred_ws, ""
+            if msg is None:
+                return DeltaMessage(content=held)
+            msg.content = held + (msg.content or "")
+        return msg
+
+    def _shape_content(self, text: str) -> str:
+        """vLLM's engine rule until content has non-whitespace text:
+        whitespace-only content is held, and dropped once a call starts."""
+        if text.strip():
+            self._nonws_seen = True
+            held, self._deferred_ws = self._deferred_ws, ""
+            return held + text
+        if not self._call_seen:
+            self._deferred_ws += text
+        return ""
+
+    def get_remaining_unstreamed_args(self) -> str:
+        """Nothing: every argument we parsed was streamed as it came (O(1),
+        where vLLM's default compares the whole arguments at the end)."""
+        return ""
+
+    # vLLM's serving layer reads these two lists at the end of a stream (and
+    # its tests read them after each delta): views over our pieces.
+    @property
+    def streamed_args_for_tool(self) -> list[str]:
+        return _ArgsView(self._arg_pieces)
+
+    @streamed_args_for_tool.setter
+    def streamed_args_for_tool(self, value: list[str]) -> None:
+        self._arg_pieces = [[v] if v else [] for v in value]
+
+    @property
+    def prev_tool_call_arr(self) -> list[dict]:
+        return self._prev
+
+    @prev_tool_call_arr.setter
+    def prev_tool_call_arr(self, value: list[dict]) -> None:
+        self._prev = _CallsView(self, value)
 
     def get_structural_tag(self, request: Any, *, reasoning: bool = False, strict_level: Any = None) -> Any:
         """vLLM's structural tag for this request: vLLM's own for a built-in
@@ -1002,15 +1276,25 @@ class VllmToolParser(_VllmToolParser):
                               parallel_tool_calls=getattr(request, "parallel_tool_calls", None) is not False,
                               as_object=True)
 
-    def _message(self, out) -> Optional[DeltaMessage]:
+    def _message(self, out, final: bool = False) -> Optional[DeltaMessage]:
         if not out:
             return None
         content: list[str] = []
         calls: list[DeltaToolCall] = []
+        shape = self._ws_drop and not self._nonws_seen
         for d in out:
             if d.content is not None:
-                content.append(d.content)
+                if shape and not self._nonws_seen:
+                    piece = self._shape_content(d.content)
+                    if piece:
+                        content.append(piece)
+                else:
+                    content.append(d.content)
                 continue
+            if not self._call_seen:
+                self._call_seen = True
+                if self._ws_drop:
+                    self._deferred_ws = ""
             self._record(d)
             fn = DeltaFunctionCall(name=d.name, arguments=d.arguments) if (d.name or d.arguments) else None
             calls.append(DeltaToolCall(index=d.index, id=d.id, type="function" if d.id else None, function=fn))
@@ -1023,16 +1307,19 @@ class VllmToolParser(_VllmToolParser):
 
     def _record(self, d) -> None:
         """Keep vLLM's bookkeeping (prev_tool_call_arr, streamed_args_for_tool)
-        equal to what was streamed, so its end-of-stream top-up adds nothing."""
-        while len(self.prev_tool_call_arr) <= d.index:
-            self.prev_tool_call_arr.append({})
-            self.streamed_args_for_tool.append("")
-        entry = self.prev_tool_call_arr[d.index]
-        if d.name:
+        equal to what was streamed, so its end-of-stream top-up adds nothing.
+        O(len(d.arguments)): the arguments are kept as pieces, joined when read."""
+        pieces = self._arg_pieces
+        prev = self._prev
+        while len(pieces) <= d.index:
+            pieces.append([])
+        while len(prev) <= d.index:
+            list.append(prev, {})
+        entry = list.__getitem__(prev, d.index)
+        if d.name and isinstance(entry, dict):
             entry["name"] = d.name
         if d.arguments:
-            self.streamed_args_for_tool[d.index] += d.arguments
-        entry["arguments"] = self.streamed_args_for_tool[d.index]
+            pieces[d.index].append(d.arguments)
         self.current_tool_id = d.index
 
 
@@ -1123,9 +1410,21 @@ def register(replace: bool = False) -> None:
                 ToolParserManager.register_module(key, force=True, module=cls)
 
 
+def _replace_requested() -> bool:
+    """``REASONING_CORE_REPLACE=1`` (also ``true`` / ``yes`` / ``on``): take over
+    vLLM's own parser names too (the one switch a deployment needs to keep
+    vLLM's name-keyed serving behaviour with our parsers)."""
+    import os
+
+    return os.environ.get("REASONING_CORE_REPLACE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def general_plugin() -> None:
-    """The ``vllm.general_plugins`` entry point: registers the ``rc_`` names."""
+    """The ``vllm.general_plugins`` entry point: registers the ``rc_`` names,
+    and vLLM's own names as well under ``REASONING_CORE_REPLACE=1``."""
     register()
+    if _replace_requested():
+        register(replace=True)
 
 
-register()
+general_plugin()
