@@ -35,6 +35,7 @@ from .._tables import END, START, TERM, ids_of_kind
 from .._tokenizer import tables_for, tables_for_async
 from ..families import ENGINE_PARSER_NAMES, Family, get_family
 from ..parser import FamilyParser, parser_class
+from . import REPLACE_ENV, replace_requested  # noqa: F401  (re-exported: the one switch)
 
 __all__ = [
     "REASONING_PARSERS",
@@ -714,17 +715,6 @@ def _register_tools(replace: bool) -> None:
         if reg.get(key) is not cls:
             reg[key] = cls
 
-
-#: The switch that puts our parsers under MAX's own names (shared with the
-#: vLLM and SGLang integrations).
-REPLACE_ENV = "REASONING_CORE_REPLACE"
-
-
-def replace_requested() -> bool:
-    """Whether ``REASONING_CORE_REPLACE`` is on (set to anything but empty or ``0``)."""
-    from .._flags import env_flag
-
-    return env_flag(REPLACE_ENV)
 
 
 def architectures_path() -> str:

@@ -24,11 +24,7 @@ modules.
 """
 from __future__ import annotations
 
-from .._flags import env_flag
-
-#: The switch that puts our detectors under SGLang's own names (shared with
-#: the vLLM and MAX integrations).
-REPLACE_ENV = "REASONING_CORE_REPLACE"
+from . import REPLACE_ENV, replace_requested  # noqa: F401  (REPLACE_ENV: the switch's name)
 
 
 def load() -> None:
@@ -38,5 +34,5 @@ def load() -> None:
     from . import sglang as rcs
 
     rcs.register()
-    if env_flag(REPLACE_ENV):
+    if replace_requested():
         rcs.register(replace=True)

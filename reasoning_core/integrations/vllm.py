@@ -46,6 +46,7 @@ from .._tables import (
 from ..families import Family, get_family
 from ..parser import FamilyParser, LabelStripper, parser_class
 from ..text import TextReasoningParser
+from . import replace_requested
 
 def _fast_delta_factory():
     """A ``DeltaMessage`` builder that skips pydantic validation (our fields are
@@ -1410,20 +1411,11 @@ def register(replace: bool = False) -> None:
                 ToolParserManager.register_module(key, force=True, module=cls)
 
 
-def _replace_requested() -> bool:
-    """``REASONING_CORE_REPLACE=1`` (also ``true`` / ``yes`` / ``on``): take over
-    vLLM's own parser names too (the one switch a deployment needs to keep
-    vLLM's name-keyed serving behaviour with our parsers)."""
-    import os
-
-    return os.environ.get("REASONING_CORE_REPLACE", "").strip().lower() in ("1", "true", "yes", "on")
-
-
 def general_plugin() -> None:
     """The ``vllm.general_plugins`` entry point: registers the ``rc_`` names,
     and vLLM's own names as well under ``REASONING_CORE_REPLACE=1``."""
     register()
-    if _replace_requested():
+    if replace_requested():
         register(replace=True)
 
 

@@ -25,7 +25,6 @@ parser loses or misplaces text) are listed in ``docs/engines/vllm-mlx.md``.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import sys
 import uuid
@@ -44,6 +43,7 @@ except ImportError as exc:  # pragma: no cover - exercised without vllm-mlx
 from .._tables import SEG_CONTENT, SEG_DELIMITER, SEG_HELD, SEG_REASONING, SEG_START, REASONING, SEEDED
 from ..families import Family, get_family
 from ..text import TextReasoningParser
+from . import replace_requested
 
 __all__ = [
     "REASONING_PARSERS",
@@ -857,16 +857,11 @@ def register(replace: bool = False) -> None:
                     choices.append(key)
 
 
-def _replace_from_env() -> bool:
-    v = os.environ.get("REASONING_CORE_REPLACE", "")
-    return v.strip().lower() in ("1", "true", "yes", "on")
-
-
 def main(argv: Optional[list[str]] = None) -> Any:
     """Register (``REASONING_CORE_REPLACE=1``: under vllm-mlx's own names too),
     then run vllm-mlx's own CLI with ``argv`` (default: ``sys.argv[1:]``)."""
     register(replace=False)
-    if _replace_from_env():
+    if replace_requested():
         register(replace=True)
     from vllm_mlx import cli
 
