@@ -355,6 +355,8 @@ class _SegmentSpan(_MaxSpan):
 _RECIPIENT = re.compile(r"to=([^\s<]+)")
 _BARE_HEADER = re.compile(r"\s*to=([^\s<]+)")
 _MAYBE_HEADER = re.compile(r"\s*(?:t|to|to=[^\s<]*)?")
+# Body tokens held at most while they may still begin a bare header (see _route).
+_HELD_LIMIT = 64
 
 _CLOSED, _HEADER, _THINK, _ANSWER = 0, 1, 2, 3
 
@@ -458,6 +460,11 @@ class _ChannelRouter(RcMaxReasoningParser):
                 waiting.append(len(routes) - 1)
                 held.append(t)
                 body = "reasoning" if self._channel == _THINK else "content"
+                if len(held) > _HELD_LIMIT:
+                    # A bare header may follow any run of blanks; holding the whole run
+                    # would make every call re-read it.  Past the limit the oldest are
+                    # body (MAX would drop them with a header that followed: blanks only).
+                    settle(len(held) - _HELD_LIMIT, body)
                 while held and (_MAYBE_HEADER.fullmatch(decode(held)) is None):
                     settle(1, body)
         carried, self._carried = self._carried, {}

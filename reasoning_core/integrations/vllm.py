@@ -423,7 +423,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         self._begun = False
         self._ended = False
         self._pending_text = ""        # text of held tokens (a partial delimiter)
-        self._deferred_ws = ""         # trailing reasoning whitespace (rstrip_reasoning)
+        self._deferred_ws: list[str] = []  # trailing reasoning whitespace, in pieces (rstrip_reasoning)
         self._gate_len = -1            # is_reasoning_end_streaming cache: length and answer
         self._gate_answer = False
         self._decode_cache: dict[tuple[int, ...], str] = {}
@@ -522,7 +522,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         self._begun = True
         self._ended = False
         self._pending_text = ""
-        self._deferred_ws = ""
+        self._deferred_ws = []
         self._content_started = False
 
     # -- structured-output gate --------------------------------------------------
@@ -851,12 +851,19 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     def _reasoning_delta(self, reasoning: str, content: Optional[str]) -> Optional[DeltaMessage]:
         if self._rstrip:
-            whole = self._deferred_ws + reasoning
-            kept = whole.rstrip()
-            self._deferred_ws = whole[len(kept):]
+            # Trailing whitespace waits until more reasoning text follows it (kept
+            # as pieces: a long blank run costs O(delta) per call, not a rescan).
+            kept = reasoning.rstrip()
+            if kept:
+                tail = reasoning[len(kept):]
+                if self._deferred_ws:
+                    kept = "".join(self._deferred_ws) + kept
+                self._deferred_ws = [tail] if tail else []
+            elif reasoning:
+                self._deferred_ws.append(reasoning)
             reasoning = kept
             if content:
-                self._deferred_ws = ""
+                self._deferred_ws = []
         if not reasoning and not content:
             return None
         if content and self.spec.lstrip_content and not self._content_started:
@@ -867,7 +874,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         return _delta(reasoning) if reasoning else None
 
     def _content_delta(self, reasoning: Optional[str], content: str) -> Optional[DeltaMessage]:
-        self._deferred_ws = ""
+        self._deferred_ws = []
         if self.spec.lstrip_content and not self._content_started:
             content = content.lstrip()
             if not content:
@@ -1116,7 +1123,7 @@ class VllmToolParser(_VllmToolParser):
         self._tp = _tools.create(self.rc_format)
         self._ws_drop, self._ws_strip = _TOOL_WS.get(self.vllm_name, (False, False))
         self._nonws_seen = False      # content with non-whitespace text went out
-        self._deferred_ws = ""        # whitespace-only content held (vLLM's engine rule)
+        self._deferred_ws: list[str] = []  # whitespace-only content held, in pieces (vLLM's engine rule)
         self._call_seen = False
         # Arguments streamed per call, as pieces: joined only when vLLM reads
         # streamed_args_for_tool / prev_tool_call_arr (O(delta) per call).
@@ -1201,7 +1208,7 @@ class VllmToolParser(_VllmToolParser):
         finish = getattr(self._tp, "finish", None)
         msg = self._message(finish(), final=True) if finish is not None else None
         if self._deferred_ws:
-            held, self._deferred_ws = self._deferred_ws, ""
+            held, self._deferred_ws = "".join(self._deferred_ws), []
             if msg is None:
                 return DeltaMessage(content=held)
             msg.content = held + (msg.content or "")
@@ -1212,10 +1219,10 @@ class VllmToolParser(_VllmToolParser):
         whitespace-only content is held, and dropped once a call starts."""
         if text.strip():
             self._nonws_seen = True
-            held, self._deferred_ws = self._deferred_ws, ""
+            held, self._deferred_ws = "".join(self._deferred_ws), []
             return held + text
         if not self._call_seen:
-            self._deferred_ws += text
+            self._deferred_ws.append(text)
         return ""
 
     def get_remaining_unstreamed_args(self) -> str:
@@ -1295,7 +1302,7 @@ class VllmToolParser(_VllmToolParser):
             if not self._call_seen:
                 self._call_seen = True
                 if self._ws_drop:
-                    self._deferred_ws = ""
+                    self._deferred_ws = []
             self._record(d)
             fn = DeltaFunctionCall(name=d.name, arguments=d.arguments) if (d.name or d.arguments) else None
             calls.append(DeltaToolCall(index=d.index, id=d.id, type="function" if d.id else None, function=fn))
