@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Optional
 
 from ..families import think_pair_of
-from ._json import DONE, ERROR, JsonReader, dump_str, escape, schema_types, typed_value
+from ._json import DONE, ERROR, NEED, SCAN as _scan, JsonReader, dump_str, escape, schema_types, typed_value
 from ._types import ParsedToolCall, ParsedToolCallDelta, ParsedToolResponse
 
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -56,12 +56,7 @@ class Markers:
     def hold_start(self, buf: str, pos: int) -> int:
         """Start of the longest suffix of ``buf[pos:]`` that a marker could still
         complete (``len(buf)`` when there is none)."""
-        n = len(buf)
-        prefixes = self.prefixes
-        for k in range(min(self.maxlen - 1, n - pos), 0, -1):
-            if buf[n - k:] in prefixes:
-                return n - k
-        return n
+        return _scan.hold_start(self, buf, pos)
 
 
 @lru_cache(maxsize=None)
@@ -129,6 +124,10 @@ class BaseToolParser:
         self._error_at: Optional[int] = None
         self._rec: Optional[list] = None  # raw text kept while a call is undecided (llama3)
         self._rec_from = 0
+        # the scan the generator waits in, fed directly by ``_scan.step``: a
+        # ``(Markers, sink)`` pair (``_until``) or a ``JsonReader`` (``_json``)
+        self._lane = None
+        self._lane_status = None  # a JsonReader status that step() already read
         self._gen = self._run()
 
     def set_streaming_tool_schemas(self, schemas: Optional[dict]) -> None:
@@ -170,12 +169,7 @@ class BaseToolParser:
             raise TypeError(f"parse_delta expects str, got {type(delta).__name__}")
         if not delta:
             return []
-        self._push(delta)
-        events = self._events
-        self._events = []
-        if all(e[0] == "c" for e in events) and "".join(e[2] for e in events) == delta:
-            return None
-        return _to_deltas(events)
+        return _scan.step(self, delta, ParsedToolCallDelta)
 
     def finish(self) -> list[ParsedToolCallDelta]:
         """End of the stream: release held text, complete a call that parses, then
@@ -183,7 +177,7 @@ class BaseToolParser:
         self._push("", eof=True)
         events = self._events
         self.reset()
-        return _to_deltas(events)
+        return _scan.to_deltas(events, ParsedToolCallDelta)
 
     def parse_complete(self, response: str) -> ParsedToolResponse:
         if not isinstance(response, str):
@@ -212,6 +206,9 @@ class BaseToolParser:
         self._buf = buf[pos:] + delta
         self._pos = 0
         self._eof = eof
+        self._resume()
+
+    def _resume(self) -> None:
         if self._gen is None:
             return
         try:
@@ -293,14 +290,16 @@ class BaseToolParser:
                 sink(buf[pos:])
                 self._pos = len(buf)
                 return None
-            h = ms.hold_start(buf, pos)
+            h = _scan.hold_start(ms, buf, pos)
             if m is not None and m.start() < h:
                 sink(buf[pos:m.start()])
                 self._pos = m.end()
                 return m.group()
             sink(buf[pos:h])
             self._pos = h
+            self._lane = (ms, sink)
             yield
+            self._lane = None
 
     def _text_until(self, ms: Markers):
         parts: list[str] = []
@@ -334,15 +333,21 @@ class BaseToolParser:
 
     def _json(self, sink, require_object: bool = False, note_error: bool = True):
         reader = JsonReader(sink, require_object)
-        while True:
-            self._pos, status = reader.feed(self._buf, self._pos, self._eof)
-            if status == DONE:
-                return True
-            if status == ERROR:
-                if note_error:
-                    self._fail()
-                return False
+        self._pos, status = reader.feed(self._buf, self._pos, self._eof)
+        while status == NEED:
+            self._lane = reader
             yield
+            self._lane = None
+            status = self._lane_status
+            if status is None:
+                self._pos, status = reader.feed(self._buf, self._pos, self._eof)
+            else:  # step() fed this chunk already
+                self._lane_status = None
+        if status == DONE:
+            return True
+        if note_error:
+            self._fail()
+        return False
 
     # ---------------------------------------------------------------- shared pieces
 
@@ -440,25 +445,8 @@ class BaseToolParser:
         streams as it arrives; others are typed once complete."""
         types = self._types_for(fname, key)
         if types == _STRING_ONLY:
-            state = [True, False]  # at start, a held trailing newline
-
-            def sink(t: str) -> None:
-                if not t:
-                    return
-                if state[0]:
-                    state[0] = False
-                    if t[0] == "\n":
-                        t = t[1:]
-                        if not t:
-                            return
-                out = "\n" + t if state[1] else t
-                state[1] = out.endswith("\n")
-                if state[1]:
-                    out = out[:-1]
-                self._emit_args(escape(out))
-
             self._emit_args('"')
-            m = yield from self._until(ends, sink)
+            m = yield from self._until(ends, _scan.XmlStringSink(self._emit_args))
             self._emit_args('"')
             return m
         parts: list[str] = []
@@ -475,32 +463,7 @@ class BaseToolParser:
         self._emit_args(("{" if count == 0 else ", ") + dump_str(key) + ": ")
 
 
+
 def _to_deltas(events: list) -> list[ParsedToolCallDelta]:
-    """Events in text order -> deltas, joining neighbours of the same kind. Pieces
-    are collected and joined once per delta (repeated ``+=`` on a growing string
-    would make one large delta quadratic)."""
-    groups: list = []  # [kind, index, id, name, pieces]
-    last = None
-    for e in events:
-        kind = e[0]
-        if kind == "c":
-            if last is not None and last[0] == "c":
-                last[4].append(e[2])
-                continue
-            last = ["c", e[1], None, None, [e[2]]]
-        elif kind == "n":
-            last = ["a", e[1], e[2], e[3], []]
-        else:
-            if last is not None and last[0] == "a" and last[1] == e[1]:
-                last[4].append(e[2])
-                continue
-            last = ["a", e[1], None, None, [e[2]]]
-        groups.append(last)
-    out: list[ParsedToolCallDelta] = []
-    for kind, index, cid, name, pieces in groups:
-        text = pieces[0] if len(pieces) == 1 else "".join(pieces)
-        if kind == "c":
-            out.append(ParsedToolCallDelta(index=index, content=text))
-        else:
-            out.append(ParsedToolCallDelta(index=index, id=cid, name=name, arguments=text if pieces else None))
-    return out
+    """Events in text order -> deltas (see ``_scan.to_deltas``)."""
+    return _scan.to_deltas(events, ParsedToolCallDelta)
