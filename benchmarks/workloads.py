@@ -374,6 +374,58 @@ def _build_tools_stream(fmt: str):
     return build
 
 
+
+# -- the tool-call hot path: parse_delta inside a long argument, per backend ----------
+
+TOOLS_ARGS_CHUNK = 12  # characters (issue 26's unit)
+TOOLS_ARGS_GROUP = "tools_args_12ch"
+TOOLS_ARGS_FORMATS = ("hermes", "qwen3_coder")
+
+
+def _tools_args_text(fmt: str) -> tuple[str, str]:
+    """(the text up to the argument's value, the value) for one call whose
+    ``content`` argument is ~24 KB of code."""
+    lines, i = [], 0
+    while sum(len(x) + 1 for x in lines) < 24_000:
+        lines.append(f'    total += values[{i}] * 2  # step {i}: "scale" the caf\u00e9 value')
+        i += 1
+    code = "\n".join(lines) + "\n"
+    if fmt == "hermes":
+        head = '<tool_call>\n{"name": "write_file", "arguments": {"path": "src/report.py", "content": '
+        return "Writing the file now.\n" + head, json.dumps(code, ensure_ascii=False)
+    head = ("<tool_call>\n<function=write_file>\n<parameter=path>\nsrc/report.py\n</parameter>\n"
+            "<parameter=content>\n")
+    return "Writing the file now.\n" + head, code
+
+
+def tools_args_chunks(fmt: str) -> tuple[str, list[str]]:
+    head, value = _tools_args_text(fmt)
+    n = TOOLS_ARGS_CHUNK
+    return head, [value[i:i + n] for i in range(0, len(value), n)]
+
+
+def _build_tools_args(fmt: str):
+    """parse_delta per 12-character chunk inside one long argument (the head of
+    the call is one chunk, fed in the timed body too: ~0.05 % of the chunks)."""
+
+    def build(ctx: Context | None, backend: str):
+        from reasoning_core.tools import _json as scan
+
+        head, chunks = tools_args_chunks(fmt)
+
+        def run():
+            with scan._use_scanner(backend):
+                p = new_tool_parser(fmt)
+                feed = p.parse_delta
+                feed(head)
+                for c in chunks:
+                    feed(c)
+            return p
+
+        return run
+
+    return build
+
 _CORE = core.WORKLOADS
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     _CORE["stream_1tok"],
@@ -409,6 +461,10 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
                _build_tools_stream(fmt), lambda c, fmt=fmt: len(tools_chunks(TOOLS_TEXTS[fmt])),
                backend_independent=True, group=TOOLS_GROUP)
       for fmt in TOOLS_TEXTS),
+    *(Workload(f"{TOOLS_ARGS_GROUP}_{fmt}", "chunk",
+               f"{fmt} parse_delta per 12-character chunk inside a ~24 KB argument",
+               _build_tools_args(fmt), lambda c, fmt=fmt: 1 + len(tools_args_chunks(fmt)[1]), group=TOOLS_ARGS_GROUP)
+      for fmt in TOOLS_ARGS_FORMATS),
 )}
 
 
@@ -586,6 +642,10 @@ def check_targets(row_list: list[Row]) -> list[dict]:
     add("decoder push: parser share beyond bare decode", share, "< 20 %", lambda v: v < 20, "{:.0f} %")
     v = _per_unit(rows, "memory_batch_slot", c)
     add("memory per batch slot, compiled", v, "<= 64 B", lambda v: v <= 64, "{:.1f} B")
+    for fmt in TOOLS_ARGS_FORMATS:  # issue 26
+        v = _per_unit(rows, f"{TOOLS_ARGS_GROUP}_{fmt}", c)
+        add(f"{fmt} parse_delta per 12-char argument chunk, compiled", v, "<= 1500 ns/chunk",
+            lambda v: v <= 1500, "{:.0f} ns")
     return out
 
 
