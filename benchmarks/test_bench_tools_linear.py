@@ -17,59 +17,17 @@ Runs in CI's benchmark smoke (``python -m pytest benchmarks -q
 """
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
 
 from reasoning_core import tools
-from workloads import TOOLS_ARGS, TOOLS_CHUNK, TOOLS_TEXTS, new_tool_parser
+from workloads import TOOLS_CHUNK, new_tool_parser, tools_base_text as base_text, tools_grown as grown
 
 REPEATS = 3
 SMALL_LINES = 200  # ~8 KB of arguments
 FACTOR = 4
 BOUND = 6.0
-
-_DS = ("<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>",
-       "<｜tool▁calls▁end｜>")
-_ARGS_JSON = json.dumps(TOOLS_ARGS)
-_PAIRS = "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n" for k, v in TOOLS_ARGS.items())
-_PARAMS = "".join(f'<parameter name="{k}">{v}</parameter>' for k, v in TOOLS_ARGS.items())
-_W = "Writing the file now.\n"
-# the formats workloads.TOOLS_TEXTS does not write (the formats whose suites are older)
-_MORE = {
-    "deepseek_v3": _W + _DS[0] + _DS[1] + "function" + _DS[2] + "write_file\n```json\n" + _ARGS_JSON + "\n```"
-                   + _DS[3] + _DS[4],
-    "deepseek_v31": _W + _DS[0] + _DS[1] + "write_file" + _DS[2] + _ARGS_JSON + _DS[3] + _DS[4],
-    "kimi_k2": _W + "<|tool_calls_section_begin|><|tool_call_begin|>functions.write_file:0"
-               "<|tool_call_argument_begin|>" + _ARGS_JSON + "<|tool_call_end|><|tool_calls_section_end|>",
-    "glm45": _W + "<tool_call>write_file\n" + _PAIRS + "</tool_call>",
-    "minimax_m2": _W + '<minimax:tool_call><invoke name="write_file">' + _PARAMS + "</invoke></minimax:tool_call>",
-    "mistral": _W + "[TOOL_CALLS][" + json.dumps({"name": "write_file", "arguments": TOOLS_ARGS}) + "]",
-    "llama3_json": _W + json.dumps({"name": "write_file", "parameters": TOOLS_ARGS}),
-}
-
-
-def base_text(fmt: str) -> str:
-    """A ~2 KB call of ``fmt`` (an alias borrows its format's text)."""
-    cls = tools.get_parser_cls(fmt)
-    for table in (TOOLS_TEXTS, _MORE):
-        for name, text in table.items():
-            if name == fmt or tools.get_parser_cls(name) is cls:
-                return text
-    raise AssertionError(f"no benchmark text for {fmt}")
-
-
-def grown(text: str, lines: int) -> str:
-    """``text`` with its code lines repeated to about ``lines`` lines: the run of
-    twenty encoded lines starting at line 0 is inserted again, as many times as
-    needed, where the format wrote it (JSON escapes, Python literals or raw text
-    alike)."""
-    a = text.index("total += values[0] ")
-    b = text.index("total += values[20] ")
-    seg = text[a:b]
-    return text[:a] + seg * max(0, lines // 20 - 1) + text[a:]
-
 
 def stream_cpu_seconds(fmt: str, text: str) -> tuple[float, int]:
     """Best-of-REPEATS CPU time to stream ``text``, and the characters returned."""

@@ -375,6 +375,21 @@ cdef Py_ssize_t _hold(ms, str buf, Py_ssize_t pos) except -1:
     return n
 
 
+cdef bint _may_start(ms, str buf) except -1:
+    """Whether ``buf`` holds the first character of a marker of ``ms`` (without
+    one, neither a marker nor a held suffix can be in it)."""
+    cdef tuple ms_markers = ms.markers
+    cdef Py_ssize_t n = len(buf), i
+    cdef Py_UCS4 c
+    cdef str m
+    for i in range(n):
+        c = buf[i]
+        for m in ms_markers:
+            if m[0] == c:
+                return True
+    return False
+
+
 def hold_start(ms, str buf, Py_ssize_t pos):
     """Start of the longest suffix of ``buf[pos:]`` that a marker of ``ms`` (a
     ``Markers``) could still complete; ``len(buf)`` when there is none."""
@@ -395,15 +410,21 @@ cdef class XmlStringSink:
         self.held = False
 
     def __call__(self, str t):
+        out = self.text_of(t)
+        if out is not None:
+            self.emit(out)
+
+    cpdef text_of(self, str t):
+        """What ``__call__`` emits for ``t`` (None: nothing), the state updated."""
         cdef Py_ssize_t n = len(t)
         cdef str out
         if n == 0:
-            return
+            return None
         if self.start:
             self.start = False
             if t[0] == u"\n":
                 if n == 1:
-                    return
+                    return None
                 t = PyUnicode_Substring(t, 1, n)
                 n -= 1
         out = "\n" + t if self.held else t
@@ -411,7 +432,7 @@ cdef class XmlStringSink:
         self.held = out[n - 1] == u"\n"
         if self.held:
             out = PyUnicode_Substring(out, 0, n - 1)
-        self.emit(escape(out))
+        return escape(out)
 
 
 # -- result objects ------------------------------------------------------------------
@@ -497,9 +518,12 @@ def step(p, str delta, cls):
     the chunk goes straight to the scan the parser waits in while that scan
     cannot finish in it; otherwise the parser's generator resumes."""
     cdef str buf
-    cdef Py_ssize_t pos, h
+    cdef object text = None
+    cdef Py_ssize_t pos, h, k
+    cdef int status
     cdef tuple e
-    cdef list events
+    cdef list events, out
+    cdef JsonReader reader
     lane = p._lane
     if lane is None or p._rec is not None:
         p._push(delta)
@@ -512,29 +536,43 @@ def step(p, str delta, cls):
         p._pos = 0
         if type(lane) is tuple:
             ms, sink = <tuple>lane
-            if ms.rx.search(buf) is not None:
+            if _may_start(ms, buf) and ms.rx.search(buf) is not None:
                 p._resume()
             else:
                 h = _hold(ms, buf, 0)
-                sink(PyUnicode_Substring(buf, 0, h))
                 p._pos = h
-        elif type(lane) is JsonReader:
-            pos = 0
-            status = (<JsonReader>lane)._feed(buf, &pos, False)
-            out = (<JsonReader>lane).out
-            if PyList_GET_SIZE(out):
-                (<JsonReader>lane).sink(out[0] if PyList_GET_SIZE(out) == 1 else "".join(out))
-                del out[:]
+                if p._lane_args:
+                    text = (<XmlStringSink>sink).text_of(PyUnicode_Substring(buf, 0, h))
+                else:
+                    sink(PyUnicode_Substring(buf, 0, h))
+        else:
+            if type(lane) is JsonReader:
+                reader = <JsonReader>lane
+                pos = 0
+                status = reader._feed(buf, &pos, False)
+                out = reader.out
+                k = PyList_GET_SIZE(out)
+                if k:
+                    text = out[0] if k == 1 else "".join(out)
+                    del out[:]
+                    if not p._lane_args:
+                        reader.sink(text)
+                        text = None
+            else:
+                pos_status = lane.feed(buf, 0, False)
+                pos = pos_status[0]
+                status = pos_status[1]
             p._pos = pos
             if status != C_NEED:
+                if text:
+                    p._emit_args(text)
+                    text = None
                 p._lane_status = status
                 p._resume()
-        else:
-            pos_status = lane.feed(buf, 0, False)
-            p._pos = pos_status[0]
-            if pos_status[1] != C_NEED:
-                p._lane_status = pos_status[1]
-                p._resume()
+        if text:
+            cur = p._cur
+            cur.args.append(text)
+            return [_new(cls, cur.index, None, None, text, None)]
     events = p._events
     if PyList_GET_SIZE(events) == 0:
         return []

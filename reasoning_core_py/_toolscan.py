@@ -288,19 +288,25 @@ class XmlStringSink:
         self.held = False
 
     def __call__(self, t: str) -> None:
+        out = self.text_of(t)
+        if out is not None:
+            self.emit(out)
+
+    def text_of(self, t: str):
+        """What ``__call__`` emits for ``t`` (None: nothing), the state updated."""
         if not t:
-            return
+            return None
         if self.start:
             self.start = False
             if t[0] == "\n":
                 t = t[1:]
                 if not t:
-                    return
+                    return None
         out = "\n" + t if self.held else t
         self.held = out.endswith("\n")
         if self.held:
             out = out[:-1]
-        self.emit(escape(out))
+        return escape(out)
 
 
 # -- result objects ------------------------------------------------------------------
@@ -386,7 +392,9 @@ def step(p, delta: str, cls):
     straight to the scan the parser's generator waits in (``p._lane``: a
     ``(Markers, sink)`` pair of ``_until`` or the ``JsonReader`` of ``_json``) while
     that scan cannot finish in it; otherwise the generator resumes (``p._push``).
-    Either way the parser ends in the same state with the same events."""
+    Either way the parser ends in the same state with the same events. When the
+    lane writes the current call's arguments (``p._lane_args``) and the chunk
+    stays in it, they are appended here and returned as the chunk's one delta."""
     lane = p._lane
     if lane is None or p._rec is not None:
         p._push(delta)
@@ -397,20 +405,38 @@ def step(p, delta: str, cls):
         buf = buf[pos:] + delta if pos < len(buf) else delta
         p._buf = buf
         p._pos = 0
+        text = None
         if type(lane) is tuple:
             ms, sink = lane
             if ms.rx.search(buf) is not None:
                 p._resume()
             else:
                 h = hold_start(ms, buf, 0)
-                sink(buf[:h])
                 p._pos = h
+                if p._lane_args:
+                    text = sink.text_of(buf[:h])
+                else:
+                    sink(buf[:h])
         else:
-            pos, status = lane.feed(buf, 0, False)
+            if p._lane_args and type(lane) is JsonReader:
+                pos, status = lane._feed(buf, 0, False)
+                out = lane.out
+                if out:
+                    text = out[0] if len(out) == 1 else "".join(out)
+                    out.clear()
+            else:
+                pos, status = lane.feed(buf, 0, False)
             p._pos = pos
             if status != NEED:
+                if text:
+                    p._emit_args(text)
+                    text = None
                 p._lane_status = status
                 p._resume()
+        if text:
+            cur = p._cur
+            cur.args.append(text)
+            return [_builder(cls)(cur.index, None, None, text, None)]
     events = p._events
     if not events:
         return []

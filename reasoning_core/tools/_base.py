@@ -128,6 +128,9 @@ class BaseToolParser:
         # ``(Markers, sink)`` pair (``_until``) or a ``JsonReader`` (``_json``)
         self._lane = None
         self._lane_status = None  # a JsonReader status that step() already read
+        # the lane's sink is this call's arguments (``_emit_args``, or an
+        # XmlStringSink writing to it): step() may append them itself
+        self._lane_args = False
         self._gen = self._run()
 
     def set_streaming_tool_schemas(self, schemas: Optional[dict]) -> None:
@@ -263,6 +266,10 @@ class BaseToolParser:
             self._cur.args.append(text)
             self._events.append(("a", self._cur.index, text))
 
+    def _args_sink(self, sink) -> bool:
+        """Whether ``sink`` is this parser's own ``_emit_args`` (not overridden)."""
+        return sink == self._emit_args and type(self)._emit_args is BaseToolParser._emit_args
+
     def _close_call(self, ok: bool) -> None:
         if self._cur is not None:
             self._cur.ok = ok
@@ -298,6 +305,7 @@ class BaseToolParser:
             sink(buf[pos:h])
             self._pos = h
             self._lane = (ms, sink)
+            self._lane_args = type(sink) is _scan.XmlStringSink and self._args_sink(sink.emit)
             yield
             self._lane = None
 
@@ -336,6 +344,7 @@ class BaseToolParser:
         self._pos, status = reader.feed(self._buf, self._pos, self._eof)
         while status == NEED:
             self._lane = reader
+            self._lane_args = self._args_sink(sink)
             yield
             self._lane = None
             status = self._lane_status
