@@ -67,6 +67,9 @@ class optional_build_ext(build_ext):
             _fallback(exc)
 
     def build_extension(self, ext):
+        if getattr(self, "_failed", False):  # one failure skips the rest: one notice, same compiler
+            self.extensions = [e for e in self.extensions if e is not ext]
+            return
         try:
             import numpy
 
@@ -76,6 +79,7 @@ class optional_build_ext(build_ext):
             super().build_extension(ext)
         except Exception as exc:
             _fallback(exc)
+            self._failed = True
             # Nothing to copy in place or to install for it.
             self.extensions = [e for e in self.extensions if e is not ext]
 

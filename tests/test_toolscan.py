@@ -332,3 +332,28 @@ def test_long_arguments_in_token_sized_chunks(fmt):
         assert got == _run("python", fmt, text, cuts, schemas)
         args = "".join(d[3] or "" for r in got[0] if r for d in r)
         assert json.loads(args) == {"k": code}
+
+
+def _public(mod) -> set:
+    import types
+
+    return {n for n, v in vars(mod).items()
+            if not n.startswith("_") and not isinstance(v, types.ModuleType) and n != "annotations"}
+
+
+def test_stub_and_compiled_module_declare_the_twins_names():
+    import ast
+    from pathlib import Path
+
+    import reasoning_core
+
+    tree = ast.parse((Path(reasoning_core.__file__).parent / "_toolscan.pyi").read_text())
+    stub = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            stub.add(node.name)
+        elif isinstance(node, ast.AnnAssign):
+            stub.add(node.target.id)
+    assert stub == _public(pure)
+    if compiled is not None:
+        assert _public(pure) <= set(dir(compiled))
