@@ -39,10 +39,6 @@ def escape(s: str) -> str:
     return _ESC_RE.sub(_esc_one, s)
 
 
-def dump_str(s: str) -> str:
-    return '"' + escape(s) + '"'
-
-
 _WS_RUN = re.compile(r"[ \t\n\r]*")
 _STR_RUN = re.compile('[^"\\\\\x00-\x1f\ud800-\udfff]+')
 _NUM_RUN = re.compile(r"[0-9eE.+-]*")
