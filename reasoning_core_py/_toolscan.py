@@ -264,6 +264,8 @@ def hold_start(ms, buf: str, pos: int) -> int:
     """Start of the longest suffix of ``buf[pos:]`` that a marker of ``ms`` (a
     ``Markers``) could still complete; ``len(buf)`` when there is none."""
     n = len(buf)
+    if n == pos or buf[-1] not in ms.prefix_ends:
+        return n
     prefixes = ms.prefixes
     for k in range(min(ms.maxlen - 1, n - pos), 0, -1):
         if buf[n - k:] in prefixes:

@@ -44,13 +44,14 @@ def valid_name(name) -> bool:
 class Markers:
     """A set of literal markers: leftmost match, longest at equal start."""
 
-    __slots__ = ("markers", "rx", "prefixes", "maxlen")
+    __slots__ = ("markers", "rx", "prefixes", "maxlen", "prefix_ends")
 
     def __init__(self, markers: tuple):
         ms = sorted(set(markers), key=len, reverse=True)
         self.markers = tuple(ms)
         self.rx = re.compile("|".join(map(re.escape, ms)))
         self.prefixes = frozenset(m[:i] for m in ms for i in range(1, len(m)))
+        self.prefix_ends = frozenset(p[-1] for p in self.prefixes)  # what a held suffix can end with
         self.maxlen = len(ms[0])
 
     def hold_start(self, buf: str, pos: int) -> int:
