@@ -23,7 +23,8 @@ fed 1 or 4 tokens per delta, through:
   ``ParsedToolCallDelta(index=0, arguments=delta)``.
 
 Only the parser call is timed (the harness's ``previous_text + delta`` and id
-lists, which vLLM's serving loop builds too, are outside the clock). Figures:
+lists, which vLLM's serving loop builds too, are outside the clock), with the
+garbage collector off during a stream (as ``timeit`` does). Figures:
 µs per delta, median over repeats with min–max, and the work above the floor,
 engine ÷ ours. A parser that needs more than ``--cap`` seconds of parser
 time for one stream is cut there: its figure (marked ``cut at N %``) is the mean
@@ -33,7 +34,7 @@ with the stream. Ours must also stream the exact arguments (checked per run).
 from __future__ import annotations
 
 import argparse
-import importlib
+import gc
 import json
 import os
 import platform
@@ -302,11 +303,15 @@ def measure(engines, sizes, rates, repeats, cap, progress=print):
                     for which in ("engine", "ours", "floor"):
                         per, shares = [], []
                         for _ in range(repeats):
+                            gc.collect()
+                            gc.disable()  # as timeit does: no collector pause lands in one parser's clock
                             try:
                                 s, share, args = run(which, deltas, cap)
                             except Exception as exc:  # noqa: BLE001 - record, keep going
                                 row[which + "_error"] = f"{type(exc).__name__}: {exc}"[:200]
                                 break
+                            finally:
+                                gc.enable()
                             per.append(s * 1e6)
                             shares.append(share)
                             if which == "ours" and share == 1.0:
