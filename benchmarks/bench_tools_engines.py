@@ -2,7 +2,8 @@
 
     PYTHONPATH=$PWD /tmp/peers/venv/bin/python benchmarks/bench_tools_engines.py --quick
     PYTHONPATH=$PWD /tmp/peers/venv/bin/python benchmarks/bench_tools_engines.py \\
-        --markdown --json tools_engines.json --chart tools_engines.png
+        --markdown --json tools_engines.json
+    python benchmarks/bench_tools_engines.py --from tools_engines.json --chart tools_engines.png
 
 (with the peers venv's environment variables: ``../shared/peers/README.md``.)
 
@@ -22,9 +23,11 @@ fed 1 or 4 tokens per delta, through:
   (``reasoning_core.integrations.max``), and a floor returning MAX's
   ``ParsedToolCallDelta(index=0, arguments=delta)``.
 
-Only the parser call is timed (the harness's ``previous_text + delta`` and id
-lists, which vLLM's serving loop builds too, are outside the clock), with the
-garbage collector off during a stream (as ``timeit`` does). Figures:
+Only the parser call is timed, in process CPU time (a shared machine's
+preemptions stay out of the clock; the clock's own cost, the same for the
+three parsers, cancels in "above the floor"); the harness's ``previous_text +
+delta`` and id lists, which vLLM's serving loop builds too, are outside it, and
+the garbage collector is off during a stream (as ``timeit`` does). Figures:
 µs per delta, median over repeats with min–max, and the work above the floor,
 engine ÷ ours. A parser that needs more than ``--cap`` seconds of parser
 time for one stream is cut there: its figure (marked ``cut at N %``) is the mean
@@ -153,9 +156,9 @@ def vllm_runner(fmt: str):
             if i:
                 prev_ids.extend(deltas[i - 1][1])
             ids.extend(di)
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             m = f(prev, cur, dt, prev_ids, ids, di, req)
-            state["spent"] += time.perf_counter() - t0
+            state["spent"] += time.process_time() - t0
             if m is not None and which == "ours":
                 for tc in m.tool_calls or ():
                     if tc.function is not None and tc.function.arguments:
@@ -214,7 +217,7 @@ def sglang_runner(fmt: str):
     def run(which, deltas, cap):
         p = FunctionCallParser(tools, names[which])
         f = p.parse_stream_chunk
-        clock = time.perf_counter
+        clock = time.process_time
         spent, args = 0.0, []
         n = len(deltas)
         for i, (dt, _) in enumerate(deltas):
@@ -259,7 +262,7 @@ def max_runner(fmt: str):
             except Exception:  # noqa: BLE001 - an engine parser without schema support
                 pass
         f = p.parse_delta
-        clock = time.perf_counter
+        clock = time.process_time
         spent, args = 0.0, []
         n = len(deltas)
         for i, (dt, _) in enumerate(deltas):
@@ -416,8 +419,16 @@ def main(argv=None):
     ap.add_argument("--cap", type=float, help="seconds of parser time per stream before it is cut")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--json", metavar="FILE")
-    ap.add_argument("--chart", metavar="PNG")
+    ap.add_argument("--chart", metavar="PNG", help="write a chart (needs matplotlib, the [bench] extra)")
+    ap.add_argument("--from", dest="load", metavar="JSON", nargs="+",
+                    help="print the table (and --chart) of saved --json results instead of measuring")
     args = ap.parse_args(argv)
+    if args.load:
+        rows = [r for f in args.load for r in json.loads(Path(f).read_text())["rows"]]
+        print(table(rows, markdown=args.markdown))
+        if args.chart:
+            chart(rows, args.chart)
+        return 0
     sizes = args.sizes.split(",") if args.sizes else (["2KB", "32KB"] if args.quick else list(SIZES))
     repeats = args.repeats or (1 if args.quick else 3)
     cap = args.cap or (2.0 if args.quick else 20.0)
