@@ -13,7 +13,9 @@ flatter the ratio, and the bound leaves 50 % margin over ×4.  A second,
 noise-free check counts the characters of the results each chunk returns: they
 must grow exactly with the arguments (no chunk re-sends what was streamed).
 Runs in CI's benchmark smoke (``python -m pytest benchmarks -q
---benchmark-disable``); it is a plain test, not a pytest-benchmark one.
+--benchmark-disable``); it is a plain test, not a pytest-benchmark one.  The
+file also times the ``tools_args_12ch_*`` workloads (the per-chunk figure of
+issue 26) with pytest-benchmark.
 """
 from __future__ import annotations
 
@@ -22,7 +24,9 @@ import time
 import pytest
 
 from reasoning_core import tools
-from workloads import TOOLS_CHUNK, new_tool_parser, tools_base_text as base_text, tools_grown as grown
+from workloads import TOOLS_ARGS_FORMATS, TOOLS_ARGS_GROUP, TOOLS_CHUNK, new_tool_parser
+from workloads import tools_base_text as base_text
+from workloads import tools_grown as grown
 
 REPEATS = 3
 SMALL_LINES = 200  # ~8 KB of arguments
@@ -62,3 +66,10 @@ def test_bare_parser_is_linear_in_the_arguments(fmt):
         t_big, _ = stream_cpu_seconds(fmt, big_text)
         ratio = t_big / t_small
     assert ratio <= BOUND, f"{fmt}: ×{FACTOR} arguments took ×{ratio:.1f} time ({t_small:.4f}s → {t_big:.4f}s)"
+
+
+@pytest.mark.parametrize("fmt", TOOLS_ARGS_FORMATS)
+def test_tools_args_12ch(run_workload, fmt):
+    """The hot path of issue 26 under pytest-benchmark (compiled and pure scanners):
+    parse_delta per 12-character chunk inside a ~24 KB argument."""
+    run_workload(f"{TOOLS_ARGS_GROUP}_{fmt}")
