@@ -348,29 +348,60 @@ cdef class JsonReader:
         return C_NEED
 
 
+cdef int _firsts(tuple ms_markers, Py_UCS4* out) except -1:
+    """The distinct first characters of the markers (at most 16; -1: more)."""
+    cdef int k = 0, j
+    cdef Py_UCS4 c
+    cdef str m
+    for m in ms_markers:
+        c = m[0]
+        for j in range(k):
+            if out[j] == c:
+                break
+        else:
+            if k == 16:
+                return -1
+            out[k] = c
+            k += 1
+    return k
+
+
+cdef inline bint _is_first(Py_UCS4 c, Py_UCS4* firsts, int nf):
+    cdef int j
+    if nf < 0:
+        return True
+    for j in range(nf):
+        if firsts[j] == c:
+            return True
+    return False
+
+
 cdef Py_ssize_t _hold(ms, str buf, Py_ssize_t pos) except -1:
     cdef Py_ssize_t n = len(buf), k, i, maxk
     cdef tuple ms_markers = ms.markers
     cdef str m
     cdef Py_ssize_t ml
     cdef bint ok
+    cdef Py_UCS4 firsts[16]
+    cdef int nf = _firsts(ms_markers, firsts)
     maxk = <Py_ssize_t>ms.maxlen - 1
     if n - pos < maxk:
         maxk = n - pos
     k = maxk
     while k > 0:
         # is buf[n-k:] a proper prefix of some marker?
-        for m in ms_markers:
-            ml = len(m)
-            if ml <= k:
-                continue
-            ok = True
-            for i in range(k):
-                if buf[n - k + i] != m[i]:
-                    ok = False
-                    break
-            if ok:
-                return n - k
+        if _is_first(buf[n - k], firsts, nf):
+            for m in ms_markers:
+                ml = len(m)
+                if ml <= k:
+                    continue
+                ok = True
+                for i in range(k):
+                    if buf[n - k + i] != m[i]:
+                        ok = False
+                        break
+                if ok:
+                    return n - k
         k -= 1
     return n
 
@@ -378,15 +409,12 @@ cdef Py_ssize_t _hold(ms, str buf, Py_ssize_t pos) except -1:
 cdef bint _may_start(ms, str buf) except -1:
     """Whether ``buf`` holds the first character of a marker of ``ms`` (without
     one, neither a marker nor a held suffix can be in it)."""
-    cdef tuple ms_markers = ms.markers
+    cdef Py_UCS4 firsts[16]
+    cdef int nf = _firsts(ms.markers, firsts)
     cdef Py_ssize_t n = len(buf), i
-    cdef Py_UCS4 c
-    cdef str m
     for i in range(n):
-        c = buf[i]
-        for m in ms_markers:
-            if m[0] == c:
-                return True
+        if _is_first(buf[i], firsts, nf):
+            return True
     return False
 
 
