@@ -1,7 +1,9 @@
-"""Incremental JSON reader that re-serializes as it reads.
+"""Incremental JSON reading that re-serializes as it reads, and JSON value typing.
 
-Model output is fed a chunk at a time; the reader writes a canonical form to a sink
-as soon as each piece is certain, so arguments can stream while staying valid JSON.
+Model output is fed a chunk at a time; the reader (``JsonReader``, from the tool-call
+scanner this module selects: ``reasoning_core/_toolscan.pyx`` or its pure twin
+``reasoning_core_py/_toolscan.py``) writes a canonical form to a sink as soon as
+each piece is certain, so arguments can stream while staying valid JSON.
 
 Canonical form: ``json.dumps(value, ensure_ascii=False)`` layout (``", "`` and
 ``": "`` separators, no other whitespace, same string escapes), except that
