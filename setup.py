@@ -1,4 +1,4 @@
-"""Declares the compiled engine; everything else lives in pyproject.toml.
+"""Declares the compiled extensions (the engine, the tool-call scanner); everything else lives in pyproject.toml.
 
 Install-time switches, read by ``reasoning_core/_flags.py`` exactly as the
 run-time dispatcher reads them:
@@ -11,8 +11,9 @@ run-time dispatcher reads them:
   ``"python"``.  ``REASONING_CORE_REQUIRE_EXTENSIONS=1`` turns that fallback
   into an error (CI and wheel builds set it).
 
-With Cython the engine is compiled from ``_engine.pyx``; without it, from the
-generated ``_engine.c`` that the sdist ships.
+With Cython the engine and the tool-call scanner are compiled from
+``_engine.pyx`` and ``_toolscan.pyx``; without it, from the generated ``.c``
+files that the sdist ships.
 """
 import importlib.util
 import os
@@ -30,8 +31,9 @@ _spec.loader.exec_module(_flags)
 env_flag = _flags.env_flag
 
 DISTRIBUTION = "reasoning-spans"
-PYX = "reasoning_core/_engine.pyx"
-GENERATED_C = "reasoning_core/_engine.c"
+# (module, source): the engine and the tool-call scanner, built and skipped together
+SOURCES = (("reasoning_core._engine", "reasoning_core/_engine.pyx"),
+           ("reasoning_core._toolscan", "reasoning_core/_toolscan.pyx"))
 REQUIRED = env_flag("REASONING_CORE_REQUIRE_EXTENSIONS")
 
 
@@ -65,6 +67,9 @@ class optional_build_ext(build_ext):
             _fallback(exc)
 
     def build_extension(self, ext):
+        if getattr(self, "_failed", False):  # one failure skips the rest: one notice, same compiler
+            self.extensions = [e for e in self.extensions if e is not ext]
+            return
         try:
             import numpy
 
@@ -74,6 +79,7 @@ class optional_build_ext(build_ext):
             super().build_extension(ext)
         except Exception as exc:
             _fallback(exc)
+            self._failed = True
             # Nothing to copy in place or to install for it.
             self.extensions = [e for e in self.extensions if e is not ext]
 
@@ -85,18 +91,21 @@ def _extensions():
         from Cython.Build import cythonize
     except ImportError:
         cythonize = None
-    ext = Extension(
-        "reasoning_core._engine",
-        [PYX if cythonize else GENERATED_C],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-    )
-    if cythonize is None:
-        if not os.path.exists(os.path.join(HERE, GENERATED_C)):
-            _fallback(f"Cython is not installed and {GENERATED_C} is missing")
+    exts = []
+    for name, pyx in SOURCES:
+        generated_c = pyx[:-4] + ".c"
+        if cythonize is None and not os.path.exists(os.path.join(HERE, generated_c)):
+            _fallback(f"Cython is not installed and {generated_c} is missing")
             return []
-        return [ext]
+        exts.append(Extension(
+            name,
+            [pyx if cythonize else generated_c],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        ))
+    if cythonize is None:
+        return exts
     try:
-        return cythonize([ext], compiler_directives={"language_level": 3, "embedsignature": True})
+        return cythonize(exts, compiler_directives={"language_level": 3, "embedsignature": True})
     except BaseException as exc:  # Cython reports a failed translation as SystemExit / CompileError
         if isinstance(exc, KeyboardInterrupt):
             raise

@@ -344,6 +344,51 @@ TOOLS_SCHEMAS = {"write_file": {"type": "object", "properties": {"path": {"type"
                                                                   "content": {"type": "string"}}}}
 
 
+# -- a call of any registered format, grown to any size (linearity check, engines side by side)
+
+_DS = ("<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>",
+       "<｜tool▁calls▁end｜>")
+_ARGS_JSON = json.dumps(TOOLS_ARGS)
+_PAIRS = "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n" for k, v in TOOLS_ARGS.items())
+_PARAMS = "".join(f'<parameter name="{k}">{v}</parameter>' for k, v in TOOLS_ARGS.items())
+_W = "Writing the file now.\n"
+# the formats workloads.TOOLS_TEXTS does not write (the formats whose suites are older)
+_MORE = {
+    "deepseek_v3": _W + _DS[0] + _DS[1] + "function" + _DS[2] + "write_file\n```json\n" + _ARGS_JSON + "\n```"
+                   + _DS[3] + _DS[4],
+    "deepseek_v31": _W + _DS[0] + _DS[1] + "write_file" + _DS[2] + _ARGS_JSON + _DS[3] + _DS[4],
+    "kimi_k2": _W + "<|tool_calls_section_begin|><|tool_call_begin|>functions.write_file:0"
+               "<|tool_call_argument_begin|>" + _ARGS_JSON + "<|tool_call_end|><|tool_calls_section_end|>",
+    "glm45": _W + "<tool_call>write_file\n" + _PAIRS + "</tool_call>",
+    "minimax_m2": _W + '<minimax:tool_call><invoke name="write_file">' + _PARAMS + "</invoke></minimax:tool_call>",
+    "mistral": _W + "[TOOL_CALLS][" + json.dumps({"name": "write_file", "arguments": TOOLS_ARGS}) + "]",
+    "llama3_json": _W + json.dumps({"name": "write_file", "parameters": TOOLS_ARGS}),
+}
+
+
+def tools_base_text(fmt: str) -> str:
+    """A ~2 KB call of ``fmt`` (an alias borrows its format's text)."""
+    from reasoning_core import tools
+
+    cls = tools.get_parser_cls(fmt)
+    for table in (TOOLS_TEXTS, _MORE):
+        for name, text in table.items():
+            if name == fmt or tools.get_parser_cls(name) is cls:
+                return text
+    raise AssertionError(f"no benchmark text for {fmt}")
+
+
+def tools_grown(text: str, lines: int) -> str:
+    """``text`` with its code lines repeated to about ``lines`` lines: the run of
+    twenty encoded lines starting at line 0 is inserted again, as many times as
+    needed, where the format wrote it (JSON escapes, Python literals or raw text
+    alike)."""
+    a = text.index("total += values[0] ")
+    b = text.index("total += values[20] ")
+    seg = text[a:b]
+    return text[:a] + seg * max(0, lines // 20 - 1) + text[a:]
+
+
 def tools_chunks(text: str) -> list[str]:
     return [text[i:i + TOOLS_CHUNK] for i in range(0, len(text), TOOLS_CHUNK)]
 
@@ -373,6 +418,58 @@ def _build_tools_stream(fmt: str):
 
     return build
 
+
+
+# -- the tool-call hot path: parse_delta inside a long argument, per backend ----------
+
+TOOLS_ARGS_CHUNK = 12  # characters (issue 26's unit)
+TOOLS_ARGS_GROUP = "tools_args_12ch"
+TOOLS_ARGS_FORMATS = ("hermes", "qwen3_coder")
+
+
+def _tools_args_text(fmt: str) -> tuple[str, str]:
+    """(the text up to the argument's value, the value) for one call whose
+    ``content`` argument is ~24 KB of code."""
+    lines, i = [], 0
+    while sum(len(x) + 1 for x in lines) < 24_000:
+        lines.append(f'    total += values[{i}] * 2  # step {i}: "scale" the caf\u00e9 value')
+        i += 1
+    code = "\n".join(lines) + "\n"
+    if fmt == "hermes":
+        head = '<tool_call>\n{"name": "write_file", "arguments": {"path": "src/report.py", "content": '
+        return "Writing the file now.\n" + head, json.dumps(code, ensure_ascii=False)
+    head = ("<tool_call>\n<function=write_file>\n<parameter=path>\nsrc/report.py\n</parameter>\n"
+            "<parameter=content>\n")
+    return "Writing the file now.\n" + head, code
+
+
+def tools_args_chunks(fmt: str) -> tuple[str, list[str]]:
+    head, value = _tools_args_text(fmt)
+    n = TOOLS_ARGS_CHUNK
+    return head, [value[i:i + n] for i in range(0, len(value), n)]
+
+
+def _build_tools_args(fmt: str):
+    """parse_delta per 12-character chunk inside one long argument (the head of
+    the call is one chunk, fed in the timed body too: ~0.05 % of the chunks)."""
+
+    def build(ctx: Context | None, backend: str):
+        from reasoning_core.tools import _json as scan
+
+        head, chunks = tools_args_chunks(fmt)
+
+        def run():
+            with scan._use_scanner(backend):
+                p = new_tool_parser(fmt)
+                feed = p.parse_delta
+                feed(head)
+                for c in chunks:
+                    feed(c)
+            return p
+
+        return run
+
+    return build
 
 _CORE = core.WORKLOADS
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
@@ -409,6 +506,10 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
                _build_tools_stream(fmt), lambda c, fmt=fmt: len(tools_chunks(TOOLS_TEXTS[fmt])),
                backend_independent=True, group=TOOLS_GROUP)
       for fmt in TOOLS_TEXTS),
+    *(Workload(f"{TOOLS_ARGS_GROUP}_{fmt}", "chunk",
+               f"{fmt} parse_delta per 12-character chunk inside a ~24 KB argument",
+               _build_tools_args(fmt), lambda c, fmt=fmt: 1 + len(tools_args_chunks(fmt)[1]), group=TOOLS_ARGS_GROUP)
+      for fmt in TOOLS_ARGS_FORMATS),
 )}
 
 
@@ -586,6 +687,10 @@ def check_targets(row_list: list[Row]) -> list[dict]:
     add("decoder push: parser share beyond bare decode", share, "< 20 %", lambda v: v < 20, "{:.0f} %")
     v = _per_unit(rows, "memory_batch_slot", c)
     add("memory per batch slot, compiled", v, "<= 64 B", lambda v: v <= 64, "{:.1f} B")
+    for fmt in TOOLS_ARGS_FORMATS:  # issue 26
+        v = _per_unit(rows, f"{TOOLS_ARGS_GROUP}_{fmt}", c)
+        add(f"{fmt} parse_delta per 12-char argument chunk, compiled", v, "<= 1500 ns/chunk",
+            lambda v: v <= 1500, "{:.0f} ns")
     return out
 
 

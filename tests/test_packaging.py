@@ -173,8 +173,9 @@ def build_tree(tmp_path):
     (tmp_path / "setup.py").write_text(_source("setup.py"))
     # The package's own copy: a wheel ships it too.
     (tmp_path / "reasoning_core" / "_flags.py").write_text((Path(rc.__file__).parent / "_flags.py").read_text())
-    (tmp_path / "reasoning_core" / "_engine.pyx").write_text("x = 1\n")
-    (tmp_path / "reasoning_core" / "_engine.c").write_text("#error not compiled in this test\n")
+    for mod in ("_engine", "_toolscan"):  # the engine and the tool-call scanner
+        (tmp_path / "reasoning_core" / f"{mod}.pyx").write_text("x = 1\n")
+        (tmp_path / "reasoning_core" / f"{mod}.c").write_text("#error not compiled in this test\n")
     return tmp_path
 
 
@@ -192,7 +193,7 @@ def test_failed_build_falls_back_with_one_line(build_tree):
     notice = [ln for ln in r.stderr.splitlines() if ln.startswith(f"{DISTRIBUTION}:")]
     assert len(notice) == 1, r.stderr
     assert "pure-Python engine" in notice[0] and "REASONING_CORE_REQUIRE_EXTENSIONS=1" in notice[0]
-    assert not list(build_tree.rglob("_engine*.so")) and not list(build_tree.rglob("_engine*.pyd"))
+    assert not list(build_tree.rglob("_*.so")) and not list(build_tree.rglob("_*.pyd"))
 
 
 @pytest.mark.skipif(os.name == "nt" or not Path("/bin/false").exists(), reason="CC=/bin/false is a POSIX trick")
@@ -222,7 +223,7 @@ def test_setup_builds_from_generated_c_without_cython(build_tree):
     del full["PYTHONPATH"]
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=build_tree, env=full,
                        timeout=120)
-    assert (r.returncode, r.stdout.strip()) == (0, "['reasoning_core/_engine.c']"), r.stderr
+    assert (r.returncode, r.stdout.strip()) == (0, "['reasoning_core/_engine.c', 'reasoning_core/_toolscan.c']"), r.stderr
 
 
 # -- what the build configuration promises ------------------------------------------------
@@ -249,5 +250,6 @@ def test_sdist_manifest_ships_test_helpers_and_generated_c():
     manifest = _source("MANIFEST.in").splitlines()
     assert "recursive-include tests *.py" in manifest
     assert "include reasoning_core/_engine.c" in manifest
+    assert "include reasoning_core/_toolscan.c" in manifest
     excluded = _pyproject()["tool"]["setuptools"]["exclude-package-data"]["reasoning_core"]
     assert "*.c" in excluded  # the wheel carries the compiled module, not its C

@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Optional
 
 from ..families import think_pair_of
-from ._json import DONE, ERROR, JsonReader, dump_str, escape, schema_types, typed_value
+from ._json import DONE, ERROR, NEED, SCAN as _scan, JsonReader, dump_str, escape, schema_types, typed_value
 from ._types import ParsedToolCall, ParsedToolCallDelta, ParsedToolResponse
 
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -44,24 +44,20 @@ def valid_name(name) -> bool:
 class Markers:
     """A set of literal markers: leftmost match, longest at equal start."""
 
-    __slots__ = ("markers", "rx", "prefixes", "maxlen")
+    __slots__ = ("markers", "rx", "prefixes", "maxlen", "prefix_ends")
 
     def __init__(self, markers: tuple):
         ms = sorted(set(markers), key=len, reverse=True)
         self.markers = tuple(ms)
         self.rx = re.compile("|".join(map(re.escape, ms)))
         self.prefixes = frozenset(m[:i] for m in ms for i in range(1, len(m)))
+        self.prefix_ends = frozenset(p[-1] for p in self.prefixes)  # what a held suffix can end with
         self.maxlen = len(ms[0])
 
     def hold_start(self, buf: str, pos: int) -> int:
         """Start of the longest suffix of ``buf[pos:]`` that a marker could still
         complete (``len(buf)`` when there is none)."""
-        n = len(buf)
-        prefixes = self.prefixes
-        for k in range(min(self.maxlen - 1, n - pos), 0, -1):
-            if buf[n - k:] in prefixes:
-                return n - k
-        return n
+        return _scan.hold_start(self, buf, pos)
 
     @classmethod
     def of(cls, *ms: str) -> "Markers":
@@ -141,6 +137,13 @@ class BaseToolParser:
         self._error_at: Optional[int] = None
         self._rec: Optional[list] = None  # raw text kept while a call is undecided (llama3)
         self._rec_from = 0
+        # the scan the generator waits in, fed directly by ``_scan.step``: a
+        # ``(Markers, sink)`` pair (``_until``) or a ``JsonReader`` (``_json``)
+        self._lane = None
+        self._lane_status = None  # a JsonReader status that step() already read
+        # the lane's sink is this call's arguments (``_emit_args``, or an
+        # XmlStringSink writing to it): step() may append them itself
+        self._lane_args = False
         self._gen = self._run()
 
     def set_streaming_tool_schemas(self, schemas: Optional[dict]) -> None:
@@ -182,12 +185,7 @@ class BaseToolParser:
             raise TypeError(f"parse_delta expects str, got {type(delta).__name__}")
         if not delta:
             return []
-        self._push(delta)
-        events = self._events
-        self._events = []
-        if all(e[0] == "c" for e in events) and "".join(e[2] for e in events) == delta:
-            return None
-        return _to_deltas(events)
+        return _scan.step(self, delta, ParsedToolCallDelta)
 
     def finish(self) -> list[ParsedToolCallDelta]:
         """End of the stream: release held text, complete a call that parses, then
@@ -195,7 +193,7 @@ class BaseToolParser:
         self._push("", eof=True)
         events = self._events
         self.reset()
-        return _to_deltas(events)
+        return _scan.to_deltas(events, ParsedToolCallDelta)
 
     def parse_complete(self, response: str) -> ParsedToolResponse:
         """The content and tool calls of a whole response (a fresh parser reads it: this one is untouched)."""
@@ -226,6 +224,9 @@ class BaseToolParser:
         self._buf = buf[pos:] + delta
         self._pos = 0
         self._eof = eof
+        self._resume()
+
+    def _resume(self) -> None:
         if self._gen is None:
             return
         try:
@@ -280,6 +281,10 @@ class BaseToolParser:
             self._cur.args.append(text)
             self._events.append(("a", self._cur.index, text))
 
+    def _args_sink(self, sink) -> bool:
+        """Whether ``sink`` is this parser's own ``_emit_args`` (not overridden)."""
+        return sink == self._emit_args and type(self)._emit_args is BaseToolParser._emit_args
+
     def _close_call(self, ok: bool) -> None:
         if self._cur is not None:
             self._cur.ok = ok
@@ -307,14 +312,17 @@ class BaseToolParser:
                 sink(buf[pos:])
                 self._pos = len(buf)
                 return None
-            h = ms.hold_start(buf, pos)
+            h = _scan.hold_start(ms, buf, pos)
             if m is not None and m.start() < h:
                 sink(buf[pos:m.start()])
                 self._pos = m.end()
                 return m.group()
             sink(buf[pos:h])
             self._pos = h
+            self._lane = (ms, sink)
+            self._lane_args = type(sink) is _scan.XmlStringSink and self._args_sink(sink.emit)
             yield
+            self._lane = None
 
     def _text_until(self, ms: Markers):
         parts: list[str] = []
@@ -348,15 +356,22 @@ class BaseToolParser:
 
     def _json(self, sink, require_object: bool = False, note_error: bool = True):
         reader = JsonReader(sink, require_object)
-        while True:
-            self._pos, status = reader.feed(self._buf, self._pos, self._eof)
-            if status == DONE:
-                return True
-            if status == ERROR:
-                if note_error:
-                    self._fail()
-                return False
+        self._pos, status = reader.feed(self._buf, self._pos, self._eof)
+        while status == NEED:
+            self._lane = reader
+            self._lane_args = self._args_sink(sink)
             yield
+            self._lane = None
+            status = self._lane_status
+            if status is None:
+                self._pos, status = reader.feed(self._buf, self._pos, self._eof)
+            else:  # step() fed this chunk already
+                self._lane_status = None
+        if status == DONE:
+            return True
+        if note_error:
+            self._fail()
+        return False
 
     # ---------------------------------------------------------------- shared pieces
 
@@ -466,25 +481,8 @@ class BaseToolParser:
             self._emit_args("null" if null else dump_str(v))
             return m
         if types == _STRING_ONLY:
-            state = [True, False]  # at start, a held trailing newline
-
-            def sink(t: str) -> None:
-                if not t:
-                    return
-                if state[0]:
-                    state[0] = False
-                    if t[0] == "\n":
-                        t = t[1:]
-                        if not t:
-                            return
-                out = "\n" + t if state[1] else t
-                state[1] = out.endswith("\n")
-                if state[1]:
-                    out = out[:-1]
-                self._emit_args(escape(out))
-
             self._emit_args('"')
-            m = yield from self._until(ends, sink)
+            m = yield from self._until(ends, _scan.XmlStringSink(self._emit_args))
             self._emit_args('"')
             return m
         parts: list[str] = []
@@ -501,32 +499,7 @@ class BaseToolParser:
         self._emit_args(("{" if count == 0 else ", ") + dump_str(key) + ": ")
 
 
+
 def _to_deltas(events: list) -> list[ParsedToolCallDelta]:
-    """Events in text order -> deltas, joining neighbours of the same kind. Pieces
-    are collected and joined once per delta (repeated ``+=`` on a growing string
-    would make one large delta quadratic)."""
-    groups: list = []  # [kind, index, id, name, pieces]
-    last = None
-    for e in events:
-        kind = e[0]
-        if kind == "c":
-            if last is not None and last[0] == "c":
-                last[4].append(e[2])
-                continue
-            last = ["c", e[1], None, None, [e[2]]]
-        elif kind == "n":
-            last = ["a", e[1], e[2], e[3], []]
-        else:
-            if last is not None and last[0] == "a" and last[1] == e[1]:
-                last[4].append(e[2])
-                continue
-            last = ["a", e[1], None, None, [e[2]]]
-        groups.append(last)
-    out: list[ParsedToolCallDelta] = []
-    for kind, index, cid, name, pieces in groups:
-        text = pieces[0] if len(pieces) == 1 else "".join(pieces)
-        if kind == "c":
-            out.append(ParsedToolCallDelta(index=index, content=text))
-        else:
-            out.append(ParsedToolCallDelta(index=index, id=cid, name=name, arguments=text if pieces else None))
-    return out
+    """Events in text order -> deltas (see ``_scan.to_deltas``)."""
+    return _scan.to_deltas(events, ParsedToolCallDelta)

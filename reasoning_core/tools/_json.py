@@ -1,7 +1,9 @@
-"""Incremental JSON reader that re-serializes as it reads.
+"""Incremental JSON reading that re-serializes as it reads, and JSON value typing.
 
-Model output is fed a chunk at a time; the reader writes a canonical form to a sink
-as soon as each piece is certain, so arguments can stream while staying valid JSON.
+Model output is fed a chunk at a time; the reader (``JsonReader``, from the tool-call
+scanner this module selects: ``reasoning_core/_toolscan.pyx`` or its pure twin
+``reasoning_core_py/_toolscan.py``) writes a canonical form to a sink as soon as
+each piece is certain, so arguments can stream while staying valid JSON.
 
 Canonical form: ``json.dumps(value, ensure_ascii=False)`` layout (``", "`` and
 ``": "`` separators, no other whitespace, same string escapes), except that
@@ -14,255 +16,75 @@ characters inside strings are accepted (``strict=False``) and escaped. ``NaN`` a
 
 from __future__ import annotations
 
+import contextlib
 import re
 
-NEED, DONE, ERROR = 0, 1, 2
-
-_ESC_RE = re.compile('[\x00-\x1f"\\\\\ud800-\udfff]')
-_ESC_MAP = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\b": "\\b",
-    "\f": "\\f",
-}
+from .._flags import env_flag
 
 
-def _esc_one(m: re.Match) -> str:
-    c = m.group()
-    return _ESC_MAP.get(c) or "\\u%04x" % ord(c)
+def _select():
+    """The scanner module: the compiled ``reasoning_core._toolscan`` unless it is
+    missing or the pure engine is chosen (the engine dispatcher's rule and
+    switches: ``REASONING_CORE_NO_EXTENSIONS``, ``REASONING_CORE_REQUIRE_EXTENSIONS``)."""
+    from .. import _dispatch
+
+    if _dispatch.BACKEND == "cython":
+        try:
+            from .. import _toolscan as mod
+
+            return mod, "cython"
+        except ImportError as exc:
+            if env_flag("REASONING_CORE_REQUIRE_EXTENSIONS"):
+                raise ImportError(
+                    "REASONING_CORE_REQUIRE_EXTENSIONS is set, but the compiled tool-call scanner "
+                    f"cannot be imported: {exc}"
+                ) from exc
+    from reasoning_core_py import _toolscan as mod
+
+    return mod, "python"
 
 
-def escape(s: str) -> str:
-    """Body of a JSON string literal for ``s`` (no quotes)."""
-    return _ESC_RE.sub(_esc_one, s)
+SCAN, SCAN_BACKEND = _select()
+NEED, DONE, ERROR = SCAN.NEED, SCAN.DONE, SCAN.ERROR
+JsonReader = SCAN.JsonReader
+escape = SCAN.escape
+
+
+def scanner(backend: str):
+    """The scanner module of ``backend`` ("cython" or "python")."""
+    if backend == "python":
+        from reasoning_core_py import _toolscan as mod
+
+        return mod
+    if backend == "cython":
+        try:
+            from .. import _toolscan as mod
+        except ImportError:
+            raise ValueError("the compiled tool-call scanner is not built in this installation") from None
+        return mod
+    raise ValueError(f"backend must be 'cython' or 'python', not {backend!r}")
+
+
+@contextlib.contextmanager
+def _use_scanner(backend: str):
+    """Run the tool parsers on ``backend``'s scanner inside the block (tests
+    compare the two in one process); not thread-safe."""
+    from . import _base
+
+    mod = scanner(backend)
+    g, b = globals(), vars(_base)
+    saved = {k: g[k] for k in ("SCAN", "JsonReader", "escape")}, {k: b[k] for k in ("_scan", "JsonReader", "escape")}
+    g.update(SCAN=mod, JsonReader=mod.JsonReader, escape=mod.escape)
+    b.update(_scan=mod, JsonReader=mod.JsonReader, escape=mod.escape)
+    try:
+        yield mod
+    finally:
+        g.update(saved[0])
+        b.update(saved[1])
 
 
 def dump_str(s: str) -> str:
     return '"' + escape(s) + '"'
-
-
-_WS_RUN = re.compile(r"[ \t\n\r]*")
-_STR_RUN = re.compile('[^"\\\\\x00-\x1f\ud800-\udfff]+')
-_NUM_RUN = re.compile(r"[0-9eE.+-]*")
-_NUM_OK = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_HEX = frozenset("0123456789abcdefABCDEF")
-_SIMPLE_ESC = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-_LITERALS = {"t": "true", "f": "false", "n": "null"}
-
-# states
-_VALUE, _OBJ_FIRST, _OBJ_KEY, _COLON, _ARR_FIRST, _AFTER, _STR, _ESC, _UESC, _NUM, _LIT = range(11)
-
-
-class JsonReader:
-    """Reads exactly one JSON value from successive buffers.
-
-    ``feed(buf, pos, eof)`` returns ``(pos, status)``: ``NEED`` (everything up to the end
-    of ``buf`` consumed; partial tokens are kept inside the reader), ``DONE`` (the value
-    ended just before ``pos``; the character at ``pos`` is not consumed) or ``ERROR``
-    (``pos`` is the offending character, or ``len(buf)`` at end of input).
-    A stack replaces recursion so that deep nesting cannot overflow. Output is
-    collected per ``feed`` and handed to the sink in one piece, and a number that
-    arrives in many chunks is kept as a list of pieces: total work is linear in the
-    input however it is chunked.
-    """
-
-    __slots__ = ("sink", "out", "state", "stack", "tok", "num", "hi", "is_key", "require_object", "started")
-
-    def __init__(self, sink, require_object: bool = False):
-        self.sink = sink
-        self.out: list[str] = []
-        self.state = _VALUE
-        self.stack: list[str] = []
-        self.tok = ""  # a \u escape's hex digits or a literal's letters (bounded)
-        self.num: list[str] = []  # the pieces of a number
-        self.hi = -1  # pending high surrogate from a \u escape, waiting for its pair
-        self.is_key = False
-        self.require_object = require_object
-        self.started = False
-
-    def _flush_hi(self):
-        if self.hi >= 0:
-            self.out.append("\\u%04x" % self.hi)
-            self.hi = -1
-
-    def _end_str(self):
-        self._flush_hi()
-        self.out.append('"')
-        self.state = _COLON if self.is_key else _AFTER
-
-    def feed(self, buf: str, pos: int, eof: bool):
-        pos, status = self._feed(buf, pos, eof)
-        out = self.out
-        if out:
-            self.sink(out[0] if len(out) == 1 else "".join(out))
-            out.clear()
-        return pos, status
-
-    def _feed(self, buf: str, pos: int, eof: bool):
-        sink = self.out.append
-        n = len(buf)
-        while True:
-            st = self.state
-            if st == _STR:
-                m = _STR_RUN.match(buf, pos)
-                if m:
-                    self._flush_hi()
-                    sink(m.group())
-                    pos = m.end()
-                if pos >= n:
-                    break
-                c = buf[pos]
-                pos += 1
-                if c == '"':
-                    self._end_str()
-                elif c == "\\":
-                    self.state = _ESC
-                else:  # raw control character or surrogate
-                    self._flush_hi()
-                    sink(escape(c))
-                continue
-            if st == _ESC:
-                if pos >= n:
-                    break
-                c = buf[pos]
-                if c == "u":
-                    self.tok = ""
-                    self.state = _UESC
-                elif c in _SIMPLE_ESC:
-                    self._flush_hi()
-                    sink(escape(_SIMPLE_ESC[c]))
-                    self.state = _STR
-                else:
-                    return pos, ERROR
-                pos += 1
-                continue
-            if st == _UESC:
-                while pos < n and len(self.tok) < 4:
-                    c = buf[pos]
-                    if c not in _HEX:
-                        return pos, ERROR
-                    self.tok += c
-                    pos += 1
-                if len(self.tok) < 4:
-                    break
-                cp = int(self.tok, 16)
-                self.state = _STR
-                if self.hi >= 0 and 0xDC00 <= cp <= 0xDFFF:
-                    sink(chr(0x10000 + ((self.hi - 0xD800) << 10) + (cp - 0xDC00)))
-                    self.hi = -1
-                else:
-                    self._flush_hi()
-                    if 0xD800 <= cp <= 0xDBFF:
-                        self.hi = cp
-                    else:
-                        sink(escape(chr(cp)))
-                continue
-            if st == _NUM:
-                m = _NUM_RUN.match(buf, pos)
-                if m.end() > pos:
-                    self.num.append(m.group())
-                pos = m.end()
-                if pos >= n and not eof:
-                    break
-                num = self.num
-                text = num[0] if len(num) == 1 else "".join(num)
-                num.clear()
-                if not _NUM_OK.fullmatch(text):
-                    return pos, ERROR
-                sink(text)
-                self.state = _AFTER
-                continue
-            if st == _LIT:
-                word = _LITERALS[self.tok[0]]
-                while pos < n and len(self.tok) < len(word):
-                    if buf[pos] != word[len(self.tok)]:
-                        return pos, ERROR
-                    self.tok += buf[pos]
-                    pos += 1
-                if len(self.tok) < len(word):
-                    break
-                sink(word)
-                self.state = _AFTER
-                continue
-            if st == _AFTER and not self.stack:
-                return pos, DONE
-            # structural states: skip whitespace first
-            pos = _WS_RUN.match(buf, pos).end()
-            if pos >= n:
-                break
-            c = buf[pos]
-            if st == _VALUE:
-                if self.require_object and not self.started and c != "{":
-                    return pos, ERROR
-                self.started = True
-                if c == "{":
-                    sink("{")
-                    self.stack.append("o")
-                    self.state = _OBJ_FIRST
-                elif c == "[":
-                    sink("[")
-                    self.stack.append("a")
-                    self.state = _ARR_FIRST
-                elif c == '"':
-                    sink('"')
-                    self.is_key = False
-                    self.state = _STR
-                elif c == "-" or "0" <= c <= "9":
-                    self.num.clear()
-                    self.state = _NUM
-                    continue
-                elif c in _LITERALS:
-                    self.tok = c
-                    self.state = _LIT
-                else:
-                    return pos, ERROR
-                pos += 1
-            elif st == _OBJ_FIRST or st == _OBJ_KEY:
-                if c == '"':
-                    sink('"')
-                    self.is_key = True
-                    self.state = _STR
-                elif c == "}" and st == _OBJ_FIRST:
-                    sink("}")
-                    self.stack.pop()
-                    self.state = _AFTER
-                else:
-                    return pos, ERROR
-                pos += 1
-            elif st == _COLON:
-                if c != ":":
-                    return pos, ERROR
-                sink(": ")
-                self.state = _VALUE
-                pos += 1
-            elif st == _ARR_FIRST:
-                if c == "]":
-                    sink("]")
-                    self.stack.pop()
-                    self.state = _AFTER
-                    pos += 1
-                else:
-                    self.state = _VALUE
-            else:  # _AFTER inside a container
-                top = self.stack[-1]
-                if c == ",":
-                    sink(", ")
-                    self.state = _OBJ_KEY if top == "o" else _VALUE
-                elif (c == "}" and top == "o") or (c == "]" and top == "a"):
-                    sink(c)
-                    self.stack.pop()
-                else:
-                    return pos, ERROR
-                pos += 1
-        # buffer exhausted
-        if eof:
-            if self.state == _AFTER and not self.stack:
-                return pos, DONE
-            return pos, ERROR
-        return pos, NEED
 
 
 def normalize(text: str):

@@ -1,0 +1,457 @@
+"""Tool-call parsing side by side, through each serving engine's own interface (issue 26).
+
+    PYTHONPATH=$PWD /tmp/peers/venv/bin/python benchmarks/bench_tools_engines.py --quick
+    PYTHONPATH=$PWD /tmp/peers/venv/bin/python benchmarks/bench_tools_engines.py \\
+        --markdown --json tools_engines.json
+    python benchmarks/bench_tools_engines.py --from tools_engines.json --chart tools_engines.png
+
+(with the peers venv's environment variables: ``../shared/peers/README.md``.)
+
+One streamed call whose ``content`` argument is code (2 KB, 32 KB or 1 MB),
+tokenized with a vocabulary that has the format's markers as special tokens and
+fed 1 or 4 tokens per delta, through:
+
+* **vLLM** ``extract_tool_calls_streaming(previous_text, current_text, delta_text,
+  previous_token_ids, current_token_ids, delta_token_ids, request)``: vLLM's
+  parser of the name, ours (``reasoning_core.integrations.vllm``), and the
+  floor (a parser that only wraps the delta as call 0's arguments in vLLM's
+  ``DeltaMessage`` / ``DeltaToolCall`` / ``DeltaFunctionCall``);
+* **SGLang** ``FunctionCallParser.parse_stream_chunk(text)``: SGLang's detector,
+  ours (``reasoning_core.integrations.sglang``, registered as ``rc_<name>``),
+  and a floor detector returning the delta as call 0's ``ToolCallItem``;
+* **MAX** ``ToolParser.parse_delta(text)``: MAX's parser, ours
+  (``reasoning_core.integrations.max``), and a floor returning MAX's
+  ``ParsedToolCallDelta(index=0, arguments=delta)``.
+
+Only the parser call is timed, in process CPU time (a shared machine's
+preemptions stay out of the clock; the clock's own cost, the same for the
+three parsers, cancels in "above the floor"); the harness's ``previous_text +
+delta`` and id lists, which vLLM's serving loop builds too, are outside it, and
+the garbage collector is off during a stream (as ``timeit`` does). Figures:
+µs per delta, median over repeats with min–max, and the work above the floor,
+engine ÷ ours. A parser that needs more than ``--cap`` seconds of parser
+time for one stream is cut there: its figure (marked ``cut at N %``) is the mean
+over the part streamed, a lower bound for the parsers whose per-delta cost grows
+with the stream. Ours must also stream the exact arguments (checked per run).
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "integrations"))
+
+import workloads as W  # noqa: E402
+
+SIZES = {"2KB": 2_000, "32KB": 32_000, "1MB": 1_000_000}
+TOOL = "write_file"
+PROPS = {"path": {"type": "string"}, "content": {"type": "string"}}
+SCHEMA = {"type": "object", "properties": PROPS}
+
+# our format -> (vLLM name, SGLang name, vocabulary: a FAMILY_SPECIALS key or None for DeepSeek's)
+ENGINE_FORMATS = {
+    "hermes": ("hermes", "qwen25", "qwen3"),
+    "qwen3_coder": ("qwen3_coder", "qwen3_coder", "qwen3"),
+    "deepseek_v3": ("deepseek_v3", "deepseekv3", None),
+    "deepseek_v31": ("deepseek_v31", "deepseekv31", None),
+    "kimi_k2": ("kimi_k2", "kimi_k2", "kimi_k2"),
+    "glm45": ("glm45", "glm45", "glm45"),
+    "minimax_m2": ("minimax_m2", "minimax-m2", "minimax_m2"),
+    "mistral": ("mistral", "mistral", "mistral"),
+    "llama3_json": ("llama3_json", "llama3", ("<|python_tag|>", "<|eom_id|>")),
+}
+# MAX's names (each is also our name) -> vocabulary
+MAX_FORMATS = {"deepseekv4": None, "gemma4": ("<|tool_call>", "<tool_call|>", '<|"|>'), "kimik2_5": "kimi_k2",
+               "qwen3_5": "qwen3", "glm45": "glm45"}
+
+
+def _quiet_imports():
+    warnings.simplefilter("ignore")
+
+
+# ---------------------------------------------------------------- inputs
+
+def call_text(fmt: str, nbytes: int) -> str:
+    base = W.tools_base_text(fmt)
+    return W.tools_grown(base, max(20, nbytes // 62))
+
+
+def _tokenizer(vocab):
+    from vllm_helpers import deepseek_vllm_tokenizer, vllm_tokenizer
+    from vocab import FAMILY_SPECIALS
+
+    if vocab is None:
+        return deepseek_vllm_tokenizer()
+    return vllm_tokenizer(vocab if isinstance(vocab, tuple) else FAMILY_SPECIALS[vocab])
+
+
+def token_deltas(tok, text: str, k: int):
+    """[(delta_text, delta_ids)], ``k`` tokens per delta, cut at the tokens' text
+    offsets (a delta that would be empty joins the next)."""
+    enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
+    ids, offs = enc["input_ids"], enc["offset_mapping"]
+    out, start, pend = [], 0, []
+    for i in range(0, len(ids), k):
+        pend.extend(ids[i:i + k])
+        j = i + k
+        end = len(text) if j >= len(ids) else offs[j][0]
+        if end > start:
+            out.append((text[start:end], pend))
+            start, pend = end, []
+    if start < len(text) or pend:
+        out.append((text[start:], pend))
+    return out
+
+
+# ---------------------------------------------------------------- vLLM
+
+def vllm_runner(fmt: str):
+    _quiet_imports()
+    from vllm.entrypoints.generate.base.protocol import DeltaFunctionCall, DeltaToolCall
+    from vllm.tool_parsers import ToolParserManager
+    from vllm_helpers import chat_request
+
+    from reasoning_core.integrations import vllm as rcv
+
+    DeltaMessage = rcv.DeltaMessage
+    vname, _, vocab = ENGINE_FORMATS[fmt]
+    tok = _tokenizer(vocab)
+    tools = [{"type": "function", "function": {"name": TOOL, "parameters": SCHEMA}}]
+    req = chat_request(tools=tools)
+
+    class Floor:
+        def __init__(self, tokenizer, tools=None):
+            pass
+
+        def extract_tool_calls_streaming(self, pt, ct, dt, pi, ci, di, request):
+            return DeltaMessage(tool_calls=[DeltaToolCall(index=0, function=DeltaFunctionCall(arguments=dt))])
+
+    makers = {"engine": lambda: ToolParserManager.get_tool_parser(vname)(tok, None),
+              "ours": lambda: rcv.TOOL_PARSERS[vname](tok, None),
+              "floor": lambda: Floor(tok)}
+
+    def run(which, deltas, cap):
+        p = makers[which]()
+        f = p.extract_tool_calls_streaming
+        state = {"text": "", "prev_ids": [], "ids": [], "args": []}
+        args = state["args"]
+
+        def timed(i, dt, di):
+            prev = state["text"]
+            cur = prev + dt
+            state["text"] = cur
+            prev_ids, ids = state["prev_ids"], state["ids"]
+            if i:
+                prev_ids.extend(deltas[i - 1][1])
+            ids.extend(di)
+            t0 = time.process_time()
+            m = f(prev, cur, dt, prev_ids, ids, di, req)
+            state["spent"] += time.process_time() - t0
+            if m is not None and which == "ours":
+                for tc in m.tool_calls or ():
+                    if tc.function is not None and tc.function.arguments:
+                        args.append(tc.function.arguments)
+            return m
+
+        n = len(deltas)
+        state["spent"] = 0.0
+        for i, (dt, di) in enumerate(deltas):
+            timed(i, dt, di)
+            if state["spent"] > cap:
+                return state["spent"] / (i + 1), (i + 1) / n, "".join(args)
+        if which == "ours" and hasattr(p, "finish_streaming"):
+            m = p.finish_streaming()
+            for tc in (m.tool_calls if m is not None else None) or ():
+                if tc.function is not None and tc.function.arguments:
+                    args.append(tc.function.arguments)
+        return state["spent"] / n, 1.0, "".join(args)
+
+    return tok, run
+
+
+# ---------------------------------------------------------------- SGLang
+
+def sglang_runner(fmt: str):
+    _quiet_imports()
+    from sglang_max_helpers import import_sglang_parsers
+
+    _, rcs = import_sglang_parsers()
+    rcs.register()
+    from sglang.srt.entrypoints.openai.protocol import Function, Tool
+    from sglang.srt.function_call.base_format_detector import BaseFormatDetector
+    from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallItem
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
+    class FloorDetector(BaseFormatDetector):
+        def has_tool_call(self, text):
+            return True
+
+        def detect_and_parse(self, text, tools):
+            return StreamingParseResult(normal_text="", calls=[])
+
+        def parse_streaming_increment(self, new_text, tools):
+            return StreamingParseResult(normal_text="", calls=[ToolCallItem(tool_index=0, name=None,
+                                                                           parameters=new_text)])
+
+        def structure_info(self):  # pragma: no cover - never asked here
+            raise NotImplementedError
+
+    FunctionCallParser.ToolCallParserEnum["bench_floor"] = FloorDetector
+    _, sname, vocab = ENGINE_FORMATS[fmt]
+    tok = _tokenizer(vocab)
+    tools = [Tool(type="function", function=Function(name=TOOL, description="d", parameters=SCHEMA))]
+    names = {"engine": sname, "ours": f"rc_{sname}", "floor": "bench_floor"}
+
+    def run(which, deltas, cap):
+        p = FunctionCallParser(tools, names[which])
+        f = p.parse_stream_chunk
+        clock = time.process_time
+        spent, args = 0.0, []
+        n = len(deltas)
+        for i, (dt, _) in enumerate(deltas):
+            t0 = clock()
+            _, calls = f(dt)
+            spent += clock() - t0
+            if which == "ours":
+                args.extend(c.parameters for c in calls if c.parameters)
+            if spent > cap:
+                return spent / (i + 1), (i + 1) / n, "".join(args)
+        if which == "ours":
+            args.extend(c.parameters for c in p.parse_stream_end()[1] if c.parameters)
+        return spent / n, 1.0, "".join(args)
+
+    return tok, run
+
+
+# ---------------------------------------------------------------- MAX
+
+def max_runner(fmt: str):
+    _quiet_imports()
+    from max.pipelines.lib import tool_parsing as max_tools
+    from max.pipelines.modeling.types.tool_parsing import ParsedToolCallDelta as MaxDelta
+
+    from reasoning_core.integrations import max as rcm
+
+    rcm._native_tool_classes()  # imports MAX's parser modules (registers them)
+    tok = _tokenizer(MAX_FORMATS[fmt])
+
+    class Floor:
+        def parse_delta(self, delta):
+            return [MaxDelta(index=0, arguments=delta)]
+
+    makers = {"engine": lambda: max_tools.create(fmt), "ours": lambda: rcm.TOOL_PARSERS[fmt](),
+              "floor": Floor}
+
+    def run(which, deltas, cap):
+        p = makers[which]()
+        if hasattr(p, "set_streaming_tool_schemas"):
+            try:
+                p.set_streaming_tool_schemas({TOOL: SCHEMA})
+            except Exception:  # noqa: BLE001 - an engine parser without schema support
+                pass
+        f = p.parse_delta
+        clock = time.process_time
+        spent, args = 0.0, []
+        n = len(deltas)
+        for i, (dt, _) in enumerate(deltas):
+            t0 = clock()
+            out = f(dt)
+            spent += clock() - t0
+            if which == "ours" and out:
+                args.extend(d.arguments for d in out if d.arguments)
+            if spent > cap:
+                return spent / (i + 1), (i + 1) / n, "".join(args)
+        if which == "ours":
+            args.extend(d.arguments for d in p.finish() if d.arguments)
+        return spent / n, 1.0, "".join(args)
+
+    return tok, run
+
+
+RUNNERS = {"vllm": (vllm_runner, list(ENGINE_FORMATS)), "sglang": (sglang_runner, list(ENGINE_FORMATS)),
+           "max": (max_runner, list(MAX_FORMATS))}
+
+
+# ---------------------------------------------------------------- the table
+
+def measure(engines, sizes, rates, repeats, cap, progress=print):
+    rows = []
+    for engine in engines:
+        make, fmts = RUNNERS[engine]
+        for fmt in fmts:
+            try:
+                tok, run = make(fmt)
+            except Exception as exc:  # noqa: BLE001 - an engine build without this parser
+                rows.append({"interface": engine, "format": fmt, "error": f"{type(exc).__name__}: {exc}"[:200]})
+                continue
+            for size in sizes:
+                text = call_text(fmt if engine != "max" else fmt, SIZES[size])
+                want = json.loads(json.dumps(W.TOOLS_ARGS))  # the grown content is checked below
+                for k in rates:
+                    deltas = token_deltas(tok, text, k)
+                    row = {"interface": engine, "format": fmt, "size": size, "tokens_per_delta": k,
+                           "deltas": len(deltas), "chars": len(text)}
+                    for which in ("engine", "ours", "floor"):
+                        per, shares = [], []
+                        for _ in range(repeats):
+                            gc.collect()
+                            gc.disable()  # as timeit does: no collector pause lands in one parser's clock
+                            try:
+                                s, share, args = run(which, deltas, cap)
+                            except Exception as exc:  # noqa: BLE001 - record, keep going
+                                row[which + "_error"] = f"{type(exc).__name__}: {exc}"[:200]
+                                break
+                            finally:
+                                gc.enable()
+                            per.append(s * 1e6)
+                            shares.append(share)
+                            if which == "ours" and share == 1.0:
+                                got = json.loads(args)
+                                if got.get("path") != want["path"] or not got.get("content", "").startswith(
+                                        "def report(values):"):
+                                    row["ours_error"] = "streamed arguments differ from the call's"
+                        if per:
+                            row[which] = {"median": statistics.median(per), "min": min(per), "max": max(per),
+                                          "share": min(shares)}
+                    rows.append(row)
+                    progress(_line(row))
+    return rows
+
+
+def _above(row, which):
+    a, f = row.get(which), row.get("floor")
+    if not a or not f:
+        return None
+    return a["median"] - f["median"]
+
+
+def _cell(m):
+    if not m:
+        return "—"
+    s = f"{m['median']:,.2f} ({m['min']:,.2f}–{m['max']:,.2f})"
+    if m["share"] < 1:
+        s += f" cut at {m['share'] * 100:.0f} %"
+    return s
+
+
+def _ratio(row):
+    e, o = _above(row, "engine"), _above(row, "ours")
+    if e is None or o is None:
+        return "—"
+    if o <= 0:
+        return "ours at the floor"
+    r = e / o
+    s = f"{r:,.1f}×"
+    if row["engine"]["share"] < 1:
+        s = "≥ " + s
+    return s
+
+
+def _line(row):
+    if "error" in row:
+        return f"{row['interface']:6} {row['format']:12} error: {row['error']}"
+    return (f"{row['interface']:6} {row['format']:12} {row['size']:5} {row['tokens_per_delta']} tok: "
+            f"engine {_cell(row.get('engine'))}  ours {_cell(row.get('ours'))}  floor {_cell(row.get('floor'))}  "
+            f"engine÷ours above floor {_ratio(row)}"
+            + "".join(f"  [{k}: {v}]" for k, v in row.items() if k.endswith("_error")))
+
+
+def table(rows, markdown=True):
+    head = ["interface", "format", "size", "tok/delta", "engine's parser µs", "ours µs", "floor µs",
+            "above floor, engine ÷ ours"]
+    body = []
+    for r in rows:
+        if "error" in r:
+            body.append([r["interface"], r["format"], "—", "—", "error: " + r["error"], "—", "—", "—"])
+            continue
+        body.append([r["interface"], r["format"], r["size"], str(r["tokens_per_delta"]), _cell(r.get("engine")),
+                     _cell(r.get("ours")), _cell(r.get("floor")), _ratio(r)])
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(b) + " |" for b in body]
+        return "\n".join(lines)
+    w = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
+    return "\n".join("  ".join(c.ljust(w[i]) for i, c in enumerate(x)) for x in [head] + body)
+
+
+def chart(rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ok = [r for r in rows if "error" not in r and r.get("engine") and r.get("ours") and r.get("floor")]
+    labels = [f"{r['interface']} {r['format']} {r['size']} {r['tokens_per_delta']}t" for r in ok]
+    fig, ax = plt.subplots(figsize=(10, max(4, 0.22 * len(ok))))
+    y = range(len(ok))
+    for off, which, color in ((-0.27, "engine", "tab:red"), (0, "ours", "tab:blue"), (0.27, "floor", "tab:gray")):
+        ax.barh([i + off for i in y], [r[which]["median"] for r in ok], height=0.27, color=color,
+                label={"engine": "engine's parser", "ours": "ours", "floor": "interface floor"}[which])
+    ax.set_yticks(list(y), labels, fontsize=6)
+    ax.set_xscale("log")
+    ax.invert_yaxis()
+    ax.set_xlabel("µs per delta (median, log scale)")
+    ax.legend(loc="lower right", fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="benchmarks/bench_tools_engines.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="2 KB and 32 KB, one repeat, short cap")
+    ap.add_argument("--engines", default="vllm,sglang,max")
+    ap.add_argument("--formats", help="comma-separated formats (default: all of each engine)")
+    ap.add_argument("--sizes", help="comma-separated among 2KB,32KB,1MB")
+    ap.add_argument("--rates", default="1,4", help="tokens per delta")
+    ap.add_argument("--repeats", type=int)
+    ap.add_argument("--cap", type=float, help="seconds of parser time per stream before it is cut")
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--json", metavar="FILE")
+    ap.add_argument("--chart", metavar="PNG", help="write a chart (needs matplotlib, the [bench] extra)")
+    ap.add_argument("--from", dest="load", metavar="JSON", nargs="+",
+                    help="print the table (and --chart) of saved --json results instead of measuring")
+    args = ap.parse_args(argv)
+    if args.load:
+        rows = [r for f in args.load for r in json.loads(Path(f).read_text())["rows"]]
+        print(table(rows, markdown=args.markdown))
+        if args.chart:
+            chart(rows, args.chart)
+        return 0
+    sizes = args.sizes.split(",") if args.sizes else (["2KB", "32KB"] if args.quick else list(SIZES))
+    repeats = args.repeats or (1 if args.quick else 3)
+    cap = args.cap or (2.0 if args.quick else 20.0)
+    engines = [e for e in args.engines.split(",") if e]
+    if args.formats:
+        keep = set(args.formats.split(","))
+        for e in engines:
+            RUNNERS[e] = (RUNNERS[e][0], [f for f in RUNNERS[e][1] if f in keep])
+    from reasoning_core.tools import _json as scan
+
+    print(f"# {platform.node()} {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
+          f"Python {platform.python_version()}, tool scanner {scan.SCAN_BACKEND}; load {os.getloadavg()[0]:.1f}",
+          file=sys.stderr)
+    rows = measure(engines, sizes, [int(x) for x in args.rates.split(",")], repeats, cap,
+                   progress=lambda s: print(s, file=sys.stderr, flush=True))
+    print(table(rows, markdown=args.markdown))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"scanner": scan.SCAN_BACKEND, "cap_s": cap, "repeats": repeats,
+                                               "rows": rows}, indent=1) + "\n")
+    if args.chart:
+        chart(rows, args.chart)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,621 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Compiled tool-call scanner; the pure twin is ``reasoning_core_py/_toolscan.py``.
+
+The scanning every tool-call format shares: the incremental JSON reader that
+re-serializes as it reads (canonical form: ``reasoning_core/tools/_json.py``),
+JSON string escaping, the hold of a suffix that may still become a marker, the
+streaming writer of an XML-style string value, the conversion of a chunk's
+events into ``ParsedToolCallDelta`` objects, and the per-chunk fast lane
+(``step``).  Same names, same behaviour as the twin (differential tests:
+``tests/test_toolscan*.py``); the formats' grammars stay Python.
+"""
+
+from cpython.list cimport PyList_GET_SIZE
+from cpython.unicode cimport PyUnicode_FromOrdinal, PyUnicode_Substring
+
+import re
+
+NEED, DONE, ERROR = 0, 1, 2
+
+cdef enum:
+    C_NEED = 0
+    C_DONE = 1
+    C_ERROR = 2
+
+cdef enum:  # reader states
+    S_VALUE = 0
+    S_OBJ_FIRST
+    S_OBJ_KEY
+    S_COLON
+    S_ARR_FIRST
+    S_AFTER
+    S_STR
+    S_ESC
+    S_UESC
+    S_NUM
+    S_LIT
+
+_NUM_OK = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+cdef object _num_ok = _NUM_OK.fullmatch
+
+
+cdef inline bint _special(Py_UCS4 c):
+    # what ends a run of plain string characters: quote, backslash, control, surrogate
+    return c == 34 or c == 92 or c < 0x20 or (0xD800 <= c <= 0xDFFF)
+
+
+cdef str _esc_char(Py_UCS4 c):
+    """The JSON string body for one character (as ``escape`` writes it)."""
+    if c == 34:
+        return '\\"'
+    if c == 92:
+        return "\\\\"
+    if c == 10:
+        return "\\n"
+    if c == 13:
+        return "\\r"
+    if c == 9:
+        return "\\t"
+    if c == 8:
+        return "\\b"
+    if c == 12:
+        return "\\f"
+    if c < 0x20 or (0xD800 <= c <= 0xDFFF):
+        return "\\u%04x" % (<long>c)
+    return PyUnicode_FromOrdinal(<int>c)
+
+
+cpdef str escape(str s):
+    """Body of a JSON string literal for ``s`` (no quotes)."""
+    cdef Py_ssize_t n = len(s), i = 0, start = 0
+    cdef Py_UCS4 c
+    while i < n:
+        if _special(s[i]):
+            break
+        i += 1
+    if i == n:
+        return s
+    parts = []
+    while i < n:
+        c = s[i]
+        if _special(c):
+            if i > start:
+                parts.append(PyUnicode_Substring(s, start, i))
+            parts.append(_esc_char(c))
+            start = i + 1
+        i += 1
+    if n > start:
+        parts.append(PyUnicode_Substring(s, start, n))
+    return "".join(parts)
+
+
+cdef inline int _hexval(Py_UCS4 ch):
+    cdef int c = <int>ch
+    if 48 <= c <= 57:
+        return c - 48
+    if 97 <= c <= 102:
+        return c - 87
+    if 65 <= c <= 70:
+        return c - 55
+    return -1
+
+
+cdef class JsonReader:
+    """Reads exactly one JSON value from successive buffers (see the twin).
+
+    ``feed(buf, pos, eof)`` returns ``(pos, status)``: ``NEED``, ``DONE`` (the
+    character at ``pos`` is not consumed) or ``ERROR`` (``pos`` is the offending
+    character, or ``len(buf)`` at end of input).  Output is collected per ``feed``
+    and handed to the sink in one piece.
+    """
+
+    cdef public object sink
+    cdef list out
+    cdef int state
+    cdef list stack        # 'o' / 'a'
+    cdef int tokn          # \\u digits read, or a literal's letters read
+    cdef int tokv          # \\u value so far
+    cdef str lit           # the literal being read
+    cdef list num          # the pieces of a number
+    cdef long hi           # pending high surrogate
+    cdef bint is_key, require_object, started
+
+    def __init__(self, sink, bint require_object=False):
+        self.sink = sink
+        self.out = []
+        self.state = S_VALUE
+        self.stack = []
+        self.tokn = 0
+        self.tokv = 0
+        self.lit = ""
+        self.num = []
+        self.hi = -1
+        self.is_key = False
+        self.require_object = require_object
+        self.started = False
+
+    cdef inline void _flush_hi(self):
+        if self.hi >= 0:
+            self.out.append("\\u%04x" % self.hi)
+            self.hi = -1
+
+    def feed(self, str buf, Py_ssize_t pos, bint eof):
+        cdef int status = self._feed(buf, &pos, eof)
+        cdef list out = self.out
+        cdef Py_ssize_t k = PyList_GET_SIZE(out)
+        if k:
+            self.sink(out[0] if k == 1 else "".join(out))
+            del out[:]
+        return pos, status
+
+    cdef int _feed(self, str buf, Py_ssize_t* ppos, bint eof) except -1:
+        cdef Py_ssize_t pos = ppos[0]
+        cdef Py_ssize_t n = len(buf), start
+        cdef Py_UCS4 c
+        cdef int st, d
+        cdef long cp
+        cdef list out = self.out
+        cdef str text, word
+        while True:
+            st = self.state
+            if st == S_STR:
+                start = pos
+                while pos < n and not _special(buf[pos]):
+                    pos += 1
+                if pos > start:
+                    self._flush_hi()
+                    out.append(PyUnicode_Substring(buf, start, pos))
+                if pos >= n:
+                    break
+                c = buf[pos]
+                pos += 1
+                if c == 34:
+                    self._flush_hi()
+                    out.append('"')
+                    self.state = S_COLON if self.is_key else S_AFTER
+                elif c == 92:
+                    self.state = S_ESC
+                else:  # raw control character or surrogate
+                    self._flush_hi()
+                    out.append(_esc_char(c))
+                continue
+            if st == S_ESC:
+                if pos >= n:
+                    break
+                c = buf[pos]
+                if c == 117:  # u
+                    self.tokn = 0
+                    self.tokv = 0
+                    self.state = S_UESC
+                elif c == 34 or c == 92 or c == 47:  # " \\ /
+                    self._flush_hi()
+                    out.append('\\"' if c == 34 else "\\\\" if c == 92 else "/")
+                    self.state = S_STR
+                elif c == 98 or c == 102 or c == 110 or c == 114 or c == 116:  # b f n r t
+                    self._flush_hi()
+                    out.append("\\b" if c == 98 else "\\f" if c == 102 else "\\n" if c == 110
+                               else "\\r" if c == 114 else "\\t")
+                    self.state = S_STR
+                else:
+                    ppos[0] = pos
+                    return C_ERROR
+                pos += 1
+                continue
+            if st == S_UESC:
+                while pos < n and self.tokn < 4:
+                    d = _hexval(buf[pos])
+                    if d < 0:
+                        ppos[0] = pos
+                        return C_ERROR
+                    self.tokv = self.tokv * 16 + d
+                    self.tokn += 1
+                    pos += 1
+                if self.tokn < 4:
+                    break
+                cp = self.tokv
+                self.state = S_STR
+                if self.hi >= 0 and 0xDC00 <= cp <= 0xDFFF:
+                    out.append(PyUnicode_FromOrdinal(<int>(0x10000 + ((self.hi - 0xD800) << 10) + (cp - 0xDC00))))
+                    self.hi = -1
+                else:
+                    self._flush_hi()
+                    if 0xD800 <= cp <= 0xDBFF:
+                        self.hi = cp
+                    else:
+                        out.append(_esc_char(<Py_UCS4>cp))
+                continue
+            if st == S_NUM:
+                start = pos
+                while pos < n:
+                    c = buf[pos]
+                    if (48 <= c <= 57) or c == 101 or c == 69 or c == 46 or c == 43 or c == 45:
+                        pos += 1
+                    else:
+                        break
+                if pos > start:
+                    self.num.append(PyUnicode_Substring(buf, start, pos))
+                if pos >= n and not eof:
+                    break
+                text = self.num[0] if len(self.num) == 1 else "".join(self.num)
+                del self.num[:]
+                if _num_ok(text) is None:
+                    ppos[0] = pos
+                    return C_ERROR
+                out.append(text)
+                self.state = S_AFTER
+                continue
+            if st == S_LIT:
+                word = self.lit
+                while pos < n and self.tokn < len(word):
+                    if buf[pos] != word[self.tokn]:
+                        ppos[0] = pos
+                        return C_ERROR
+                    self.tokn += 1
+                    pos += 1
+                if self.tokn < len(word):
+                    break
+                out.append(word)
+                self.state = S_AFTER
+                continue
+            if st == S_AFTER and not self.stack:
+                ppos[0] = pos
+                return C_DONE
+            # structural states: skip whitespace first
+            while pos < n:
+                c = buf[pos]
+                if c == 32 or c == 9 or c == 10 or c == 13:
+                    pos += 1
+                else:
+                    break
+            if pos >= n:
+                break
+            c = buf[pos]
+            if st == S_VALUE:
+                if self.require_object and not self.started and c != 123:
+                    ppos[0] = pos
+                    return C_ERROR
+                self.started = True
+                if c == 123:  # {
+                    out.append("{")
+                    self.stack.append("o")
+                    self.state = S_OBJ_FIRST
+                elif c == 91:  # [
+                    out.append("[")
+                    self.stack.append("a")
+                    self.state = S_ARR_FIRST
+                elif c == 34:
+                    out.append('"')
+                    self.is_key = False
+                    self.state = S_STR
+                elif c == 45 or 48 <= c <= 57:
+                    del self.num[:]
+                    self.state = S_NUM
+                    continue
+                elif c == 116 or c == 102 or c == 110:  # t f n
+                    self.lit = "true" if c == 116 else "false" if c == 102 else "null"
+                    self.tokn = 1
+                    self.state = S_LIT
+                else:
+                    ppos[0] = pos
+                    return C_ERROR
+                pos += 1
+            elif st == S_OBJ_FIRST or st == S_OBJ_KEY:
+                if c == 34:
+                    out.append('"')
+                    self.is_key = True
+                    self.state = S_STR
+                elif c == 125 and st == S_OBJ_FIRST:
+                    out.append("}")
+                    self.stack.pop()
+                    self.state = S_AFTER
+                else:
+                    ppos[0] = pos
+                    return C_ERROR
+                pos += 1
+            elif st == S_COLON:
+                if c != 58:
+                    ppos[0] = pos
+                    return C_ERROR
+                out.append(": ")
+                self.state = S_VALUE
+                pos += 1
+            elif st == S_ARR_FIRST:
+                if c == 93:
+                    out.append("]")
+                    self.stack.pop()
+                    self.state = S_AFTER
+                    pos += 1
+                else:
+                    self.state = S_VALUE
+            else:  # S_AFTER inside a container
+                top = self.stack[len(self.stack) - 1]
+                if c == 44:
+                    out.append(", ")
+                    self.state = S_OBJ_KEY if top == "o" else S_VALUE
+                elif (c == 125 and top == "o") or (c == 93 and top == "a"):
+                    out.append("}" if c == 125 else "]")
+                    self.stack.pop()
+                else:
+                    ppos[0] = pos
+                    return C_ERROR
+                pos += 1
+        # buffer exhausted
+        ppos[0] = pos
+        if eof:
+            if self.state == S_AFTER and not self.stack:
+                return C_DONE
+            return C_ERROR
+        return C_NEED
+
+
+cdef int _firsts(tuple ms_markers, Py_UCS4* out) except -1:
+    """The distinct first characters of the markers (at most 16; -1: more)."""
+    cdef int k = 0, j
+    cdef Py_UCS4 c
+    cdef str m
+    for m in ms_markers:
+        c = m[0]
+        for j in range(k):
+            if out[j] == c:
+                break
+        else:
+            if k == 16:
+                return -1
+            out[k] = c
+            k += 1
+    return k
+
+
+cdef inline bint _is_first(Py_UCS4 c, Py_UCS4* firsts, int nf):
+    cdef int j
+    if nf < 0:
+        return True
+    for j in range(nf):
+        if firsts[j] == c:
+            return True
+    return False
+
+
+cdef Py_ssize_t _hold(ms, str buf, Py_ssize_t pos) except -1:
+    cdef Py_ssize_t n = len(buf), k, i, maxk
+    cdef tuple ms_markers = ms.markers
+    cdef str m
+    cdef Py_ssize_t ml
+    cdef bint ok
+    cdef Py_UCS4 firsts[16]
+    cdef int nf = _firsts(ms_markers, firsts)
+    maxk = <Py_ssize_t>ms.maxlen - 1
+    if n - pos < maxk:
+        maxk = n - pos
+    k = maxk
+    while k > 0:
+        # is buf[n-k:] a proper prefix of some marker?
+        if _is_first(buf[n - k], firsts, nf):
+            for m in ms_markers:
+                ml = len(m)
+                if ml <= k:
+                    continue
+                ok = True
+                for i in range(k):
+                    if buf[n - k + i] != m[i]:
+                        ok = False
+                        break
+                if ok:
+                    return n - k
+        k -= 1
+    return n
+
+
+cdef bint _may_start(ms, str buf) except -1:
+    """Whether ``buf`` holds the first character of a marker of ``ms`` (without
+    one, neither a marker nor a held suffix can be in it)."""
+    cdef Py_UCS4 firsts[16]
+    cdef int nf = _firsts(ms.markers, firsts)
+    cdef Py_ssize_t n = len(buf), i
+    for i in range(n):
+        if _is_first(buf[i], firsts, nf):
+            return True
+    return False
+
+
+def hold_start(ms, str buf, Py_ssize_t pos):
+    """Start of the longest suffix of ``buf[pos:]`` that a marker of ``ms`` (a
+    ``Markers``) could still complete; ``len(buf)`` when there is none."""
+    return _hold(ms, buf, pos)
+
+
+cdef class XmlStringSink:
+    """Writes an XML-style ``string`` parameter value as the body of a JSON string
+    while it streams: one leading and one trailing newline are framing (the
+    trailing one is held until more text shows it was not the last)."""
+
+    cdef public object emit
+    cdef bint start, held
+
+    def __init__(self, emit):
+        self.emit = emit
+        self.start = True
+        self.held = False
+
+    def __call__(self, str t):
+        out = self.text_of(t)
+        if out is not None:
+            self.emit(out)
+
+    cpdef text_of(self, str t):
+        """What ``__call__`` emits for ``t`` (None: nothing), the state updated."""
+        cdef Py_ssize_t n = len(t)
+        cdef str out
+        if n == 0:
+            return None
+        if self.start:
+            self.start = False
+            if t[0] == u"\n":
+                if n == 1:
+                    return None
+                t = PyUnicode_Substring(t, 1, n)
+                n -= 1
+        out = "\n" + t if self.held else t
+        n = len(out)
+        self.held = out[n - 1] == u"\n"
+        if self.held:
+            out = PyUnicode_Substring(out, 0, n - 1)
+        return escape(out)
+
+
+# -- result objects ------------------------------------------------------------------
+
+_FIELDS = ("index", "id", "name", "arguments", "content")
+cdef object _object_new = object.__new__
+cdef object _fast_cls = None      # the class the fast builder was checked for
+cdef dict _checked = {}           # class -> bool (fast builder matches its constructor)
+
+
+cdef object _fast_new(cls, index, cid, name, arguments, content):
+    d = _object_new(cls)
+    d.__dict__ = {"index": index, "id": cid, "name": name, "arguments": arguments, "content": content}
+    return d
+
+
+cdef bint _check(cls):
+    """Whether the fast builder makes the same objects as ``cls``'s constructor."""
+    try:
+        import dataclasses
+
+        if tuple(f.name for f in dataclasses.fields(cls)) != _FIELDS:
+            return False
+        for args in ((0, None, None, None, "c"), (2, "call_1", "f", "{", None), (1, None, None, "x", None)):
+            a, b = _fast_new(cls, args[0], args[1], args[2], args[3], args[4]), cls(*args)
+            if a != b or repr(a) != repr(b) or vars(a) != vars(b):
+                return False
+    except Exception:
+        return False
+    return True
+
+
+cdef inline object _new(cls, index, cid, name, arguments, content):
+    global _fast_cls
+    if cls is _fast_cls:
+        return _fast_new(cls, index, cid, name, arguments, content)
+    ok = _checked.get(cls)
+    if ok is None:
+        ok = _checked[cls] = _check(cls)
+        if ok and _fast_cls is None:
+            _fast_cls = cls
+    if ok:
+        return _fast_new(cls, index, cid, name, arguments, content)
+    return cls(index=index, id=cid, name=name, arguments=arguments, content=content)
+
+
+def to_deltas(list events, cls):
+    """A chunk's events in text order -> ``cls`` deltas, joining neighbours of the
+    same kind (pieces joined once per delta)."""
+    cdef list groups = []
+    cdef list last = None
+    cdef tuple e
+    cdef list out = []
+    for e in events:
+        kind = e[0]
+        if kind == "c":
+            if last is not None and last[0] == "c":
+                (<list>last[4]).append(e[2])
+                continue
+            last = ["c", e[1], None, None, [e[2]]]
+        elif kind == "n":
+            last = ["a", e[1], e[2], e[3], []]
+        else:
+            if last is not None and last[0] == "a" and last[1] == e[1]:
+                (<list>last[4]).append(e[2])
+                continue
+            last = ["a", e[1], None, None, [e[2]]]
+        groups.append(last)
+    for g in groups:
+        pieces = <list>g[4]
+        text = pieces[0] if len(pieces) == 1 else "".join(pieces)
+        if g[0] == "c":
+            out.append(_new(cls, g[1], None, None, None, text))
+        else:
+            out.append(_new(cls, g[1], g[2], g[3], text if pieces else None, None))
+    return out
+
+
+# -- one chunk -----------------------------------------------------------------------
+
+def step(p, str delta, cls):
+    """``p.parse_delta(delta)`` for a checked, non-empty ``delta`` (see the twin):
+    the chunk goes straight to the scan the parser waits in while that scan
+    cannot finish in it; otherwise the parser's generator resumes."""
+    cdef str buf
+    cdef object text = None
+    cdef Py_ssize_t pos, h, k
+    cdef int status
+    cdef tuple e
+    cdef list events, out
+    cdef JsonReader reader
+    lane = p._lane
+    if lane is None or p._rec is not None:
+        p._push(delta)
+    else:
+        buf = p._buf
+        pos = p._pos
+        p._base += pos
+        buf = (PyUnicode_Substring(buf, pos, len(buf)) + delta) if pos < len(buf) else delta
+        p._buf = buf
+        p._pos = 0
+        if type(lane) is tuple:
+            ms, sink = <tuple>lane
+            if _may_start(ms, buf) and ms.rx.search(buf) is not None:
+                p._resume()
+            else:
+                h = _hold(ms, buf, 0)
+                p._pos = h
+                if p._lane_args:
+                    text = (<XmlStringSink>sink).text_of(PyUnicode_Substring(buf, 0, h))
+                else:
+                    sink(PyUnicode_Substring(buf, 0, h))
+        else:
+            if type(lane) is JsonReader:
+                reader = <JsonReader>lane
+                pos = 0
+                status = reader._feed(buf, &pos, False)
+                out = reader.out
+                k = PyList_GET_SIZE(out)
+                if k:
+                    text = out[0] if k == 1 else "".join(out)
+                    del out[:]
+                    if not p._lane_args:
+                        reader.sink(text)
+                        text = None
+            else:
+                pos_status = lane.feed(buf, 0, False)
+                pos = pos_status[0]
+                status = pos_status[1]
+            p._pos = pos
+            if status != C_NEED:
+                if text:
+                    p._emit_args(text)
+                    text = None
+                p._lane_status = status
+                p._resume()
+        if text:
+            cur = p._cur
+            cur.args.append(text)
+            return [_new(cls, cur.index, None, None, text, None)]
+    events = p._events
+    if PyList_GET_SIZE(events) == 0:
+        return []
+    p._events = []
+    if PyList_GET_SIZE(events) == 1:
+        e = events[0]
+        if e[0] == "c" and e[2] == delta:
+            return None
+        if e[0] == "a":
+            return [_new(cls, e[1], None, None, e[2], None)]
+    else:
+        for e in events:
+            if e[0] != "c":
+                break
+        else:
+            if "".join([e[2] for e in events]) == delta:
+                return None
+    return to_deltas(events, cls)

@@ -1,0 +1,448 @@
+"""Pure-Python twin of the compiled tool-call scanner (``reasoning_core/_toolscan.pyx``).
+
+The scanning every tool-call format shares: the incremental JSON reader that
+re-serializes as it reads (see ``reasoning_core/tools/_json.py`` for the
+canonical form), JSON string escaping, the hold of a suffix that may still
+become a marker, the streaming writer of an XML-style string value, the
+conversion of a chunk's events into ``ParsedToolCallDelta`` objects, and the
+per-chunk fast lane (``step``) that feeds a chunk straight to the scan a
+parser is waiting in, without resuming its generator.  The compiled module
+has the same names and the same behaviour; ``reasoning_core/tools/_json.py``
+picks one (compiled unless missing or ``REASONING_CORE_NO_EXTENSIONS=1``).
+"""
+
+from __future__ import annotations
+
+import re
+
+NEED, DONE, ERROR = 0, 1, 2
+
+_ESC_RE = re.compile('[\x00-\x1f"\\\\\ud800-\udfff]')
+_ESC_MAP = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+}
+
+
+def _esc_one(m: re.Match) -> str:
+    c = m.group()
+    return _ESC_MAP.get(c) or "\\u%04x" % ord(c)
+
+
+def escape(s: str) -> str:
+    """Body of a JSON string literal for ``s`` (no quotes)."""
+    return _ESC_RE.sub(_esc_one, s)
+
+
+_WS_RUN = re.compile(r"[ \t\n\r]*")
+_STR_RUN = re.compile('[^"\\\\\x00-\x1f\ud800-\udfff]+')
+_NUM_RUN = re.compile(r"[0-9eE.+-]*")
+_NUM_OK = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_SIMPLE_ESC = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_LITERALS = {"t": "true", "f": "false", "n": "null"}
+
+# states
+_VALUE, _OBJ_FIRST, _OBJ_KEY, _COLON, _ARR_FIRST, _AFTER, _STR, _ESC, _UESC, _NUM, _LIT = range(11)
+
+
+class JsonReader:
+    """Reads exactly one JSON value from successive buffers.
+
+    ``feed(buf, pos, eof)`` returns ``(pos, status)``: ``NEED`` (everything up to the end
+    of ``buf`` consumed; partial tokens are kept inside the reader), ``DONE`` (the value
+    ended just before ``pos``; the character at ``pos`` is not consumed) or ``ERROR``
+    (``pos`` is the offending character, or ``len(buf)`` at end of input).
+    A stack replaces recursion so that deep nesting cannot overflow. Output is
+    collected per ``feed`` and handed to the sink in one piece, and a number that
+    arrives in many chunks is kept as a list of pieces: total work is linear in the
+    input however it is chunked.
+    """
+
+    __slots__ = ("sink", "out", "state", "stack", "tok", "num", "hi", "is_key", "require_object", "started")
+
+    def __init__(self, sink, require_object: bool = False):
+        self.sink = sink
+        self.out: list[str] = []
+        self.state = _VALUE
+        self.stack: list[str] = []
+        self.tok = ""  # a \u escape's hex digits or a literal's letters (bounded)
+        self.num: list[str] = []  # the pieces of a number
+        self.hi = -1  # pending high surrogate from a \u escape, waiting for its pair
+        self.is_key = False
+        self.require_object = require_object
+        self.started = False
+
+    def _flush_hi(self):
+        if self.hi >= 0:
+            self.out.append("\\u%04x" % self.hi)
+            self.hi = -1
+
+    def _end_str(self):
+        self._flush_hi()
+        self.out.append('"')
+        self.state = _COLON if self.is_key else _AFTER
+
+    def feed(self, buf: str, pos: int, eof: bool):
+        pos, status = self._feed(buf, pos, eof)
+        out = self.out
+        if out:
+            self.sink(out[0] if len(out) == 1 else "".join(out))
+            out.clear()
+        return pos, status
+
+    def _feed(self, buf: str, pos: int, eof: bool):
+        sink = self.out.append
+        n = len(buf)
+        while True:
+            st = self.state
+            if st == _STR:
+                m = _STR_RUN.match(buf, pos)
+                if m:
+                    self._flush_hi()
+                    sink(m.group())
+                    pos = m.end()
+                if pos >= n:
+                    break
+                c = buf[pos]
+                pos += 1
+                if c == '"':
+                    self._end_str()
+                elif c == "\\":
+                    self.state = _ESC
+                else:  # raw control character or surrogate
+                    self._flush_hi()
+                    sink(escape(c))
+                continue
+            if st == _ESC:
+                if pos >= n:
+                    break
+                c = buf[pos]
+                if c == "u":
+                    self.tok = ""
+                    self.state = _UESC
+                elif c in _SIMPLE_ESC:
+                    self._flush_hi()
+                    sink(escape(_SIMPLE_ESC[c]))
+                    self.state = _STR
+                else:
+                    return pos, ERROR
+                pos += 1
+                continue
+            if st == _UESC:
+                while pos < n and len(self.tok) < 4:
+                    c = buf[pos]
+                    if c not in _HEX:
+                        return pos, ERROR
+                    self.tok += c
+                    pos += 1
+                if len(self.tok) < 4:
+                    break
+                cp = int(self.tok, 16)
+                self.state = _STR
+                if self.hi >= 0 and 0xDC00 <= cp <= 0xDFFF:
+                    sink(chr(0x10000 + ((self.hi - 0xD800) << 10) + (cp - 0xDC00)))
+                    self.hi = -1
+                else:
+                    self._flush_hi()
+                    if 0xD800 <= cp <= 0xDBFF:
+                        self.hi = cp
+                    else:
+                        sink(escape(chr(cp)))
+                continue
+            if st == _NUM:
+                m = _NUM_RUN.match(buf, pos)
+                if m.end() > pos:
+                    self.num.append(m.group())
+                pos = m.end()
+                if pos >= n and not eof:
+                    break
+                num = self.num
+                text = num[0] if len(num) == 1 else "".join(num)
+                num.clear()
+                if not _NUM_OK.fullmatch(text):
+                    return pos, ERROR
+                sink(text)
+                self.state = _AFTER
+                continue
+            if st == _LIT:
+                word = _LITERALS[self.tok[0]]
+                while pos < n and len(self.tok) < len(word):
+                    if buf[pos] != word[len(self.tok)]:
+                        return pos, ERROR
+                    self.tok += buf[pos]
+                    pos += 1
+                if len(self.tok) < len(word):
+                    break
+                sink(word)
+                self.state = _AFTER
+                continue
+            if st == _AFTER and not self.stack:
+                return pos, DONE
+            # structural states: skip whitespace first
+            pos = _WS_RUN.match(buf, pos).end()
+            if pos >= n:
+                break
+            c = buf[pos]
+            if st == _VALUE:
+                if self.require_object and not self.started and c != "{":
+                    return pos, ERROR
+                self.started = True
+                if c == "{":
+                    sink("{")
+                    self.stack.append("o")
+                    self.state = _OBJ_FIRST
+                elif c == "[":
+                    sink("[")
+                    self.stack.append("a")
+                    self.state = _ARR_FIRST
+                elif c == '"':
+                    sink('"')
+                    self.is_key = False
+                    self.state = _STR
+                elif c == "-" or "0" <= c <= "9":
+                    self.num.clear()
+                    self.state = _NUM
+                    continue
+                elif c in _LITERALS:
+                    self.tok = c
+                    self.state = _LIT
+                else:
+                    return pos, ERROR
+                pos += 1
+            elif st == _OBJ_FIRST or st == _OBJ_KEY:
+                if c == '"':
+                    sink('"')
+                    self.is_key = True
+                    self.state = _STR
+                elif c == "}" and st == _OBJ_FIRST:
+                    sink("}")
+                    self.stack.pop()
+                    self.state = _AFTER
+                else:
+                    return pos, ERROR
+                pos += 1
+            elif st == _COLON:
+                if c != ":":
+                    return pos, ERROR
+                sink(": ")
+                self.state = _VALUE
+                pos += 1
+            elif st == _ARR_FIRST:
+                if c == "]":
+                    sink("]")
+                    self.stack.pop()
+                    self.state = _AFTER
+                    pos += 1
+                else:
+                    self.state = _VALUE
+            else:  # _AFTER inside a container
+                top = self.stack[-1]
+                if c == ",":
+                    sink(", ")
+                    self.state = _OBJ_KEY if top == "o" else _VALUE
+                elif (c == "}" and top == "o") or (c == "]" and top == "a"):
+                    sink(c)
+                    self.stack.pop()
+                else:
+                    return pos, ERROR
+                pos += 1
+        # buffer exhausted
+        if eof:
+            if self.state == _AFTER and not self.stack:
+                return pos, DONE
+            return pos, ERROR
+        return pos, NEED
+
+
+def hold_start(ms, buf: str, pos: int) -> int:
+    """Start of the longest suffix of ``buf[pos:]`` that a marker of ``ms`` (a
+    ``Markers``) could still complete; ``len(buf)`` when there is none."""
+    n = len(buf)
+    if n == pos or buf[-1] not in ms.prefix_ends:
+        return n
+    prefixes = ms.prefixes
+    for k in range(min(ms.maxlen - 1, n - pos), 0, -1):
+        if buf[n - k:] in prefixes:
+            return n - k
+    return n
+
+
+class XmlStringSink:
+    """Writes an XML-style ``string`` parameter value as the body of a JSON string
+    while it streams: one leading and one trailing newline are framing (the
+    trailing one is held until more text shows it was not the last)."""
+
+    __slots__ = ("emit", "start", "held")
+
+    def __init__(self, emit):
+        self.emit = emit
+        self.start = True
+        self.held = False
+
+    def __call__(self, t: str) -> None:
+        out = self.text_of(t)
+        if out is not None:
+            self.emit(out)
+
+    def text_of(self, t: str):
+        """What ``__call__`` emits for ``t`` (None: nothing), the state updated."""
+        if not t:
+            return None
+        if self.start:
+            self.start = False
+            if t[0] == "\n":
+                t = t[1:]
+                if not t:
+                    return None
+        out = "\n" + t if self.held else t
+        self.held = out.endswith("\n")
+        if self.held:
+            out = out[:-1]
+        return escape(out)
+
+
+# -- result objects ------------------------------------------------------------------
+
+_FIELDS = ("index", "id", "name", "arguments", "content")
+
+
+def _delta_factory(cls):
+    """A builder of ``cls`` (``ParsedToolCallDelta``) objects that skips the
+    dataclass ``__init__``; checked against the constructor, and the constructor
+    itself when they differ (another definition of the class)."""
+    new = object.__new__
+
+    def fast(index, cid, name, arguments, content):
+        d = new(cls)
+        d.__dict__ = {"index": index, "id": cid, "name": name, "arguments": arguments, "content": content}
+        return d
+
+    try:
+        import dataclasses
+
+        if tuple(f.name for f in dataclasses.fields(cls)) != _FIELDS:
+            return None
+        for args in ((0, None, None, None, "c"), (2, "call_1", "f", "{", None), (1, None, None, "x", None)):
+            a, b = fast(*args), cls(*args)
+            if a != b or repr(a) != repr(b) or vars(a) != vars(b):
+                return None
+    except Exception:  # noqa: BLE001 - anything unexpected: use the constructor
+        return None
+    return fast
+
+
+_FACTORIES: dict = {}
+
+
+def _builder(cls):
+    f = _FACTORIES.get(cls)
+    if f is None:
+        f = _delta_factory(cls)
+        if f is None:
+            def f(index, cid, name, arguments, content):
+                return cls(index=index, id=cid, name=name, arguments=arguments, content=content)
+        _FACTORIES[cls] = f
+    return f
+
+
+def to_deltas(events: list, cls) -> list:
+    """A chunk's events in text order -> ``cls`` deltas, joining neighbours of the
+    same kind. Pieces are collected and joined once per delta (repeated ``+=``
+    on a growing string would make one large delta quadratic)."""
+    new = _builder(cls)
+    groups: list = []  # [kind, index, id, name, pieces]
+    last = None
+    for e in events:
+        kind = e[0]
+        if kind == "c":
+            if last is not None and last[0] == "c":
+                last[4].append(e[2])
+                continue
+            last = ["c", e[1], None, None, [e[2]]]
+        elif kind == "n":
+            last = ["a", e[1], e[2], e[3], []]
+        else:
+            if last is not None and last[0] == "a" and last[1] == e[1]:
+                last[4].append(e[2])
+                continue
+            last = ["a", e[1], None, None, [e[2]]]
+        groups.append(last)
+    out: list = []
+    for kind, index, cid, name, pieces in groups:
+        text = pieces[0] if len(pieces) == 1 else "".join(pieces)
+        if kind == "c":
+            out.append(new(index, None, None, None, text))
+        else:
+            out.append(new(index, cid, name, text if pieces else None, None))
+    return out
+
+
+# -- one chunk -----------------------------------------------------------------------
+
+def step(p, delta: str, cls):
+    """``p.parse_delta(delta)`` for a checked, non-empty ``delta``: the chunk goes
+    straight to the scan the parser's generator waits in (``p._lane``: a
+    ``(Markers, sink)`` pair of ``_until`` or the ``JsonReader`` of ``_json``) while
+    that scan cannot finish in it; otherwise the generator resumes (``p._push``).
+    Either way the parser ends in the same state with the same events. When the
+    lane writes the current call's arguments (``p._lane_args``) and the chunk
+    stays in it, they are appended here and returned as the chunk's one delta."""
+    lane = p._lane
+    if lane is None or p._rec is not None:
+        p._push(delta)
+    else:
+        buf = p._buf
+        pos = p._pos
+        p._base += pos
+        buf = buf[pos:] + delta if pos < len(buf) else delta
+        p._buf = buf
+        p._pos = 0
+        text = None
+        if type(lane) is tuple:
+            ms, sink = lane
+            if ms.rx.search(buf) is not None:
+                p._resume()
+            else:
+                h = hold_start(ms, buf, 0)
+                p._pos = h
+                if p._lane_args:
+                    text = sink.text_of(buf[:h])
+                else:
+                    sink(buf[:h])
+        else:
+            if p._lane_args and type(lane) is JsonReader:
+                pos, status = lane._feed(buf, 0, False)
+                out = lane.out
+                if out:
+                    text = out[0] if len(out) == 1 else "".join(out)
+                    out.clear()
+            else:
+                pos, status = lane.feed(buf, 0, False)
+            p._pos = pos
+            if status != NEED:
+                if text:
+                    p._emit_args(text)
+                    text = None
+                p._lane_status = status
+                p._resume()
+        if text:
+            cur = p._cur
+            cur.args.append(text)
+            return [_builder(cls)(cur.index, None, None, text, None)]
+    events = p._events
+    if not events:
+        return []
+    p._events = []
+    if len(events) == 1:
+        e = events[0]
+        if e[0] == "c" and e[2] == delta:
+            return None
+    elif all(e[0] == "c" for e in events) and "".join(e[2] for e in events) == delta:
+        return None
+    return to_deltas(events, cls)

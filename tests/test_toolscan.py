@@ -1,0 +1,359 @@
+"""The compiled tool-call scanner against its pure twin (issue 26).
+
+Two levels, both differential: the scanner's pieces (``JsonReader``, ``escape``,
+``hold_start``, ``XmlStringSink``, ``to_deltas``) on random input and random
+chunking, and every registered tool format run end to end on each scanner
+(``_json._use_scanner``) over random calls, mutations and chunkings: every chunk's
+result, the finish and the one-shot parse must be the same.  Without the compiled
+scanner (pure installs) the tests that need it are skipped; the backend rule
+itself is checked either way.
+
+More examples: ``TOOLSCAN_EXAMPLES=500 python -m pytest tests/test_toolscan.py``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reasoning_core import tools
+from reasoning_core.tools import _base, _json
+from reasoning_core_py import _toolscan as pure
+
+try:
+    from reasoning_core import _toolscan as compiled
+except ImportError:  # pure install
+    compiled = None
+
+needs_compiled = pytest.mark.skipif(compiled is None, reason="the compiled tool-call scanner is not built")
+EXAMPLES = int(os.environ.get("TOOLSCAN_EXAMPLES", "0")) or None
+
+
+def _examples(n: int):
+    return settings(max_examples=EXAMPLES or n, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+# ------------------------------------------------------------------ backend choice
+
+def test_the_scanner_follows_the_engine_backend():
+    from reasoning_core import _dispatch
+
+    if _dispatch.BACKEND == "python":
+        assert _json.SCAN is pure and _json.SCAN_BACKEND == "python"
+    elif compiled is not None:
+        assert _json.SCAN is compiled and _json.SCAN_BACKEND == "cython"
+    assert _base._scan is _json.SCAN and _base.JsonReader is _json.SCAN.JsonReader
+
+
+def test_scanner_names_and_bad_backends():
+    assert _json.scanner("python") is pure
+    with pytest.raises(ValueError):
+        _json.scanner("fortran")
+    if compiled is not None:
+        assert _json.scanner("cython") is compiled
+        for name in ("NEED", "DONE", "ERROR"):
+            assert getattr(compiled, name) == getattr(pure, name)
+
+
+# ------------------------------------------------------------------ the pieces
+
+# characters that matter to the JSON reader, and some that do not
+_JSON_ALPHABET = st.sampled_from(list('{}[]",:\\/ \t\n\r0123456789-+.eEtrufalsnbx') + ["\u00e9", "\u2028", "\x00",
+                                                                                       "\x1f", "\ud83d", "\ude00",
+                                                                                       "\U0001f600"])
+
+
+@st.composite
+def json_texts(draw):
+    """Valid JSON (random layout and escapes), then maybe mangled; or soup."""
+    kind = draw(st.integers(0, 2))
+    if kind == 2:
+        return draw(st.text(_JSON_ALPHABET, max_size=60))
+    value = draw(st.recursive(
+        st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=12),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+        max_leaves=12))
+    text = json.dumps(value, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 0, 2])))
+    if kind == 1 and text:
+        i = draw(st.integers(0, len(text)))
+        text = text[:i] + draw(st.text(_JSON_ALPHABET, max_size=3)) + text[i + draw(st.integers(0, 2)):]
+    return text
+
+
+def _cuts(draw, text):
+    n = len(text)
+    if n < 2:
+        return [text] if text else []
+    cuts = sorted(set(draw(st.lists(st.integers(1, n - 1), max_size=min(n - 1, 16)))))
+    return [text[i:j] for i, j in zip([0, *cuts], [*cuts, n])]
+
+
+def _read(mod, chunks, require_object, eof_at_end):
+    out: list[str] = []
+    r = mod.JsonReader(out.append, require_object)
+    trace = []
+    buf, pos = "", 0
+    for i, c in enumerate(chunks):
+        buf = buf[pos:] + c
+        eof = eof_at_end and i == len(chunks) - 1
+        pos, status = r.feed(buf, 0, eof)
+        trace.append((pos, status, len(out)))
+        if status != mod.NEED:
+            return trace, out, buf[pos:]
+    if not eof_at_end:
+        pos, status = r.feed(buf[pos:], 0, True)
+        trace.append((pos, status, len(out)))
+    return trace, out, None
+
+
+@needs_compiled
+@_examples(400)
+@given(st.data(), json_texts(), st.booleans(), st.booleans())
+def test_json_reader_matches_the_twin(data, text, require_object, eof_at_end):
+    chunks = _cuts(data.draw, text) or [""]
+    got = _read(compiled, chunks, require_object, eof_at_end)
+    want = _read(pure, chunks, require_object, eof_at_end)
+    assert got == want
+    # and valid JSON read whole is json.dumps' layout (numbers aside)
+    trace, out, _ = want
+    if trace and trace[-1][1] == pure.DONE:
+        json.loads("".join(out))
+
+
+@needs_compiled
+@_examples(300)
+@given(st.text(_JSON_ALPHABET, max_size=40) | st.text(max_size=40))
+def test_escape_matches_the_twin_and_json(s):
+    assert compiled.escape(s) == pure.escape(s)
+    if not any("\ud800" <= ch <= "\udfff" for ch in s):
+        assert '"' + compiled.escape(s) + '"' == json.dumps(s, ensure_ascii=False)
+
+
+_MARKER_SETS = [("</tool_call>", "<tool_call>"), ("<parameter=", "</function>", "</tool_call>"),
+                (">", "\n", "</function>"), ("<｜tool▁call▁end｜>",), ("ab", "abc", "b")]
+
+
+@needs_compiled
+@_examples(300)
+@given(st.sampled_from(_MARKER_SETS),
+       st.lists(st.sampled_from(list("<>/_=\nabcolt｜▁") + ["tool_call", "</"]), max_size=20).map("".join),
+       st.integers(0, 40))
+def test_hold_start_matches_the_twin(ms, buf, pos):
+    m = _base.markers(*ms)
+    pos = min(pos, len(buf))
+    assert compiled.hold_start(m, buf, pos) == pure.hold_start(m, buf, pos)
+
+
+@needs_compiled
+@_examples(300)
+@given(st.lists(st.text(st.sampled_from(list("a\n\"\\<é\x01")), max_size=6), max_size=8))
+def test_xml_string_sink_matches_the_twin(pieces):
+    got, want = [], []
+    a, b = compiled.XmlStringSink(got.append), pure.XmlStringSink(want.append)
+    for p in pieces:
+        a(p)
+        b(p)
+    assert got == want
+
+
+_EVENTS = st.lists(st.one_of(
+    st.tuples(st.just("c"), st.integers(0, 2), st.text(max_size=3)),
+    st.tuples(st.just("n"), st.integers(0, 2), st.text(max_size=3), st.text(max_size=3)),
+    st.tuples(st.just("a"), st.integers(0, 2), st.text(min_size=1, max_size=3))), max_size=8)
+
+
+@needs_compiled
+@_examples(300)
+@given(_EVENTS)
+def test_to_deltas_matches_the_twin_and_the_constructor(events):
+    from reasoning_core.tools import ParsedToolCallDelta
+
+    got = compiled.to_deltas(events, ParsedToolCallDelta)
+    want = pure.to_deltas(events, ParsedToolCallDelta)
+    assert got == want
+    for d in got + want:
+        assert type(d) is ParsedToolCallDelta
+        # the cheap objects are the constructor's objects
+        assert d == ParsedToolCallDelta(index=d.index, id=d.id, name=d.name, arguments=d.arguments,
+                                        content=d.content)
+        assert vars(d) == vars(ParsedToolCallDelta(**vars(d)))
+
+
+def test_result_objects_fall_back_to_the_constructor_for_another_class():
+    """A class the cheap builder does not fit (other fields) is built by its constructor."""
+    from dataclasses import dataclass
+
+    @dataclass
+    class Other:
+        index: int
+        id: object = None
+        name: object = None
+        arguments: object = None
+        content: object = None
+        extra: int = 7
+
+    for mod in filter(None, (compiled, pure)):
+        (d,) = mod.to_deltas([("a", 1, "x")], Other)
+        assert d == Other(index=1, arguments="x") and d.extra == 7
+
+
+# ------------------------------------------------------------------ every format, end to end
+
+def _template(fmt: str) -> str:
+    """One call of ``fmt`` whose argument ``k`` holds the placeholder ``\\x00VALUE\\x00``."""
+    import test_hardening_tools as H
+    import test_tools_max as M
+
+    name = tools.create(fmt).format_name
+    if name in M.NEW or fmt in M.NEW:
+        text = M.render(fmt if fmt in M.NEW else name, [("f", {"k": 987654321})])
+        assert text.count("987654321") == 1, fmt
+        return text.replace("987654321", "\x00VALUE\x00")
+    for cand in (fmt, name):
+        try:
+            return H.call_text(cand, "f", "k", "\x00VALUE\x00")
+        except Exception:  # noqa: BLE001 - a name call_text does not know: try the format's own name
+            continue
+    raise AssertionError(f"no writer for {fmt}")
+
+
+FORMATS = tools.available()
+_TEMPLATES: dict = {}
+
+
+def _template_of(fmt: str) -> str:
+    # written once per format, outside Hypothesis (the writers may draw examples themselves)
+    if fmt not in _TEMPLATES:
+        _TEMPLATES[fmt] = _template(fmt)
+    return _TEMPLATES[fmt]
+_VALUE_PIECES = st.sampled_from(list('ab {}[]",:\\<>/=\n\t0129.-é') + ["\ud800", "true", "null"])
+
+
+def _value_text(max_size):
+    return st.lists(_VALUE_PIECES, max_size=max_size).map("".join)
+
+
+def _parser_markers(fmt: str) -> list[str]:
+    p = tools.create(fmt)
+    found = set(p.openers)
+    for cls in type(p).__mro__:
+        for v in vars(cls).values():
+            if isinstance(v, _base.Markers):
+                found.update(v.markers)
+    return sorted(found)
+
+
+@st.composite
+def format_texts(draw, fmt):
+    tpl = _TEMPLATES[fmt]
+    if draw(st.booleans()):
+        value = json.dumps(draw(st.recursive(st.none() | st.integers() | st.text(max_size=8),
+                                             lambda x: st.lists(x, max_size=3) | st.dictionaries(
+                                                 st.text(max_size=4), x, max_size=3), max_leaves=6)),
+                           ensure_ascii=draw(st.booleans()))
+    else:
+        value = draw(_value_text(30))
+    text = tpl.replace("\x00VALUE\x00", value)
+    marks = _parser_markers(fmt)
+    frag = st.sampled_from(marks + [m[:len(m) // 2] for m in marks if len(m) > 1]) | _value_text(4)
+    before = "".join(draw(st.lists(frag, max_size=2)))
+    after = "".join(draw(st.lists(frag, max_size=2)))
+    text = before + text * draw(st.integers(1, 2)) + after
+    if draw(st.integers(0, 3)) == 0 and text:  # a mutation somewhere
+        i = draw(st.integers(0, len(text) - 1))
+        text = text[:i] + draw(frag) + text[i + draw(st.integers(0, 3)):]
+    return text
+
+
+def _snapshot(d):
+    return (d.index, d.id is None, d.name, d.arguments, d.content)
+
+
+def _run(backend, fmt, text, chunks, schemas):
+    with _json._use_scanner(backend):
+        p = tools.create(fmt)
+        if schemas:
+            p.set_streaming_tool_schemas(schemas)
+        trace = []
+        for c in chunks:
+            r = p.parse_delta(c)
+            trace.append(None if r is None else [_snapshot(d) for d in r])
+        trace.append([_snapshot(d) for d in p.finish()])
+        try:
+            full = p.parse_complete(text)
+            whole = (full.content, [(c.name, c.arguments) for c in full.tool_calls])
+        except ValueError as e:
+            whole = ("ValueError", str(e))
+    return trace, whole
+
+
+_SCHEMA = {"f": {"type": "object", "properties": {"k": {"type": "string"}}}}
+
+
+@pytest.fixture(scope="module", params=FORMATS)
+def fmt(request):
+    _template_of(request.param)
+    return request.param
+
+
+@needs_compiled
+@_examples(15)
+@given(data=st.data())
+def test_every_format_streams_the_same_on_both_scanners(fmt, data):
+    text = data.draw(format_texts(fmt))
+    chunks = _cuts(data.draw, text)
+    if data.draw(st.integers(0, 4)) == 0:
+        chunks = list(text)
+    schemas = _SCHEMA if data.draw(st.booleans()) else None
+    assert _run("cython", fmt, text, chunks, schemas) == _run("python", fmt, text, chunks, schemas)
+
+
+@needs_compiled
+@pytest.mark.parametrize("fmt", ["hermes", "qwen3_coder"])
+def test_long_arguments_in_token_sized_chunks(fmt):
+    """The hot path itself: a long argument (code with quotes, escapes and non-ASCII)
+    in 1-13 character chunks, through the lanes of both scanners."""
+    rnd = random.Random(26)
+    code = "".join(f'    x[{i}] = "caf\u00e9\\t{i}"  # \\u00e9 <tag> {{}}\n' for i in range(300))
+    text = "Writing.\n" + _template_of(fmt).replace("\x00VALUE\x00", json.dumps(code) if fmt == "hermes" else code)
+    cuts = []
+    i = 0
+    while i < len(text):
+        cuts.append(text[i:i + rnd.randint(1, 13)])
+        i += len(cuts[-1])
+    for schemas in (None, _SCHEMA):
+        got = _run("cython", fmt, text, cuts, schemas)
+        assert got == _run("python", fmt, text, cuts, schemas)
+        args = "".join(d[3] or "" for r in got[0] if r for d in r)
+        assert json.loads(args) == {"k": code}
+
+
+def _public(mod) -> set:
+    import types
+
+    return {n for n, v in vars(mod).items()
+            if not n.startswith("_") and not isinstance(v, types.ModuleType) and n != "annotations"}
+
+
+def test_stub_and_compiled_module_declare_the_twins_names():
+    import ast
+    from pathlib import Path
+
+    import reasoning_core
+
+    tree = ast.parse((Path(reasoning_core.__file__).parent / "_toolscan.pyi").read_text())
+    stub = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            stub.add(node.name)
+        elif isinstance(node, ast.AnnAssign):
+            stub.add(node.target.id)
+    assert stub == _public(pure)
+    if compiled is not None:
+        assert _public(pure) <= set(dir(compiled))
