@@ -21,7 +21,11 @@ WHEEL_MUST = [
     "reasoning_core/_engine.pyi",
     "reasoning_core/py.typed",
     "reasoning_core/data/sample_completion.txt",
+    "reasoning_core/_toolscan.pyx",
+    "reasoning_core/_toolscan.pyi",
+    "reasoning_core/integrations/max_architectures/__init__.py",
     "reasoning_core_py/_engine.py",
+    "reasoning_core_py/_toolscan.py",
     "reasoning_core_py/py.typed",
 ]
 SDIST_MUST = [
@@ -33,6 +37,8 @@ SDIST_MUST = [
     "pyproject.toml",
     "reasoning_core/_engine.c",
     "reasoning_core/_engine.pyx",
+    "reasoning_core/_toolscan.c",
+    "reasoning_core/_toolscan.pyx",
     "tests/conftest.py",
     "tests/vocab.py",
     "tests/streams.py",
@@ -54,8 +60,9 @@ def main(dist_dir: str) -> int:
 
     names = zipfile.ZipFile(wheel).namelist()
     problems += [f"wheel lacks {n}" for n in WHEEL_MUST if n not in names]
-    if not any(n.startswith("reasoning_core/_engine.") and n.endswith((".so", ".pyd")) for n in names):
-        problems.append("wheel has no compiled engine")
+    for module in ("_engine", "_toolscan"):
+        if not any(n.startswith(f"reasoning_core/{module}.") and n.endswith((".so", ".pyd")) for n in names):
+            problems.append(f"wheel has no compiled {module}")
     if not any(n.endswith(".dist-info/licenses/LICENSE") for n in names):
         problems.append("wheel lacks the license")
     problems += [f"wheel carries {n}" for n in names if n.endswith(NEVER) or "__pycache__" in n]
