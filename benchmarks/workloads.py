@@ -454,7 +454,7 @@ def _build_tools_args(fmt: str):
     the call is one chunk, fed in the timed body too: ~0.05 % of the chunks)."""
 
     def build(ctx: Context | None, backend: str):
-        from reasoning_core.tools import _json as scan
+        from reasoning_core.tools import _base as scan
 
         head, chunks = tools_args_chunks(fmt)
 

@@ -3,7 +3,7 @@
 Two levels, both differential: the scanner's pieces (``JsonReader``, ``escape``,
 ``hold_start``, ``XmlStringSink``, ``to_deltas``) on random input and random
 chunking, and every registered tool format run end to end on each scanner
-(``_json._use_scanner``) over random calls, mutations and chunkings: every chunk's
+(``_base._use_scanner``) over random calls, mutations and chunkings: every chunk's
 result, the finish and the one-shot parse must be the same.  Without the compiled
 scanner (pure installs) the tests that need it are skipped; the backend rule
 itself is checked either way.
@@ -276,7 +276,7 @@ def _snapshot(d):
 
 
 def _run(backend, fmt, text, chunks, schemas):
-    with _json._use_scanner(backend):
+    with _base._use_scanner(backend):
         p = tools.create(fmt)
         if schemas:
             p.set_streaming_tool_schemas(schemas)

@@ -18,6 +18,7 @@ follow in pieces (the first piece may ride on the name delta).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
@@ -27,6 +28,25 @@ from typing import Optional
 from ..families import think_pair_of
 from ._json import DONE, ERROR, NEED, SCAN as _scan, JsonReader, dump_str, escape, schema_types, typed_value
 from ._types import ParsedToolCall, ParsedToolCallDelta, ParsedToolResponse
+
+
+@contextlib.contextmanager
+def _use_scanner(backend: str):
+    """Run the tool parsers on ``backend``'s scanner inside the block (tests
+    compare the two in one process); not thread-safe."""
+    from . import _json
+
+    mod = _json.scanner(backend)
+    g, b = vars(_json), globals()
+    saved = {k: g[k] for k in ("SCAN", "JsonReader", "escape")}, {k: b[k] for k in ("_scan", "JsonReader", "escape")}
+    g.update(SCAN=mod, JsonReader=mod.JsonReader, escape=mod.escape)
+    b.update(_scan=mod, JsonReader=mod.JsonReader, escape=mod.escape)
+    try:
+        yield mod
+    finally:
+        g.update(saved[0])
+        b.update(saved[1])
+
 
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _WS = re.compile(r"[ \t\n\r]*")

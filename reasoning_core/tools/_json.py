@@ -16,7 +16,6 @@ characters inside strings are accepted (``strict=False``) and escaped. ``NaN`` a
 
 from __future__ import annotations
 
-import contextlib
 import re
 
 from .._flags import env_flag
@@ -63,24 +62,6 @@ def scanner(backend: str):
             raise ValueError("the compiled tool-call scanner is not built in this installation") from None
         return mod
     raise ValueError(f"backend must be 'cython' or 'python', not {backend!r}")
-
-
-@contextlib.contextmanager
-def _use_scanner(backend: str):
-    """Run the tool parsers on ``backend``'s scanner inside the block (tests
-    compare the two in one process); not thread-safe."""
-    from . import _base
-
-    mod = scanner(backend)
-    g, b = globals(), vars(_base)
-    saved = {k: g[k] for k in ("SCAN", "JsonReader", "escape")}, {k: b[k] for k in ("_scan", "JsonReader", "escape")}
-    g.update(SCAN=mod, JsonReader=mod.JsonReader, escape=mod.escape)
-    b.update(_scan=mod, JsonReader=mod.JsonReader, escape=mod.escape)
-    try:
-        yield mod
-    finally:
-        g.update(saved[0])
-        b.update(saved[1])
 
 
 def dump_str(s: str) -> str:
