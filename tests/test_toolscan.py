@@ -357,3 +357,26 @@ def test_stub_and_compiled_module_declare_the_twins_names():
     assert stub == _public(pure)
     if compiled is not None:
         assert _public(pure) <= set(dir(compiled))
+
+
+@pytest.mark.parametrize("backend", ["cython", "python"] if _json.SCAN_BACKEND == "cython" else ["python"])
+def test_str_subclasses_are_read_as_their_text(backend):
+    """An engine may hand a marker as a str subclass (MAX's SpecialToken StrEnum):
+    both scanners read its text, in streaming and one-shot parsing alike."""
+    import enum
+
+    class Marker(str, enum.Enum):
+        OPEN = "<tool_call>"
+
+    class Text(str):
+        pass
+
+    pieces = ["Sure. ", Marker.OPEN, Text('{"name": "f", "arguments": {"a": 1}}'), "</tool_call>"]
+    with _base._use_scanner(backend):
+        plain, sub = tools.create("hermes"), tools.create("hermes")
+        def shape(out):  # call ids are random
+            return out if not out else [(d.index, d.id is not None, d.name, d.arguments, d.content) for d in out]
+
+        assert [shape(sub.parse_delta(x)) for x in pieces] == [shape(plain.parse_delta(str.__str__(x))) for x in pieces]
+        whole = "".join(str.__str__(x) for x in pieces)
+        assert tools.create("hermes").parse_complete(Text(whole)).tool_calls[0].name == "f"

@@ -201,8 +201,10 @@ class BaseToolParser:
         """``None``: the whole delta is content, pass it through. ``[]``: consumed or
         held. Otherwise deltas in text order; a content delta has only ``content`` set
         and ``index`` = the latest call's index (0 before the first call)."""
-        if not isinstance(delta, str):
-            raise TypeError(f"parse_delta expects str, got {type(delta).__name__}")
+        if type(delta) is not str:
+            if not isinstance(delta, str):
+                raise TypeError(f"parse_delta expects str, got {type(delta).__name__}")
+            delta = str.__str__(delta)  # a str subclass (an engine's StrEnum marker): its text
         if not delta:
             return []
         return _scan.step(self, delta, ParsedToolCallDelta)
@@ -219,6 +221,7 @@ class BaseToolParser:
         """The content and tool calls of a whole response (a fresh parser reads it: this one is untouched)."""
         if not isinstance(response, str):
             raise TypeError(f"parse_complete expects str, got {type(response).__name__}")
+        response = str.__str__(response)  # a str subclass: its text
         p = type(self)()
         p._schemas, p._param_types = self._schemas, self._param_types
         p.undeclared_as_string = self.undeclared_as_string
