@@ -3,22 +3,16 @@ serialisation (``to_str`` / ``from_str``) and call convention (a ``Req`` per row
 in ``custom_param_list``)."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-import types
 from array import array
 from types import SimpleNamespace
 
 import pytest
 
 torch = pytest.importorskip("torch")
-if importlib.util.find_spec("sglang") is None or importlib.util.find_spec("dill") is None:
-    pytest.skip("SGLang is not installed", allow_module_level=True)
-if "sglang" not in sys.modules:  # the package __init__ starts the runtime: import the module alone
-    spec = importlib.util.find_spec("sglang")
-    pkg = types.ModuleType("sglang")
-    pkg.__path__ = list(spec.submodule_search_locations)
-    sys.modules["sglang"] = pkg
+pytest.importorskip("dill")
+from sglang_max_helpers import import_sglang_parsers  # noqa: E402
+
+import_sglang_parsers()  # enters SGLang's package without its runtime where that is needed (or skips)
 
 from sglang.srt.sampling.custom_logit_processor import CustomLogitProcessor  # noqa: E402
 
