@@ -18,6 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/vocab.p
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+# vLLM picks its platform once, at its first import (below): a CPU-only machine must
+# say so, or its serving code cannot infer a device (and wants pinned memory).
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 
 
 def _preload() -> None:
