@@ -176,3 +176,19 @@ def chunkings(draw, seq):
         out.append(list(seq[prev:c]))
         prev = c
     return out
+
+
+def degenerate_outputs(start: str, end: str, n: int) -> dict[str, str]:
+    """Degenerate model output of about ``n`` characters for a family whose
+    reasoning markers are ``start`` / ``end``: blank runs, endless partial
+    markers, repeated markers (the linearity checks of every integration)."""
+    part_end = end[:-1] or end
+    part_start = start[:-1] or start
+    return {
+        "newlines": "\n" * n,
+        "spaces": " " * n,
+        "partial_end": part_end * (n // max(1, len(part_end))),
+        "partial_start": part_start * (n // max(1, len(part_start))),
+        "repeated_markers": (start + "x" + end) * (n // (len(start) + len(end) + 1)),
+        "newlines_then_text": "\n" * n + "answer",
+    }

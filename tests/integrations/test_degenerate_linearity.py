@@ -20,6 +20,7 @@ import time
 
 import pytest
 
+from streams import degenerate_outputs
 from vocab import FAMILY_SPECIALS, build_tokenizer
 
 RATIO = 6.0
@@ -30,15 +31,7 @@ KINDS = ("newlines", "partial_end", "spaces", "partial_start", "repeated_markers
 
 
 def _inputs(start: str, end: str, kind: str, n: int) -> str:
-    part_end = end[:-1] or end
-    part_start = start[:-1] or start
-    return {
-        "newlines": "\n" * n,
-        "spaces": " " * n,
-        "partial_end": part_end * (n // max(1, len(part_end))),
-        "partial_start": part_start * (n // max(1, len(part_start))),
-        "repeated_markers": (start + "x" + end) * (n // (len(start) + len(end) + 1)),
-    }[kind]
+    return degenerate_outputs(start, end, n)[kind]
 
 
 def _tokenizer(family: str):

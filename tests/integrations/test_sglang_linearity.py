@@ -18,6 +18,7 @@ import time
 import pytest
 
 from sglang_max_helpers import import_sglang_parsers
+from streams import degenerate_outputs
 
 reasoning_parser, rcs = import_sglang_parsers()
 
@@ -29,17 +30,7 @@ CHUNK = 4
 
 def _reasoning_inputs(name: str, n: int) -> dict[str, str]:
     sp = rcs.REASONING_DETECTORS[name].spec
-    end, start = sp.end, sp.start
-    part_end = end[:-1] or end
-    part_start = start[:-1] or start
-    return {
-        "newlines": "\n" * n,
-        "spaces": " " * n,
-        "partial_end": part_end * (n // max(1, len(part_end))),
-        "partial_start": part_start * (n // max(1, len(part_start))),
-        "repeated_markers": (start + "x" + end) * (n // (len(start) + len(end) + 1)),
-        "newlines_then_text": "\n" * n + "answer",
-    }
+    return degenerate_outputs(sp.start, sp.end, n)
 
 
 def _chunks(text: str, size: int = CHUNK) -> list[str]:
