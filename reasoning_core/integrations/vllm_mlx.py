@@ -732,9 +732,10 @@ class RcMlxToolParser(_MlxToolParser):
         content = (res.content or "").strip()
         return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=content or None)
 
-    def _closed_calls(self, final: bool) -> list[dict]:
+    def _closed_calls(self, final: bool, calls: Optional[list] = None) -> list[dict]:
         out = []
-        calls = self._parser._calls
+        if calls is None:
+            calls = self._parser._calls
         while self._sent < len(calls):
             c = calls[self._sent]
             if c.ok is None and not final:
@@ -748,6 +749,8 @@ class RcMlxToolParser(_MlxToolParser):
 
     def _result(self, content: str, calls: list[dict]) -> Optional[dict]:
         out: dict = {}
+        for c in calls:
+            c.pop("_rank", None)
         if calls:
             start = len(self.prev_tool_call_arr)
             self.prev_tool_call_arr.extend(calls)
@@ -777,17 +780,412 @@ class RcMlxToolParser(_MlxToolParser):
         return self._result(content, self._closed_calls(False))
 
     def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
+        calls = self._parser._calls  # finish() starts a new list: this one keeps the calls
         deltas = self._parser.finish()
         content = "".join(d.content for d in deltas if d.content is not None)
-        return self._result(content, self._closed_calls(True))
+        return self._result(content, self._closed_calls(True, calls))
+
+
+# ---------------------------------------------------------------------------
+# vllm-mlx names whose parser reads several forms: composed of our formats
+# ---------------------------------------------------------------------------
+
+from ..tools._json import typed_value as _typed_value  # noqa: E402
+from ..tools._xml_formats import Qwen3CoderToolParser as _Qwen3Coder  # noqa: E402
+
+
+class _FramedQwen3Coder(_Qwen3Coder):
+    """Our qwen3_coder format with the value framing of vllm-mlx's XML readers:
+    ``framing="pair"`` (qwen, step3p5) drops one leading and one trailing
+    newline only when both are there; ``"strip"`` (hermes) strips the value.
+    Values are JSON when they parse, else strings (no schema, as vllm-mlx's
+    readers of these names)."""
+
+    format_name = "vllm_mlx_qwen3_coder"
+    framing = "pair"
+
+    def _xml_value(self, fname, key, ends):
+        parts: list[str] = []
+        m = yield from self._until(ends, parts.append)
+        v = "".join(parts)
+        if self.framing == "strip":
+            v = v.strip()
+        elif len(v) >= 2 and v[0] == "\n" and v[-1] == "\n":
+            v = v[1:-1]
+        self._emit_args(_typed_value(v, frozenset()))
+        return m
+
+
+class _StrippedQwen3Coder(_FramedQwen3Coder):
+    framing = "strip"
+
+
+def _calls_of(fmt: Any, block: str) -> list[dict]:
+    """The calls our ``fmt`` parser (a format name or class) reads in one whole block ([] when none parse)."""
+    from .. import tools as rc_tools
+
+    try:
+        res = (fmt() if isinstance(fmt, type) else rc_tools.create(fmt)).parse_complete(block)
+    except ValueError:
+        return []
+    return [{"id": _new_id(), "name": c.name, "arguments": c.arguments} for c in res.tool_calls]
+
+
+def _as_hermes(name: str, args: str) -> list[dict]:
+    # a name and a JSON argument text written in another wrapper: our hermes
+    # parser reads the JSON (the name is quoted here, the arguments are not touched)
+    import json
+
+    if not name or not args.lstrip().startswith("{"):
+        return []
+    return _calls_of("hermes", '<tool_call>{"name": ' + json.dumps(name) + ', "arguments": ' + args + "}</tool_call>")
+
+
+def _block_tool_call(block: str, xml: type = _FramedQwen3Coder) -> list[dict]:
+    """``<tool_call>…</tool_call>``: JSON (our hermes) or ``<function=…>`` (our qwen3_coder)."""
+    body = block[len(_TC_OPEN):].lstrip()
+    if body.startswith("<function="):
+        return _calls_of(xml, block)
+    return _calls_of("hermes", block)
+
+
+def _block_function(block: str, xml: type = _FramedQwen3Coder) -> list[dict]:
+    """``<function=NAME>…</function>``: parameter elements (our qwen3_coder) or a JSON body."""
+    head, sep, rest = block.partition(">")
+    body = rest[: -len("</function>")] if rest.endswith("</function>") else rest
+    if sep and body.strip().startswith("{"):
+        calls = _as_hermes(head[len("<function="):].strip(), body.strip())
+        if calls:
+            return calls
+    return _calls_of(xml, block)
+
+
+def _hermes_tool_call(block: str) -> list[dict]:
+    return _block_tool_call(block, _StrippedQwen3Coder)
+
+
+def _hermes_function(block: str) -> list[dict]:
+    return _block_function(block, _StrippedQwen3Coder)
+
+
+def _block_function_json(block: str) -> list[dict]:
+    """llama's legacy ``<function=NAME>{…}</function>``: a JSON body only."""
+    head, sep, rest = block.partition(">")
+    body = rest[: -len("</function>")]
+    return _as_hermes(head[len("<function="):].strip(), body) if sep and body.startswith("{") else []
+
+
+def _block_bracket(block: str) -> list[dict]:
+    """``[Calling tool: NAME({…})]``."""
+    inner = block[len("[Calling tool:"): -len(")]")].lstrip()
+    name, sep, args = inner.partition("(")
+    if not sep or not name or not (name.isascii() and name.replace("_", "a").isalnum()):
+        return []
+    return _as_hermes(name, args)
+
+
+@dataclass(frozen=True)
+class _Form:
+    """One tool-call form a vllm-mlx name reads: an opener and either a closer
+    (the block up to it is parsed whole, by ``parse``, when it closes) or
+    ``rest`` (from the opener on, the output goes to that format's
+    incremental parser of ours)."""
+
+    opener: str
+    closer: str = ""
+    parse: Any = None
+    rest: str = ""
+    at_start_only: bool = False  # llama's bare JSON: only as the output's first non-space text
+
+
+@dataclass(frozen=True)
+class _Multi:
+    forms: tuple
+    # streamed content after the first tool markup (hermes: yes; qwen: dropped, as vllm-mlx does)
+    content_after_marker: bool = True
+    # consecutive duplicate calls collapse (step3p5)
+    dedupe: bool = False
+    # calls read from a "rest" form must name a tool of the request (hermes' bare JSON)
+    rest_needs_listed_tool: bool = False
+    # one-shot: an unclosed block at the end is dropped from the content (qwen), or kept
+    drop_unclosed: bool = False
+    # one-shot: the first matching kind of form wins (hermes: <tool_call> calls, else
+    # <function=…> ones, else bare JSON), or all kinds are read (qwen, llama)
+    first_kind_only: bool = False
+    # one-shot: calls grouped by kind of form, in ``forms`` order (qwen reads
+    # its kinds one after another), or in text order
+    by_kind: bool = False
+    # finalize_streaming answers {"content": ""} when it drops unfinished markup (llama)
+    pending_ends_empty: bool = False
+
+
+_QWEN = _Multi(
+    forms=(_Form("[Calling tool:", ")]", _block_bracket), _Form(_TC_OPEN, _TC_CLOSE, _block_tool_call),
+           _Form("<function=", "</function>", _block_function)),
+    content_after_marker=False, drop_unclosed=True, by_kind=True)
+_HERMES = _Multi(
+    forms=(_Form(_TC_OPEN, _TC_CLOSE, _hermes_tool_call), _Form("<function=", "</function>", _hermes_function),
+           _Form('{"name":', rest="llama3_json")),
+    rest_needs_listed_tool=True, first_kind_only=True)
+_LLAMA = _Multi(
+    forms=(_Form("<|python_tag|>", rest="llama3_json"), _Form("<function=", "</function>", _block_function_json),
+           _Form("{", rest="llama3_json", at_start_only=True)), pending_ends_empty=True)
+
+_MULTI_NAMES: dict[str, _Multi] = {
+    "qwen": _QWEN, "qwen3": _QWEN,
+    "step3p5": _replace(_QWEN, dedupe=True), "step": _replace(_QWEN, dedupe=True),
+    "hermes": _HERMES, "nous": _HERMES,
+    "llama": _LLAMA, "llama3": _LLAMA, "llama4": _LLAMA,
+}
+
+
+def _signature(call: dict) -> tuple:
+    import json
+
+    try:
+        args = json.dumps(json.loads(call["arguments"]), ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        args = call["arguments"]
+    return call["name"], args
+
+
+class RcMlxMultiToolParser(RcMlxToolParser):
+    """A vllm-mlx tool parser for a name whose vllm-mlx parser reads several
+    forms: each form's markup is found in the streamed text (only the new
+    delta and a held partial marker are scanned), a closed block is read whole
+    by our format parser for it (once), a "rest" form hands the output from its
+    opener on to that format's incremental parser; a call is sent when its
+    block closes, as vllm-mlx's parsers of these names send them."""
+
+    multi: _Multi = _QWEN
+
+    def reset(self) -> None:
+        super().reset()
+        self._form: Optional[_Form] = None  # the block being read
+        self._hold = ""                    # content: a partial opener held back
+        self._block: list[str] = []        # the open block's text
+        self._tail = ""                    # its last characters (a closer split across deltas)
+        self._rest = None                  # our parser for a "rest" form
+        self._rest_sent = 0
+        self._marked = False               # tool markup seen
+        self._begun = False                # non-space text seen (llama's start-only form)
+        self._last_sig: Optional[tuple] = None
+        self._kind: Optional[_Form] = None  # first_kind_only: the kind of form that gave calls
+        self._maxlen = max(len(f.opener) for f in self.multi.forms)
+        self._tools: Optional[set] = None
+        self._unclosed = ""                # one-shot: an unclosed block at the end
+
+    # -- the machine --------------------------------------------------------------
+    def _keep(self, calls: list[dict], form: _Form) -> list[dict]:
+        m = self.multi
+        if m.by_kind:
+            rank = m.forms.index(form)
+            for c in calls:
+                c["_rank"] = rank
+        if m.first_kind_only:
+            if self._kind is None and calls:
+                self._kind = form
+            elif self._kind is not None and form is not self._kind:
+                return []
+        if form.rest and m.rest_needs_listed_tool and self._tools is not None:
+            calls = [c for c in calls if c["name"] in self._tools]
+        if m.dedupe:
+            out = []
+            for c in calls:
+                sig = _signature(c)
+                if sig != self._last_sig:
+                    out.append(c)
+                self._last_sig = sig
+            calls = out
+        return calls
+
+    def _step(self, text: str, final: bool, content: list[str], calls: list[dict]) -> None:
+        """Read ``text`` (the next piece of the output)."""
+        forms = self.multi.forms
+        while True:
+            if self._rest is not None:
+                self._rest_step(text, final, content, calls)
+                return
+            if self._form is not None:
+                form = self._form
+                window = self._tail + text
+                i = window.find(form.closer)
+                if i < 0:
+                    if text:
+                        self._block.append(text)
+                        k = len(form.closer) - 1
+                        self._tail = window[-k:] if k else ""
+                    if final:  # an unclosed block at the end
+                        self._unclosed = "".join(self._block)
+                        self._form, self._block, self._tail = None, [], ""
+                    return
+                cut = i + len(form.closer) - len(self._tail)
+                self._block.append(text[:cut])
+                block = "".join(self._block)
+                self._form, self._block, self._tail = None, [], ""
+                parsed = form.parse(block)
+                if parsed:
+                    calls.extend(self._keep(parsed, form))
+                elif self.multi.content_after_marker:
+                    content.append(block)  # markup no call parses from: text, as vllm-mlx leaves it
+                text = text[cut:]
+                continue
+            window = self._hold + text
+            self._hold = ""
+            best, at = None, -1
+            for f in forms:
+                if f.at_start_only:
+                    if self._begun:
+                        continue
+                    j = len(window) - len(window.lstrip())
+                    if j < len(window) and window.startswith(f.opener, j):
+                        if at < 0 or j < at:
+                            best, at = f, j
+                    continue
+                j = window.find(f.opener)
+                if j >= 0 and (at < 0 or j < at):
+                    best, at = f, j
+            if best is None:
+                keep = 0 if final else self._partial(window)
+                out = window[: len(window) - keep]
+                self._hold = window[len(window) - keep:]
+                if out:
+                    if not self._begun and out.strip():
+                        self._begun = True
+                    if not self._marked or self.multi.content_after_marker:
+                        content.append(out)
+                return
+            before = window[:at]
+            if before and (not self._marked or self.multi.content_after_marker):
+                content.append(before)
+            self._begun = True
+            self._marked = True
+            text = window[at:]
+            if best.rest:
+                from .. import tools as rc_tools
+
+                self._rest = rc_tools.create(best.rest)
+                self._rest_form = best
+                self._rest_sent = 0
+                continue
+            self._form = best
+            self._block, self._tail = [best.opener], ""
+            text = text[len(best.opener):]
+
+    def _partial(self, window: str) -> int:
+        """Length of the longest suffix of ``window`` that may begin an opener."""
+        for k in range(min(len(window), self._maxlen - 1), 0, -1):
+            suf = window[-k:]
+            for f in self.multi.forms:
+                if f.opener.startswith(suf) and not f.at_start_only:
+                    return k
+        if not self._begun:
+            for f in self.multi.forms:
+                if f.at_start_only and window.strip() and f.opener.startswith(window.lstrip()[:len(f.opener)]):
+                    return len(window)
+        return 0
+
+    def _rest_step(self, text: str, final: bool, content: list[str], calls: list[dict]) -> None:
+        p = self._rest
+        keep = self.multi.content_after_marker
+        pc = p._calls  # finish() starts a new list: this one keeps the calls
+        deltas = p.parse_delta(text) if text else []
+        if deltas is None:
+            if keep:
+                content.append(text)
+            deltas = []
+        if final:
+            deltas = deltas + p.finish()
+        if keep:
+            content.extend(d.content for d in deltas if d.content is not None)
+        got = []
+        while self._rest_sent < len(pc):
+            c = pc[self._rest_sent]
+            if c.ok is None and not final:
+                break
+            self._rest_sent += 1
+            if c.ok:
+                got.append({"id": _new_id(), "name": c.name, "arguments": "".join(c.args) or "{}"})
+        calls.extend(self._keep(got, self._rest_form))
+
+    # -- one-shot -------------------------------------------------------------------
+    def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
+        text = self.strip_think_tags(model_output) if "</think>" in model_output else model_output
+        p = type(self)()
+        p._tools = _request_tools(request)
+        p._unclosed = ""
+        content: list[str] = []
+        calls: list[dict] = []
+        multi = p.multi
+        if not multi.content_after_marker:
+            p.multi = _replace(multi, content_after_marker=True)
+        p._step(text, True, content, calls)
+        if not calls:
+            if multi.drop_unclosed and p._unclosed:
+                # qwen: a truncated call at the end is not content (a string, "" when nothing is left)
+                return ExtractedToolCallInformation(tools_called=False, tool_calls=[],
+                                                    content="".join(content).rstrip())
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=text)
+        if multi.by_kind:
+            calls.sort(key=lambda c: c["_rank"])
+        for c in calls:
+            c.pop("_rank", None)
+        out = "".join(content)
+        if p._unclosed and not multi.drop_unclosed:
+            out += p._unclosed
+        out = out.strip()
+        return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=out or None)
+
+    # -- streaming ------------------------------------------------------------------
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
+                                     request: Any = None) -> Optional[dict]:
+        if self._tools is None and request is not None:
+            self._tools = _request_tools(request)
+        content: list[str] = []
+        calls: list[dict] = []
+        if previous_text.__class__ is str and len(previous_text) > self._fed:
+            self._step(previous_text[self._fed:], False, [], calls)  # sent already as content
+        self._fed = (len(previous_text) if previous_text.__class__ is str else self._fed) + len(delta_text)
+        if delta_text:
+            self._step(delta_text, False, content, calls)
+        return self._result("".join(content), calls)
+
+    def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
+        content: list[str] = []
+        calls: list[dict] = []
+        if current_text.__class__ is str and len(current_text) > self._fed:
+            # the end of the output we were not shown (a caller that only finalizes)
+            self._step(current_text[self._fed:], False, content, calls)
+        pending = self._rest is not None or self._form is not None or bool(self._hold)
+        self._unclosed = ""
+        self._step("", True, content, calls)
+        out = self._result("".join(content), calls)
+        if out is None and pending and self.multi.pending_ends_empty:
+            return {"content": ""}  # llama: an unfinished call at the end is not shown
+        return out
+
+
+def _request_tools(request: Any) -> Optional[set]:
+    tools = request.get("tools") if isinstance(request, dict) else getattr(request, "tools", None)
+    if not tools:
+        return None
+    out = set()
+    for t in tools:
+        fn = t.get("function") if isinstance(t, dict) else getattr(t, "function", None)
+        name = fn.get("name") if isinstance(fn, dict) else getattr(fn, "name", None)
+        if isinstance(name, str):
+            out.add(name)
+    return out
 
 
 _ORIGINAL_TOOL_PARSERS: dict[str, type] = {}
-for _n in list(_TOOL_NAMES):
+for _n in [*_TOOL_NAMES, *_MULTI_NAMES]:
     try:
         _ORIGINAL_TOOL_PARSERS[_n] = ToolParserManager.get_tool_parser(_n)
     except (KeyError, ImportError):  # pragma: no cover - another vllm-mlx
-        del _TOOL_NAMES[_n]
+        _TOOL_NAMES.pop(_n, None)
+        _MULTI_NAMES.pop(_n, None)
 
 
 # Class attributes vllm-mlx's server reads off a tool parser (markers that
@@ -797,14 +1195,17 @@ _SERVING_ATTRS = ("STREAMING_MARKERS", "SUPPORTS_BARE_JSON_STREAMING", "REQUIRES
                   "SUPPORTS_NATIVE_TOOL_FORMAT", "extra_stop_tokens")
 
 
-def _make_tool_class(name: str, fmt: str) -> type:
+def _make_tool_class(name: str, fmt: Any) -> type:
     cls_name = "".join(p.capitalize() for p in name.replace("-", "_").replace(".", "_").split("_")) + "RcMlxToolParser"
-    ns = {"mlx_name": name, "tool_format": fmt, "__module__": __name__}
+    multi = isinstance(fmt, _Multi)
+    ns = {"mlx_name": name, "tool_format": "hermes" if multi else fmt, "__module__": __name__}
+    if multi:
+        ns["multi"] = fmt
     native = _ORIGINAL_TOOL_PARSERS[name]
     for attr in _SERVING_ATTRS:
         if hasattr(native, attr):
             ns[attr] = getattr(native, attr)
-    return type(cls_name, (RcMlxToolParser,), ns)
+    return type(cls_name, (RcMlxMultiToolParser if multi else RcMlxToolParser,), ns)
 
 
 def _tool_classes() -> dict[str, type]:
@@ -812,7 +1213,7 @@ def _tool_classes() -> dict[str, type]:
     # aliases are the same class; its tests check that).
     by_native: dict[type, type] = {}
     out: dict[str, type] = {}
-    for name, fmt in _TOOL_NAMES.items():
+    for name, fmt in [*_TOOL_NAMES.items(), *_MULTI_NAMES.items()]:
         native = _ORIGINAL_TOOL_PARSERS[name]
         cls = by_native.get(native)
         if cls is None:
