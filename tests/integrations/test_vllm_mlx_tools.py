@@ -48,16 +48,49 @@ def _render(fmt, calls, rng):
         return "<|tool_call|>" + json.dumps([{"name": n, "arguments": a} for n, a in calls])
     if fmt == "xlam":
         return json.dumps([{"name": n, "arguments": a} for n, a in calls])
+    if fmt in ("qwen", "step3p5", "hermes"):
+        # the forms vllm-mlx's parser of the name reads: JSON in <tool_call>,
+        # <function=...> parameter elements wrapped or (qwen, step3p5) bare,
+        # and qwen's [Calling tool: f({...})]; one form per output
+        forms = {"qwen": ["json", "xml", "bare_xml", "bracket"], "step3p5": ["xml", "bare_xml", "json"],
+                 "hermes": ["json", "xml"]}[fmt]
+        form = rng.choice(forms)
+        sep = rng.choice(["", "\n"])
+        out = []
+        for n, a in calls:
+            if form == "json":
+                out.append(f"<tool_call>{sep}{json.dumps({'name': n, 'arguments': a}, ensure_ascii=False)}{sep}</tool_call>")
+            elif form == "bracket":
+                out.append(f"[Calling tool: {n}({json.dumps(a, ensure_ascii=False)})]")
+            else:
+                fn = f"<function={n}>\n" + "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in a.items()) \
+                    + "</function>"
+                out.append(fn if form == "bare_xml" else f"<tool_call>\n{fn}\n</tool_call>")
+        return sep.join(out)
+    if fmt == "llama":
+        form = rng.choice(["python_tag", "bare", "function"])
+        key = rng.choice(["parameters", "arguments"])
+        if form == "function":
+            return "".join(f"<function={n}>{json.dumps(a, ensure_ascii=False)}</function>" for n, a in calls)
+        body = "; ".join(json.dumps({"name": n, key: a}, ensure_ascii=False) for n, a in calls)
+        return ("<|python_tag|>" if form == "python_tag" else "") + body
     raise AssertionError(fmt)
 
 
-FORMATS = ["deepseek", "kimi", "glm47", "minimax", "nemotron", "granite", "xlam"]
+FORMATS = ["deepseek", "kimi", "glm47", "minimax", "nemotron", "granite", "xlam",
+           "qwen", "step3p5", "hermes", "llama"]
 
 
 def _case(fmt, rng):
     calls = [(rng.choice(["get_weather", "lookup", "f_2"]), _args(rng)) for _ in range(rng.randint(1, 3))]
-    lead = "" if fmt in ("granite", "xlam") else rng.choice(["", "Let me check. ", "Sure.\n"])
-    return lead + _render(fmt, calls, rng), calls
+    if fmt == "step3p5" and len(calls) > 1 and rng.random() < 0.3:
+        calls[1] = calls[0]  # a repeated call: vllm-mlx's step3p5 collapses it
+    text = _render(fmt, calls, rng)
+    if fmt == "step3p5":
+        calls = [c for i, c in enumerate(calls) if i == 0 or c != calls[i - 1]]
+    lead = "" if fmt in ("granite", "xlam") or (fmt == "llama" and not text.startswith("<function=")) \
+        else rng.choice(["", "Let me check. ", "Sure.\n"])
+    return lead + text, calls
 
 
 def _norm_calls(calls):
@@ -147,7 +180,12 @@ def test_tool_differential(fmt):
         sb = _stream(ours_cls(), chunks, request)
         total += 1
         assert _typed(sb) == _typed(calls), (text, chunks, sb)
+        if fmt == "step3p5" and _typed(sa) != _typed(sb) and len(sa) < len(sb) and sb[:len(sa)] == sa \
+                and text.count("<function=") > len(calls):
+            total -= 1  # documented: vllm-mlx's step3p5 loses the calls after a collapsed duplicate while streaming
+            continue
         agree += _typed(sa) == _typed(sb)
         if _typed(sa) != _typed(sb):
             bad.append(("stream", text, sa, sb))
+    print(f"{fmt}: {agree}/{total} agree")
     assert agree / total >= 0.99, f"{fmt}: {agree}/{total}; {bad[:3]}"
