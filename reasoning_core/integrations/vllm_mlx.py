@@ -972,6 +972,34 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         self._last_sig: Optional[tuple] = None
         self._kind: Optional[_Form] = None  # first_kind_only: the kind of form that gave calls
         self._maxlen = max(len(f.opener) for f in self.multi.forms)
+        self._firsts = tuple({f.opener[0] for f in self.multi.forms})
+        self._content_ok = self.multi.content_after_marker
+        self._install_hot_path()
+
+    def _install_hot_path(self) -> None:
+        """Bind this stream's per-delta call as an instance attribute: plain
+        text with neither character that starts a marker costs two ``in``
+        tests; the rest goes to the general path."""
+        self.__dict__.pop("extract_tool_calls_streaming", None)
+        if len(self._firsts) != 2:
+            return
+        a, b = self._firsts
+        general = self.extract_tool_calls_streaming
+        me = self
+
+        def extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids=None,
+                                         current_token_ids=None, delta_token_ids=None, request=None):
+            if a not in delta_text and b not in delta_text and me._begun and me._form is None \
+                    and me._rest is None and not me._hold and previous_text.__class__ is str \
+                    and len(previous_text) == me._fed:
+                me._fed += len(delta_text)
+                if delta_text and (me._content_ok or not me._marked):
+                    return {"content": delta_text}
+                return None
+            return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                           delta_token_ids, request)
+
+        self.extract_tool_calls_streaming = extract_tool_calls_streaming  # type: ignore[method-assign]
         self._tools: Optional[set] = None
         self._unclosed = ""                # one-shot: an unclosed block at the end
 
@@ -1140,6 +1168,28 @@ class RcMlxMultiToolParser(RcMlxToolParser):
     def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
                                      previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
                                      request: Any = None) -> Optional[dict]:
+        fed = self._fed
+        form = self._form
+        if form is not None and previous_text.__class__ is str and len(previous_text) == fed:
+            # inside a block: look for its closer in the delta (and the held tail) only
+            window = self._tail + delta_text
+            if form.closer not in window:
+                self._fed = fed + len(delta_text)
+                if delta_text:
+                    self._block.append(delta_text)
+                    self._tail = window[1 - len(form.closer):]
+                return None
+        elif self._rest is None and self._begun and not self._hold \
+                and previous_text.__class__ is str and len(previous_text) == fed:
+            # plain text with no character that starts a marker: passed through as it is
+            for ch in self._firsts:
+                if ch in delta_text:
+                    break
+            else:
+                self._fed = fed + len(delta_text)
+                if delta_text and (self._content_ok or not self._marked):
+                    return {"content": delta_text}
+                return None
         if self._tools is None and request is not None:
             self._tools = _request_tools(request)
         content: list[str] = []
