@@ -638,8 +638,9 @@ from vllm_mlx.tool_parsers.abstract_tool_parser import (  # noqa: E402
 
 # vllm-mlx tool-parser name -> our format.  A name is served where our
 # format reads what vllm-mlx's parser of that name reads (checked on its own
-# tool-parser tests); vllm-mlx's lenient parsers that accept several formats
-# under one name are listed in TOOL_NOT_SERVED with what they accept beyond.
+# tool-parser tests); names whose vllm-mlx parser reads several forms are
+# composed of our formats (_MULTI_NAMES below); the rest are listed in
+# TOOL_NOT_SERVED with what keeps them out.
 _TOOL_NAMES: dict[str, str] = {
     "deepseek": "deepseek_v3", "deepseek_v3": "deepseek_v3", "deepseek_r1": "deepseek_v3",
     "kimi": "kimi_k2", "kimi_k2": "kimi_k2", "moonshot": "kimi_k2",
@@ -656,17 +657,11 @@ TOOL_NOT_SERVED: dict[str, str] = {
     "generic": "alias of auto",
     "functionary": "MeetKai Functionary's format has no reasoning_core.tools parser",
     "meetkai": "alias of functionary",
-    "hermes": f"{_LENIENT}: <tool_call> JSON (ours: hermes) and also <function=...> XML inside or outside "
-              "<tool_call>, bare JSON objects, <tool_call_reasoning>; it sends a call on its closing tag",
-    "nous": "alias of hermes",
-    "qwen": f"{_LENIENT}: <tool_call> JSON, <function=...> XML and [Calling tool: f({{...}})]",
-    "qwen3": "alias of qwen",
-    "llama": f"{_LENIENT}: <|python_tag|> JSON, bare JSON and <function=...>{{...}}</function>",
-    "llama3": "alias of llama",
-    "llama4": "alias of llama",
-    "mistral": f"{_LENIENT}: [TOOL_CALLS][{{...}}] (ours: mistral) and [TOOL_CALLS]name{{...}} / name[ARGS]{{...}}",
-    "qwen3_xml": "vllm-mlx's qwen3_xml also reads <function=...> without <tool_call>, coerces values by schema, "
-                 "and streams arguments on its own chunk contract",
+    "mistral": "vllm-mlx's mistral streams each call's argument text delta by delta as it arrives (its tests "
+               "check those chunks) and also reads [TOOL_CALLS]name{...}, which our mistral format does not",
+    "qwen3_xml": "vllm-mlx's qwen3_xml streams each call's name and argument fragments chunk by chunk on its "
+                 "own contract (its tests check the chunks) and coerces values by the request's schema; not yet "
+                 "composed of our qwen3_coder",
     "qwen3_coder": "alias of qwen3_xml",
     "qwen3.5": "alias of qwen3_xml",
     "gemma4": f"{_LENIENT}: <|tool_call>call:f{{...}}<tool_call|> (ours: gemma4) and fallback forms "
@@ -675,9 +670,7 @@ TOOL_NOT_SERVED: dict[str, str] = {
                    "(its tests check the chunk-by-chunk output)",
     "dsml": "alias of deepseek_v4",
     "poolside_v1": "vllm-mlx's poolside_v1 drops calls to tools the request does not list and coerces "
-                   "values by schema while streaming",
-    "step3p5": "vllm-mlx's step3p5 collapses consecutive duplicate calls",
-    "step": "alias of step3p5",
+                   "values by schema while streaming; not yet composed of our poolside format",
     "harmony": "vllm-mlx's harmony tool parser reads headers split by newlines (<|channel|>final\\n<|message|>), "
                "gives the final channel as the content and sends a call on <|call|>; ours (gpt_oss) reads "
                "gpt-oss's own token text",
