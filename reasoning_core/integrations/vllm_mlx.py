@@ -671,15 +671,33 @@ TOOL_NOT_SERVED: dict[str, str] = {
     "dsml": "alias of deepseek_v4",
     "poolside_v1": "vllm-mlx's poolside_v1 drops calls to tools the request does not list and coerces "
                    "values by schema while streaming; not yet composed of our poolside format",
-    "harmony": "vllm-mlx's harmony tool parser reads headers split by newlines (<|channel|>final\\n<|message|>), "
-               "gives the final channel as the content and sends a call on <|call|>; ours (gpt_oss) reads "
-               "gpt-oss's own token text",
-    "gpt-oss": "alias of harmony",
 }
 
 
 def _new_id() -> str:
     return f"call_{uuid.uuid4().hex[:8]}"
+
+
+def _unseen(parser: Any, previous_text: Any, current_text: Any, delta_text: str) -> str:
+    """The output before ``delta_text`` that ``parser`` was not shown ("" in
+    the server's normal flow), and ``parser._fed`` moved past the delta.
+
+    vllm-mlx's server passes text through as content until tool markup looks
+    possible, then calls the tool parser with all of it as ``previous_text``;
+    its tests also call with only ``current_text`` set.  What was not seen is
+    read once (its content was sent already, so it is not sent again)."""
+    fed = parser._fed
+    if current_text.__class__ is str:
+        end = len(current_text) - len(delta_text)
+        src = current_text
+    elif previous_text.__class__ is str:
+        end = len(previous_text)
+        src = previous_text
+    else:
+        parser._fed = fed + len(delta_text)
+        return ""
+    parser._fed = max(end, fed) + len(delta_text)
+    return src[fed:end] if end > fed else ""
 
 
 class RcMlxToolParser(_MlxToolParser):
@@ -759,13 +777,9 @@ class RcMlxToolParser(_MlxToolParser):
     def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
                                      previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
                                      request: Any = None) -> Optional[dict]:
-        if previous_text.__class__ is str and len(previous_text) > self._fed:
-            # vllm-mlx's server passes text through as content until tool
-            # markup looks possible, then calls us with it as previous_text:
-            # read what we did not see (it was sent already, so its content
-            # is not sent again).
-            self._parser.parse_delta(previous_text[self._fed:])
-        self._fed = (len(previous_text) if previous_text.__class__ is str else self._fed) + len(delta_text)
+        unseen = _unseen(self, previous_text, current_text, delta_text)
+        if unseen:
+            self._parser.parse_delta(unseen)
         deltas = self._parser.parse_delta(delta_text)
         if deltas is None:
             return {"content": delta_text} if delta_text else None
@@ -983,8 +997,8 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         def extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids=None,
                                          current_token_ids=None, delta_token_ids=None, request=None):
             if a not in delta_text and b not in delta_text and me._begun and me._form is None \
-                    and me._rest is None and not me._hold and previous_text.__class__ is str \
-                    and len(previous_text) == me._fed:
+                    and me._rest is None and not me._hold and current_text.__class__ is str \
+                    and len(current_text) - len(delta_text) == me._fed:
                 me._fed += len(delta_text)
                 if delta_text and (me._content_ok or not me._marked):
                     return {"content": delta_text}
@@ -1163,7 +1177,7 @@ class RcMlxMultiToolParser(RcMlxToolParser):
                                      request: Any = None) -> Optional[dict]:
         fed = self._fed
         form = self._form
-        if form is not None and previous_text.__class__ is str and len(previous_text) == fed:
+        if form is not None and current_text.__class__ is str and len(current_text) - len(delta_text) == fed:
             # inside a block: look for its closer in the delta (and the held tail) only
             window = self._tail + delta_text
             if form.closer not in window:
@@ -1173,7 +1187,7 @@ class RcMlxMultiToolParser(RcMlxToolParser):
                     self._tail = window[1 - len(form.closer):]
                 return None
         elif self._rest is None and self._begun and not self._hold \
-                and previous_text.__class__ is str and len(previous_text) == fed:
+                and current_text.__class__ is str and len(current_text) - len(delta_text) == fed:
             # plain text with no character that starts a marker: passed through as it is
             for ch in self._firsts:
                 if ch in delta_text:
@@ -1187,9 +1201,9 @@ class RcMlxMultiToolParser(RcMlxToolParser):
             self._tools = _request_tools(request)
         content: list[str] = []
         calls: list[dict] = []
-        if previous_text.__class__ is str and len(previous_text) > self._fed:
-            self._step(previous_text[self._fed:], False, [], calls)  # sent already as content
-        self._fed = (len(previous_text) if previous_text.__class__ is str else self._fed) + len(delta_text)
+        unseen = _unseen(self, previous_text, current_text, delta_text)
+        if unseen:
+            self._step(unseen, False, [], calls)  # sent already as content
         if delta_text:
             self._step(delta_text, False, content, calls)
         return self._result("".join(content), calls)
@@ -1222,13 +1236,82 @@ def _request_tools(request: Any) -> Optional[set]:
     return out
 
 
+# vllm-mlx's harmony tool parser gives the final channel's message as the
+# content: our gpt_oss row with the commentary channel (the calls, read by our
+# gpt_oss tool format) set aside like the analysis channel.
+_HARMONY_TOOL_CONTENT = _replace(
+    _GPT_OSS, name="vllm_mlx_harmony_tool_content",
+    start=_GPT_OSS.start + ("<|start|>assistant<|channel|>commentary", "<|channel|>commentary"),
+    end=("<|end|>", "<|call|>"), header_terminators=())
+
+
+class RcMlxHarmonyToolParser(RcMlxToolParser):
+    """vllm-mlx's ``harmony`` / ``gpt-oss`` tool parser: the calls are
+    commentary messages addressed ``to=functions.NAME`` (our ``gpt_oss`` tool
+    format reads them), the content is the final channel's message (our text
+    engine on the gpt_oss row, analysis and commentary set aside).  Per delta:
+    each reads the delta once; a call is sent once its message ends; as
+    vllm-mlx's, no content is streamed once a call was made."""
+
+    tool_format = "gpt_oss"
+
+    def reset(self) -> None:
+        super().reset()
+        self._split = TextReasoningParser(_HARMONY_TOOL_CONTENT, starts_in_reasoning=None)
+        self._called = False
+
+    def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
+        p = self._rc_tools.create("gpt_oss")
+        try:
+            res = p.parse_complete(model_output)
+        except ValueError:
+            res = None
+        calls = [{"id": _new_id(), "name": c.name, "arguments": c.arguments} for c in res.tool_calls] if res else []
+        split = TextReasoningParser(_HARMONY_TOOL_CONTENT, starts_in_reasoning=None)
+        r1, c1 = split.feed(model_output)
+        r2, c2 = split.finish()
+        content = _HARMONY_TOKENS.sub("", c1 + c2).strip()
+        if not content and (calls or r1 or r2):
+            content = None
+        return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=content)
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
+                                     request: Any = None) -> Optional[dict]:
+        unseen = _unseen(self, previous_text, current_text, delta_text)
+        if unseen:  # sent already as content
+            self._parser.parse_delta(unseen)
+            self._split.feed(unseen)
+        if not delta_text:
+            return None
+        self._parser.parse_delta(delta_text)
+        content = self._split.feed(delta_text)[1]
+        calls = self._closed_calls(False)
+        if calls:
+            self._called = True
+        if content and "<|" in content:
+            content = _HARMONY_TOKENS.sub("", content)
+        return self._result("" if self._called else content, calls)
+
+    def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
+        calls = self._parser._calls
+        self._parser.finish()
+        content = self._split.finish()[1]
+        calls = self._closed_calls(True, calls)
+        return self._result("" if (self._called or calls) else content, calls)
+
+
+# vllm-mlx names served by a class of their own
+_OWN_CLASSES: dict[str, type] = {"harmony": RcMlxHarmonyToolParser, "gpt-oss": RcMlxHarmonyToolParser}
+
 _ORIGINAL_TOOL_PARSERS: dict[str, type] = {}
-for _n in [*_TOOL_NAMES, *_MULTI_NAMES]:
+for _n in [*_TOOL_NAMES, *_MULTI_NAMES, *_OWN_CLASSES]:
     try:
         _ORIGINAL_TOOL_PARSERS[_n] = ToolParserManager.get_tool_parser(_n)
     except (KeyError, ImportError):  # pragma: no cover - another vllm-mlx
         _TOOL_NAMES.pop(_n, None)
         _MULTI_NAMES.pop(_n, None)
+        _OWN_CLASSES.pop(_n, None)
 
 
 # Class attributes vllm-mlx's server reads off a tool parser (markers that
@@ -1240,6 +1323,13 @@ _SERVING_ATTRS = ("STREAMING_MARKERS", "SUPPORTS_BARE_JSON_STREAMING", "REQUIRES
 
 def _make_tool_class(name: str, fmt: Any) -> type:
     cls_name = "".join(p.capitalize() for p in name.replace("-", "_").replace(".", "_").split("_")) + "RcMlxToolParser"
+    if isinstance(fmt, type):  # a class of its own
+        ns = {"mlx_name": name, "__module__": __name__}
+        native = _ORIGINAL_TOOL_PARSERS[name]
+        for attr in _SERVING_ATTRS:
+            if hasattr(native, attr):
+                ns[attr] = getattr(native, attr)
+        return type(cls_name, (fmt,), ns)
     multi = isinstance(fmt, _Multi)
     ns = {"mlx_name": name, "tool_format": "hermes" if multi else fmt, "__module__": __name__}
     if multi:
@@ -1256,7 +1346,7 @@ def _tool_classes() -> dict[str, type]:
     # aliases are the same class; its tests check that).
     by_native: dict[type, type] = {}
     out: dict[str, type] = {}
-    for name, fmt in [*_TOOL_NAMES.items(), *_MULTI_NAMES.items()]:
+    for name, fmt in [*_TOOL_NAMES.items(), *_MULTI_NAMES.items(), *_OWN_CLASSES.items()]:
         native = _ORIGINAL_TOOL_PARSERS[name]
         cls = by_native.get(native)
         if cls is None:
