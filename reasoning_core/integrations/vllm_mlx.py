@@ -253,12 +253,32 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         tp = self._tp
         feed = tp.feed
         dm = DeltaMessage
-        if spec.kind in ("gpt_oss", "harmony"):
+        if spec.kind == "gpt_oss":
             def extract_reasoning_streaming(previous_text: Any, current_text: Any,
                                             delta_text: str) -> Optional[DeltaMessage]:
                 if not delta_text:
                     return None
                 r, c = feed(delta_text)
+                if r or c:
+                    return dm(None, c or None, r or None)
+                return None
+        elif spec.kind == "harmony":
+            me = self
+
+            def extract_reasoning_streaming(previous_text: Any, current_text: Any,
+                                            delta_text: str) -> Optional[DeltaMessage]:
+                if not delta_text:
+                    return None
+                r, c = feed(delta_text)
+                if c and not me._content_started:
+                    # vllm-mlx's harmony streams only message text: the
+                    # <|start|> / role text and the whitespace between
+                    # messages before the answer are not content
+                    if "<|" in c:
+                        c = _HARMONY_TOKENS.sub("", c)
+                    c = c.lstrip()
+                    if c:
+                        me._content_started = True
                 if r or c:
                     return dm(None, c or None, r or None)
                 return None
@@ -643,7 +663,6 @@ from vllm_mlx.tool_parsers.abstract_tool_parser import (  # noqa: E402
 # TOOL_NOT_SERVED with what keeps them out.
 _TOOL_NAMES: dict[str, str] = {
     "deepseek": "deepseek_v3", "deepseek_v3": "deepseek_v3", "deepseek_r1": "deepseek_v3",
-    "kimi": "kimi_k2", "kimi_k2": "kimi_k2", "moonshot": "kimi_k2",
     "glm47": "glm45", "glm4": "glm45",
     "minimax": "minimax_m2", "minimax_m2": "minimax_m2",
     "nemotron": "qwen3_coder", "nemotron3": "qwen3_coder",
@@ -938,7 +957,19 @@ _LLAMA = _Multi(
     forms=(_Form("<|python_tag|>", rest="llama3_json"), _Form("<function=", "</function>", _block_function_json),
            _Form("{", rest="llama3_json", at_start_only=True)), pending_ends_empty=True)
 
+def _block_kimi(block: str) -> list[dict]:
+    """A Kimi call (``<|tool_call_begin|>…<|tool_call_end|>``), inside its section or not: our kimi_k2."""
+    return _calls_of("kimi_k2", _K_SECTION + block)
+
+
+_K_SECTION = "<|tool_calls_section_begin|>"
+_KIMI = _Multi(
+    forms=(_Form(_K_SECTION), _Form("<|tool_call_section_begin|>"), _Form("<|tool_calls_section_end|>"),
+           _Form("<|tool_call_section_end|>"), _Form("<|tool_call_begin|>", "<|tool_call_end|>", _block_kimi)),
+    content_after_marker=False)
+
 _MULTI_NAMES: dict[str, _Multi] = {
+    "kimi": _KIMI, "kimi_k2": _KIMI, "moonshot": _KIMI,
     "qwen": _QWEN, "qwen3": _QWEN,
     "step3p5": _replace(_QWEN, dedupe=True), "step": _replace(_QWEN, dedupe=True),
     "hermes": _HERMES, "nous": _HERMES,
@@ -981,6 +1012,8 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         self._maxlen = max(len(f.opener) for f in self.multi.forms)
         self._firsts = tuple({f.opener[0] for f in self.multi.forms})
         self._content_ok = self.multi.content_after_marker
+        self._tools: Optional[set] = None
+        self._unclosed = ""                # one-shot: an unclosed block at the end
         self._install_hot_path()
 
     def _install_hot_path(self) -> None:
@@ -988,9 +1021,9 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         text with neither character that starts a marker costs two ``in``
         tests; the rest goes to the general path."""
         self.__dict__.pop("extract_tool_calls_streaming", None)
-        if len(self._firsts) != 2:
+        if len(self._firsts) > 2:
             return
-        a, b = self._firsts
+        a, b = (self._firsts * 2)[:2]
         general = self.extract_tool_calls_streaming
         me = self
 
@@ -1007,8 +1040,6 @@ class RcMlxMultiToolParser(RcMlxToolParser):
                            delta_token_ids, request)
 
         self.extract_tool_calls_streaming = extract_tool_calls_streaming  # type: ignore[method-assign]
-        self._tools: Optional[set] = None
-        self._unclosed = ""                # one-shot: an unclosed block at the end
 
     # -- the machine --------------------------------------------------------------
     def _keep(self, calls: list[dict], form: _Form) -> list[dict]:
@@ -1096,6 +1127,9 @@ class RcMlxMultiToolParser(RcMlxToolParser):
             self._begun = True
             self._marked = True
             text = window[at:]
+            if not best.rest and not best.closer:  # a marker alone (kimi's section tags): not content
+                text = text[len(best.opener):]
+                continue
             if best.rest:
                 from .. import tools as rc_tools
 
