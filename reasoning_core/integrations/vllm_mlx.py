@@ -688,8 +688,6 @@ TOOL_NOT_SERVED: dict[str, str] = {
     "deepseek_v4": "vllm-mlx's DSML parser streams and recovers malformed markup on its own contract "
                    "(its tests check the chunk-by-chunk output)",
     "dsml": "alias of deepseek_v4",
-    "poolside_v1": "vllm-mlx's poolside_v1 drops calls to tools the request does not list and coerces "
-                   "values by schema while streaming; not yet composed of our poolside format",
 }
 
 
@@ -1335,8 +1333,125 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
         return self._result("" if (self._called or calls) else content, calls)
 
 
+from ..tools._json import _STRING_ONLY, escape as _json_escape  # noqa: E402
+from ..tools._xml_formats import Glm45ToolParser as _Glm45  # noqa: E402
+
+
+class _PoolsideGlm45(_Glm45):
+    """Our glm45 format with vllm-mlx poolside_v1's values: a parameter the
+    request's schema declares ``string`` is the raw text (no framing
+    trimmed), streamed as it arrives; any other is stripped, JSON when it
+    parses, else a string."""
+
+    format_name = "vllm_mlx_poolside_v1"
+
+    def _xml_value(self, fname, key, ends):
+        if self._types_for(fname, key) == _STRING_ONLY:
+            emit = self._emit_args
+            emit('"')
+            m = yield from self._until(ends, lambda t: emit(_json_escape(t)))
+            emit('"')
+            return m
+        parts: list[str] = []
+        m = yield from self._until(ends, parts.append)
+        self._emit_args(_typed_value("".join(parts).strip(), frozenset()))
+        return m
+
+
+def _request_schemas(request: Any) -> dict:
+    tools = request.get("tools") if isinstance(request, dict) else getattr(request, "tools", None)
+    out: dict = {}
+    for t in tools or ():
+        fn = t.get("function") if isinstance(t, dict) else getattr(t, "function", None)
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str) and isinstance(fn.get("parameters"), dict):
+            out[fn["name"]] = fn["parameters"]
+    return out
+
+
+class RcMlxPoolsideToolParser(RcMlxToolParser):
+    """vllm-mlx's ``poolside_v1``: GLM-4.7 markup (our glm45 format, values as
+    above), calls to tools the request does not list dropped, the call's name
+    then its argument text streamed as our parser reads them (O(delta))."""
+
+    tool_format = "glm45"
+
+    def reset(self) -> None:
+        super().reset()
+        self._parser = _PoolsideGlm45()
+        self._tools: Optional[set] = None
+        self._schemas_set = False
+        self._ids: dict[int, Optional[str]] = {}  # call index -> its id (None: dropped)
+
+    def _configure(self, p: Any, request: Any) -> Optional[set]:
+        schemas = _request_schemas(request)
+        if schemas:
+            p.set_streaming_tool_schemas(schemas)
+        return _request_tools(request)
+
+    def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
+        text = self.strip_think_tags(model_output)
+        p = _PoolsideGlm45()
+        tools = self._configure(p, request)
+        p.parse_delta(text)  # not finished: a call whose </tool_call> never came is no call (vllm-mlx's rule)
+        calls = [{"id": _new_id(), "name": c.name, "arguments": "".join(c.args)} for c in p._calls
+                 if c.ok and (not tools or c.name in tools)]
+        content = text.partition(_TC_OPEN)[0].strip() or None
+        return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=content)
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
+                                     request: Any = None) -> Optional[dict]:
+        if not self._schemas_set and request is not None:
+            self._tools = self._configure(self._parser, request)
+            self._schemas_set = True
+        unseen = _unseen(self, previous_text, current_text, delta_text)
+        if unseen:
+            self._deltas(self._parser.parse_delta(unseen))
+        if not delta_text:
+            return None
+        deltas = self._parser.parse_delta(delta_text)
+        if deltas is None:
+            return {"content": delta_text}
+        return self._deltas(deltas)
+
+    def _deltas(self, deltas: Optional[list]) -> Optional[dict]:
+        if not deltas:
+            return None
+        content: list[str] = []
+        pending: dict[int, dict] = {}
+        ids = self._ids
+        tools = self._tools
+        for d in deltas:
+            if d.content is not None:
+                content.append(d.content)
+                continue
+            i = d.index
+            if d.name is not None:
+                ids[i] = (_new_id() if not tools or d.name in tools else None)
+            cid = ids.get(i)
+            if cid is None:
+                continue
+            slot = pending.get(i)
+            if slot is None:
+                slot = pending[i] = {"index": i, "id": cid, "type": "function", "function": {"arguments": ""}}
+            if d.name is not None:
+                slot["function"]["name"] = d.name
+            if d.arguments:
+                slot["function"]["arguments"] += d.arguments
+        out: dict = {}
+        if content:
+            out["content"] = "".join(content)
+        if pending:
+            out["tool_calls"] = list(pending.values())
+        return out or None
+
+    def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
+        return self._deltas(self._parser.finish())
+
+
 # vllm-mlx names served by a class of their own
-_OWN_CLASSES: dict[str, type] = {"harmony": RcMlxHarmonyToolParser, "gpt-oss": RcMlxHarmonyToolParser}
+_OWN_CLASSES: dict[str, type] = {"harmony": RcMlxHarmonyToolParser, "gpt-oss": RcMlxHarmonyToolParser,
+                                  "poolside_v1": RcMlxPoolsideToolParser}
 
 _ORIGINAL_TOOL_PARSERS: dict[str, type] = {}
 for _n in [*_TOOL_NAMES, *_MULTI_NAMES, *_OWN_CLASSES]:

@@ -33,6 +33,10 @@ def _render(fmt, calls, rng):
         body = "".join(f"<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{json.dumps(a)}<|tool_call_end|>"
                        for i, (n, a) in enumerate(calls))
         return f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>"
+    if fmt == "poolside_v1":
+        nl = rng.choice(["", "\n"])
+        return "".join(f"<tool_call>{n}{nl}" + "".join(f"<arg_key>{k}</arg_key>{nl}<arg_value>{v}</arg_value>{nl}"
+                                                      for k, v in a.items()) + "</tool_call>" for n, a in calls)
     if fmt == "glm47":
         return "".join(f"<tool_call>{n}" + "".join(f"<arg_key>{k}</arg_key><arg_value>{v}</arg_value>"
                                                  for k, v in a.items()) + "</tool_call>" for n, a in calls)
@@ -78,14 +82,18 @@ def _render(fmt, calls, rng):
 
 
 FORMATS = ["deepseek", "kimi", "glm47", "minimax", "nemotron", "granite", "xlam",
-           "qwen", "step3p5", "hermes", "llama"]
+           "qwen", "step3p5", "hermes", "llama", "poolside_v1"]
 
 
 def _case(fmt, rng):
     calls = [(rng.choice(["get_weather", "lookup", "f_2"]), _args(rng)) for _ in range(rng.randint(1, 3))]
     if fmt == "step3p5" and len(calls) > 1 and rng.random() < 0.3:
         calls[1] = calls[0]  # a repeated call: vllm-mlx's step3p5 collapses it
+    if fmt == "poolside_v1" and rng.random() < 0.3:
+        calls.insert(rng.randint(0, len(calls)), ("delete_all", {"city": "x"}))  # not a tool of the request
     text = _render(fmt, calls, rng)
+    if fmt == "poolside_v1":
+        calls = [c for c in calls if c[0] != "delete_all"]  # vllm-mlx's poolside_v1 drops it
     if fmt == "step3p5":
         calls = [c for i, c in enumerate(calls) if i == 0 or c != calls[i - 1]]
     lead = "" if fmt in ("granite", "xlam") or (fmt == "llama" and not text.startswith("<function=")) \
@@ -150,6 +158,19 @@ def _typed(calls):
     return [(n, {k: str(v) for k, v in a.items()}) if isinstance(a, dict) else (n, a) for n, a in calls]
 
 
+def _lost_split_values(theirs, ours):
+    """vllm-mlx's streamed calls are ours less some non-string ("days") values."""
+    if [n for n, _ in theirs] != [n for n, _ in ours]:
+        return False
+    for (_, a), (_, b) in zip(theirs, ours):
+        if not isinstance(a, dict) or not isinstance(b, dict):
+            return False
+        missing = set(b) - set(a)
+        if any(a[k] != b[k] for k in a) or set(a) - set(b) or not missing <= {"days"}:
+            return False
+    return True
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_tool_differential(fmt):
     assert fmt in M.TOOL_PARSERS
@@ -183,6 +204,9 @@ def test_tool_differential(fmt):
         if fmt == "step3p5" and _typed(sa) != _typed(sb) and len(sa) < len(sb) and sb[:len(sa)] == sa \
                 and text.count("<function=") > len(calls):
             total -= 1  # documented: vllm-mlx's step3p5 loses the calls after a collapsed duplicate while streaming
+            continue
+        if fmt == "poolside_v1" and _typed(sa) != _typed(sb) and _lost_split_values(sa, sb):
+            total -= 1  # documented: vllm-mlx's poolside_v1 loses a non-string value whose closing tag comes later
             continue
         agree += _typed(sa) == _typed(sb)
         if _typed(sa) != _typed(sb):
