@@ -685,9 +685,6 @@ TOOL_NOT_SERVED: dict[str, str] = {
     "qwen3.5": "alias of qwen3_xml",
     "gemma4": f"{_LENIENT}: <|tool_call>call:f{{...}}<tool_call|> (ours: gemma4) and fallback forms "
               "without the special tokens",
-    "deepseek_v4": "vllm-mlx's DSML parser streams and recovers malformed markup on its own contract "
-                   "(its tests check the chunk-by-chunk output)",
-    "dsml": "alias of deepseek_v4",
 }
 
 
@@ -941,6 +938,9 @@ class _Multi:
     by_kind: bool = False
     # finalize_streaming answers {"content": ""} when it drops unfinished markup (llama)
     pending_ends_empty: bool = False
+    # a block left open at the end is read all the same (DSML); when no call
+    # parses from it, finalize_streaming releases it as content
+    parse_unclosed: bool = False
 
 
 _QWEN = _Multi(
@@ -966,7 +966,19 @@ _KIMI = _Multi(
            _Form("<|tool_call_section_end|>"), _Form("<|tool_call_begin|>", "<|tool_call_end|>", _block_kimi)),
     content_after_marker=False)
 
+_DSML_END = "</\uff5cDSML\uff5ctool_calls>"
+
+
+def _block_dsml(block: str) -> list[dict]:
+    """A DeepSeek-V4 ``<｜DSML｜tool_calls>`` block, closed or not: our deepseekv4 format."""
+    return _calls_of("deepseekv4", block)
+
+
+_DSML = _Multi(forms=(_Form(_DSML_TOOL_CALLS, _DSML_END, _block_dsml),), content_after_marker=False,
+               parse_unclosed=True)
+
 _MULTI_NAMES: dict[str, _Multi] = {
+    "deepseek_v4": _DSML, "dsml": _DSML,
     "kimi": _KIMI, "kimi_k2": _KIMI, "moonshot": _KIMI,
     "qwen": _QWEN, "qwen3": _QWEN,
     "step3p5": _replace(_QWEN, dedupe=True), "step": _replace(_QWEN, dedupe=True),
@@ -1080,8 +1092,13 @@ class RcMlxMultiToolParser(RcMlxToolParser):
                         k = len(form.closer) - 1
                         self._tail = window[-k:] if k else ""
                     if final:  # an unclosed block at the end
-                        self._unclosed = "".join(self._block)
+                        block = "".join(self._block)
                         self._form, self._block, self._tail = None, [], ""
+                        parsed = form.parse(block) if self.multi.parse_unclosed else []
+                        if parsed:
+                            calls.extend(self._keep(parsed, form))
+                        else:
+                            self._unclosed = block
                     return
                 cut = i + len(form.closer) - len(self._tail)
                 self._block.append(text[:cut])
@@ -1249,6 +1266,8 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         pending = self._rest is not None or self._form is not None or bool(self._hold)
         self._unclosed = ""
         self._step("", True, content, calls)
+        if self._unclosed and self.multi.parse_unclosed:
+            content.append(self._unclosed)  # DSML: markup no call parses from is released at the end
         out = self._result("".join(content), calls)
         if out is None and pending and self.multi.pending_ends_empty:
             return {"content": ""}  # llama: an unfinished call at the end is not shown

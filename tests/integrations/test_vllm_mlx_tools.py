@@ -33,6 +33,12 @@ def _render(fmt, calls, rng):
         body = "".join(f"<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{json.dumps(a)}<|tool_call_end|>"
                        for i, (n, a) in enumerate(calls))
         return f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>"
+    if fmt == "deepseek_v4":
+        d = "\uff5cDSML\uff5c"
+        inv = "\n".join(f'<{d}invoke name="{n}">\n' + "\n".join(
+            f'<{d}parameter name="{k}" string="{str(isinstance(v, str)).lower()}">{v}</{d}parameter>'
+            for k, v in a.items()) + f"\n</{d}invoke>" for n, a in calls)
+        return f"<{d}tool_calls>\n{inv}\n</{d}tool_calls>"
     if fmt == "poolside_v1":
         nl = rng.choice(["", "\n"])
         return "".join(f"<tool_call>{n}{nl}" + "".join(f"<arg_key>{k}</arg_key>{nl}<arg_value>{v}</arg_value>{nl}"
@@ -82,7 +88,7 @@ def _render(fmt, calls, rng):
 
 
 FORMATS = ["deepseek", "kimi", "glm47", "minimax", "nemotron", "granite", "xlam",
-           "qwen", "step3p5", "hermes", "llama", "poolside_v1"]
+           "qwen", "step3p5", "hermes", "llama", "poolside_v1", "deepseek_v4"]
 
 
 def _case(fmt, rng):
