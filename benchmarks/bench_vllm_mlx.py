@@ -115,10 +115,29 @@ def _tool_text(name: str, prose: str) -> tuple[str, tuple[str, ...]]:
                                                           for k, v in a.items()) + "</invoke>\n" for n, a in calls)
         return (prose + f"<minimax:tool_call>\n{inv}</minimax:tool_call>",
                 ("<minimax:tool_call>", "</minimax:tool_call>", "<invoke name=", "</invoke>", "</parameter>"))
+    if name == "poolside_v1":
+        body = "".join(f"<tool_call>{n}\n" + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n"
+                                                     for k, v in a.items()) + "</tool_call>" for n, a in calls)
+        return prose + body, ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>")
+    if name == "deepseek_v4":
+        d = "\uff5cDSML\uff5c"
+        inv = "\n".join(f'<{d}invoke name="{n}">\n' + "\n".join(
+            f'<{d}parameter name="{k}" string="{str(isinstance(v, str)).lower()}">{v}</{d}parameter>'
+            for k, v in a.items()) + f"\n</{d}invoke>" for n, a in calls)
+        return (prose + f"<{d}tool_calls>\n{inv}\n</{d}tool_calls>",
+                (f"<{d}tool_calls>", f"</{d}tool_calls>", f"<{d}invoke name=", f"</{d}invoke>",
+                 f"<{d}parameter name=", f"</{d}parameter>"))
+    if name == "harmony":
+        # the answer in the final channel, then the calls as commentary messages
+        body = "".join(f"<|start|>assistant<|channel|>commentary to=functions.{n} <|constrain|>json<|message|>"
+                       f"{json.dumps(a)}<|call|>" for n, a in calls)
+        return ("<|channel|>final<|message|>" + prose + "<|end|>" + body,
+                ("<|channel|>", "<|message|>", "<|end|>", "<|start|>", "<|call|>", "<|constrain|>"))
     raise KeyError(name)
 
 
-TOOL_NAMES = ["qwen", "step3p5", "hermes", "llama", "deepseek", "kimi", "glm47", "minimax", "nemotron"]
+TOOL_NAMES = ["qwen", "step3p5", "hermes", "llama", "harmony", "poolside_v1", "deepseek_v4",
+              "deepseek", "kimi", "glm47", "minimax", "nemotron"]
 
 
 def _time_tools(makers, chunks, repeat: int, request) -> list[list[float]]:

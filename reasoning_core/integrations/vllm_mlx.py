@@ -676,16 +676,18 @@ TOOL_NOT_SERVED: dict[str, str] = {
     "generic": "alias of auto",
     "functionary": "MeetKai Functionary's format has no reasoning_core.tools parser",
     "meetkai": "alias of functionary",
-    "mistral": "vllm-mlx's mistral streams each call's argument text delta by delta as it arrives (its tests "
-               "check those chunks) and also reads [TOOL_CALLS]name{...}, which our mistral format does not",
+    "mistral": "vllm-mlx's mistral streams each call's arguments as the model's raw text, delta by delta (its "
+               "tests compare the exact text, e.g. '{\"city\":\"Paris\"}'); our mistral format gives canonical "
+               "JSON, and does not read [TOOL_CALLS]name{...}",
     "qwen3_xml": "vllm-mlx's own qwen3_xml tests drive its private streaming XML reader (_xml_parser) and expect "
                  "a <function=NAME> followed by prose to stay content (its parser abandons the call); composed "
                  "of our qwen3_coder format (values typed by the request's schema, strings without one), 35 "
                  "of those test cases fail: too many to serve the name",
     "qwen3_coder": "alias of qwen3_xml",
     "qwen3.5": "alias of qwen3_xml",
-    "gemma4": f"{_LENIENT}: <|tool_call>call:f{{...}}<tool_call|> (ours: gemma4) and fallback forms "
-              "without the special tokens",
+    "gemma4": "vllm-mlx's gemma4 reads several call:f{...} in one <|tool_call> block (our gemma4 format reads "
+              "one per block) and Python-call fallback forms (```tool_code fences, call:f(...), "
+              "tool_code = f(...)) that no format of ours reads",
 }
 
 
