@@ -920,6 +920,8 @@ class _Form:
     parse: Any = None
     rest: str = ""
     at_start_only: bool = False  # llama's bare JSON: only as the output's first non-space text
+    # a "rest" form whose unfinished call at the end of a stream is not released as content (llama's python tag)
+    hide_unfinished: bool = False
 
 
 @dataclass(frozen=True)
@@ -941,6 +943,8 @@ class _Multi:
     by_kind: bool = False
     # finalize_streaming answers {"content": ""} when it drops unfinished markup (llama)
     pending_ends_empty: bool = False
+    # one-shot: <tool_call_reasoning> blocks leave the text and follow the content as "(Reasoning: …)" (hermes)
+    call_reasoning: bool = False
     # a block left open at the end is read all the same (DSML); when no call
     # parses from it, finalize_streaming releases it as content
     parse_unclosed: bool = False
@@ -953,9 +957,10 @@ _QWEN = _Multi(
 _HERMES = _Multi(
     forms=(_Form(_TC_OPEN, _TC_CLOSE, _hermes_tool_call), _Form("<function=", "</function>", _hermes_function),
            _Form('{"name":', rest="llama3_json")),
-    rest_needs_listed_tool=True, first_kind_only=True)
+    rest_needs_listed_tool=True, first_kind_only=True, call_reasoning=True)
 _LLAMA = _Multi(
-    forms=(_Form("<|python_tag|>", rest="llama3_json"), _Form("<function=", "</function>", _block_function_json),
+    forms=(_Form("<|python_tag|>", rest="llama3_json", hide_unfinished=True),
+           _Form("<function=", "</function>", _block_function_json),
            _Form("{", rest="llama3_json", at_start_only=True)), pending_ends_empty=True)
 
 def _block_kimi(block: str) -> list[dict]:
@@ -988,6 +993,22 @@ _MULTI_NAMES: dict[str, _Multi] = {
     "hermes": _HERMES, "nous": _HERMES,
     "llama": _LLAMA, "llama3": _LLAMA, "llama4": _LLAMA,
 }
+
+
+def _take_blocks(text: str, start: str, end: str) -> tuple[str, list[str]]:
+    """``text`` without its closed ``start``…``end`` blocks, and their bodies."""
+    out: list[str] = []
+    bodies: list[str] = []
+    pos = 0
+    while True:
+        i = text.find(start, pos)
+        j = text.find(end, i + len(start)) if i >= 0 else -1
+        if j < 0:
+            out.append(text[pos:])
+            return "".join(out), bodies
+        out.append(text[pos:i])
+        bodies.append(text[i + len(start):j])
+        pos = j + len(end)
 
 
 def _signature(call: dict) -> tuple:
@@ -1198,6 +1219,9 @@ class RcMlxMultiToolParser(RcMlxToolParser):
     # -- one-shot -------------------------------------------------------------------
     def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
         text = self.strip_think_tags(model_output) if "</think>" in model_output else model_output
+        notes: list[str] = []
+        if self.multi.call_reasoning and "<tool_call_reasoning>" in text:
+            text, notes = _take_blocks(text, "<tool_call_reasoning>", "</tool_call_reasoning>")
         p = type(self)()
         p._tools = _request_tools(request)
         p._unclosed = ""
@@ -1207,6 +1231,12 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         if not multi.content_after_marker:
             p.multi = _replace(multi, content_after_marker=True)
         p._step(text, True, content, calls)
+        if notes:
+            note = "(Reasoning: " + " ".join(notes) + ")"
+            out = "".join(content).strip()
+            content = [out + "\n\n" + note if out else note]
+            if not calls:
+                return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=content[0])
         if not calls:
             if multi.drop_unclosed and p._unclosed:
                 # qwen: a truncated call at the end is not content (a string, "" when nothing is left)
@@ -1267,8 +1297,12 @@ class RcMlxMultiToolParser(RcMlxToolParser):
             # the end of the output we were not shown (a caller that only finalizes)
             self._step(current_text[self._fed:], False, content, calls)
         pending = self._rest is not None or self._form is not None or bool(self._hold)
+        hide = self._rest is not None and self._rest_form.hide_unfinished
         self._unclosed = ""
+        mark = len(content)
         self._step("", True, content, calls)
+        if hide and not calls:
+            del content[mark:]  # the unfinished tagged call: protocol markup, not content
         if self._unclosed and self.multi.parse_unclosed:
             content.append(self._unclosed)  # DSML: markup no call parses from is released at the end
         out = self._result("".join(content), calls)
