@@ -15,6 +15,12 @@ parser pays for the interface), the three taking turns in each repeat.  It
 prints medians and min-max in microseconds per chunk and the ratio of
 vllm-mlx's work above the floor to ours (from the minima: on a loaded machine
 the best repeat is the least disturbed one).
+
+``--tools [NAME ...]`` times the tool parsers instead (``extract_tool_calls_streaming``
+per chunk, then ``finalize_streaming``): the sample's answer (``--long``: its
+reasoning and answer) followed by three calls in each vllm-mlx name's format,
+one chunk per token, markers whole; the floor passes the delta through as
+content.
 """
 from __future__ import annotations
 
