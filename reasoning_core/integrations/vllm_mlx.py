@@ -4,7 +4,9 @@
 to a subclass of vllm-mlx's ``ReasoningParser``; ``TOOL_PARSERS`` maps the
 vllm-mlx tool-parser names we have a format for to subclasses of its
 ``ToolParser`` over ``reasoning_core.tools`` (``TOOL_NOT_SERVED``: the rest,
-with why).  ``register()`` adds them to vllm-mlx's registries as ``rc_<name>``
+with why).  Where vllm-mlx's parser of a name reads several forms (hermes,
+qwen, llama, kimi, …) ours is composed of our formats: each form's markup is
+found in the new delta only, and the block is read by our parser for it.  ``register()`` adds them to vllm-mlx's registries as ``rc_<name>``
 (``replace=True``: under vllm-mlx's own names).
 
 vllm-mlx has no plugin hook, so the one command is::
