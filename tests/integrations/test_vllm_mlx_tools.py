@@ -33,6 +33,13 @@ def _render(fmt, calls, rng):
         body = "".join(f"<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{json.dumps(a)}<|tool_call_end|>"
                        for i, (n, a) in enumerate(calls))
         return f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>"
+    if fmt == "harmony":
+        # an analysis message, then each call as a commentary message (token text or split by newlines)
+        nl = rng.choice(["", "\n"])
+        head = rng.choice(["", f"<|channel|>analysis{nl}<|message|>Need the weather.<|end|>"])
+        body = "".join(f"<|start|>assistant<|channel|>commentary to=functions.{n}{nl or ' '}<|constrain|>json{nl}"
+                       f"<|message|>{json.dumps(a, ensure_ascii=False)}{nl}<|call|>" for n, a in calls)
+        return head + body
     if fmt == "deepseek_v4":
         d = "\uff5cDSML\uff5c"
         inv = "\n".join(f'<{d}invoke name="{n}">\n' + "\n".join(
@@ -88,7 +95,7 @@ def _render(fmt, calls, rng):
 
 
 FORMATS = ["deepseek", "kimi", "glm47", "minimax", "nemotron", "granite", "xlam",
-           "qwen", "step3p5", "hermes", "llama", "poolside_v1", "deepseek_v4"]
+           "qwen", "step3p5", "hermes", "llama", "poolside_v1", "deepseek_v4", "harmony"]
 
 
 def _case(fmt, rng):
@@ -102,7 +109,7 @@ def _case(fmt, rng):
         calls = [c for c in calls if c[0] != "delete_all"]  # vllm-mlx's poolside_v1 drops it
     if fmt == "step3p5":
         calls = [c for i, c in enumerate(calls) if i == 0 or c != calls[i - 1]]
-    lead = "" if fmt in ("granite", "xlam") or (fmt == "llama" and not text.startswith("<function=")) \
+    lead = "" if fmt in ("granite", "xlam", "harmony") or (fmt == "llama" and not text.startswith("<function=")) \
         else rng.choice(["", "Let me check. ", "Sure.\n"])
     return lead + text, calls
 
