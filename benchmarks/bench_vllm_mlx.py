@@ -15,6 +15,12 @@ parser pays for the interface), the three taking turns in each repeat.  It
 prints medians and min-max in microseconds per chunk and the ratio of
 vllm-mlx's work above the floor to ours (from the minima: on a loaded machine
 the best repeat is the least disturbed one).
+
+``--tools [NAME ...]`` times the tool parsers instead (``extract_tool_calls_streaming``
+per chunk, then ``finalize_streaming``): the sample's answer (``--long``: its
+reasoning and answer) followed by three calls in each vllm-mlx name's format,
+one chunk per token, markers whole; the floor passes the delta through as
+content.
 """
 from __future__ import annotations
 
@@ -73,6 +79,100 @@ def _texts():
     }
 
 
+_TOOL_ARGS = [("get_weather", {"city": "Paris", "days": 3}), ("lookup", {"query": "tides at Brest", "limit": 5}),
+              ("get_weather", {"city": "São Paulo", "unit": "c"})]
+
+
+def _tool_text(name: str, prose: str) -> tuple[str, tuple[str, ...]]:
+    """``prose`` followed by three calls in the format of vllm-mlx's ``name``,
+    and the markers to keep whole."""
+    import json
+
+    calls = _TOOL_ARGS
+    if name in ("qwen", "hermes"):
+        body = "\n".join(f"<tool_call>\n{json.dumps({'name': n, 'arguments': a}, ensure_ascii=False)}\n</tool_call>"
+                         for n, a in calls)
+        return prose + body, ("<tool_call>", "</tool_call>")
+    if name in ("step3p5", "nemotron"):
+        body = "\n".join("<tool_call>\n<function=" + n + ">\n" + "".join(
+            f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in a.items()) + "</function>\n</tool_call>" for n, a in calls)
+        return prose + body, ("<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=", "</parameter>")
+    if name == "llama":
+        return (prose + "<|python_tag|>" + "; ".join(json.dumps({"name": n, "parameters": a}) for n, a in calls),
+                ("<|python_tag|>",))
+    if name == "deepseek":
+        body = "".join(f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{n}\n```json\n{json.dumps(a)}\n```<｜tool▁call▁end｜>"
+                       for n, a in calls)
+        return (prose + f"<｜tool▁calls▁begin｜>{body}<｜tool▁calls▁end｜>",
+                ("<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>",
+                 "<｜tool▁calls▁end｜>"))
+    if name == "kimi":
+        body = "".join(f"<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{json.dumps(a)}"
+                       "<|tool_call_end|>" for i, (n, a) in enumerate(calls))
+        return (prose + f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>",
+                ("<|tool_calls_section_begin|>", "<|tool_call_begin|>", "<|tool_call_argument_begin|>",
+                 "<|tool_call_end|>", "<|tool_calls_section_end|>"))
+    if name == "glm47":
+        body = "".join(f"<tool_call>{n}" + "".join(f"<arg_key>{k}</arg_key><arg_value>{v}</arg_value>"
+                                                   for k, v in a.items()) + "</tool_call>" for n, a in calls)
+        return prose + body, ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>")
+    if name == "minimax":
+        inv = "".join(f'<invoke name="{n}">\n' + "".join(f'<parameter name="{k}">{v}</parameter>\n'
+                                                          for k, v in a.items()) + "</invoke>\n" for n, a in calls)
+        return (prose + f"<minimax:tool_call>\n{inv}</minimax:tool_call>",
+                ("<minimax:tool_call>", "</minimax:tool_call>", "<invoke name=", "</invoke>", "</parameter>"))
+    if name == "poolside_v1":
+        body = "".join(f"<tool_call>{n}\n" + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n"
+                                                     for k, v in a.items()) + "</tool_call>" for n, a in calls)
+        return prose + body, ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>")
+    if name == "deepseek_v4":
+        d = "\uff5cDSML\uff5c"
+        inv = "\n".join(f'<{d}invoke name="{n}">\n' + "\n".join(
+            f'<{d}parameter name="{k}" string="{str(isinstance(v, str)).lower()}">{v}</{d}parameter>'
+            for k, v in a.items()) + f"\n</{d}invoke>" for n, a in calls)
+        return (prose + f"<{d}tool_calls>\n{inv}\n</{d}tool_calls>",
+                (f"<{d}tool_calls>", f"</{d}tool_calls>", f"<{d}invoke name=", f"</{d}invoke>",
+                 f"<{d}parameter name=", f"</{d}parameter>"))
+    if name == "harmony":
+        # the answer in the final channel, then the calls as commentary messages
+        body = "".join(f"<|start|>assistant<|channel|>commentary to=functions.{n} <|constrain|>json<|message|>"
+                       f"{json.dumps(a)}<|call|>" for n, a in calls)
+        return ("<|channel|>final<|message|>" + prose + "<|end|>" + body,
+                ("<|channel|>", "<|message|>", "<|end|>", "<|start|>", "<|call|>", "<|constrain|>"))
+    raise KeyError(name)
+
+
+TOOL_NAMES = ["qwen", "step3p5", "hermes", "llama", "harmony", "poolside_v1", "deepseek_v4",
+              "deepseek", "kimi", "glm47", "minimax", "nemotron"]
+
+
+def _time_tools(makers, chunks, repeat: int, request) -> list[list[float]]:
+    """Per-chunk µs of ``extract_tool_calls_streaming`` (then ``finalize_streaming``
+    where the class has it) for each maker, taking turns within each repeat."""
+    steps = []
+    prev = ""
+    for ch in chunks:
+        cur = prev + ch
+        steps.append((prev, cur, ch))
+        prev = cur
+    out: list[list[float]] = [[] for _ in makers]
+    for _ in range(repeat):
+        for i, make in enumerate(makers):
+            p = make()
+            f = p.extract_tool_calls_streaming
+            fin = getattr(p, "finalize_streaming", None)
+            gc.disable()
+            t0 = time.perf_counter()
+            for prev, cur, delta in steps:
+                f(prev, cur, delta, request=request)
+            if fin is not None:
+                fin(prev)
+            t1 = time.perf_counter()
+            gc.enable()
+            out[i].append((t1 - t0) / len(steps) * 1e6)
+    return out
+
+
 def _time(makers, chunks, repeat: int) -> list[list[float]]:
     """Per-chunk µs of each maker's parser over ``chunks``; the makers take
     turns within each repeat, so machine load falls on all of them alike."""
@@ -106,6 +206,10 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--names", nargs="*", default=None)
+    ap.add_argument("--tools", nargs="*", default=None,
+                    help="time tool parsers (these vllm-mlx names; none given: all in TOOL_NAMES) instead")
+    ap.add_argument("--long", action="store_true",
+                    help="tools: the sample's reasoning and answer as the prose before the calls (~2.5k tokens)")
     args = ap.parse_args(argv)
 
     import vllm_mlx.reasoning as R
@@ -121,6 +225,9 @@ def main(argv=None) -> None:
         def extract_reasoning_streaming(self, previous_text, current_text, delta_text):
             return DeltaMessage(reasoning=delta_text) if delta_text else None
 
+    if args.tools is not None:
+        _main_tools(args, rcm, BACKEND)
+        return
     texts = _texts()
     names = args.names or list(texts)
     print(f"vllm-mlx per-chunk streaming cost, µs per chunk, median (min-max) of {args.repeat}; "
@@ -136,6 +243,36 @@ def main(argv=None) -> None:
             f, t, o = min(floor), min(theirs), min(ours)
             ratio = (t - f) / (o - f) if o > f else float("inf")
             print(f"{name:12} {len(chunks):7d}  {_fmt(theirs):>20}  {_fmt(ours):>20}  {_fmt(floor):>20}  {ratio:5.1f}x")
+
+
+def _main_tools(args, rcm, backend) -> None:
+    from vllm_mlx.tool_parsers.abstract_tool_parser import ToolParser
+
+    from reasoning_core import _sample
+
+    class Floor(ToolParser):
+        def extract_tool_calls(self, model_output, request=None):
+            return None
+
+        def extract_tool_calls_streaming(self, previous_text, current_text, delta_text, *a, request=None, **k):
+            return {"content": delta_text} if delta_text else None
+
+    head, _, answer = _sample.sample_text().partition("</think>")
+    prose = head.replace("<think>", "") + answer if args.long else answer
+    request = {"tools": [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+                         for n in ("get_weather", "lookup")]}
+    print(f"vllm-mlx tool parsers, per-chunk streaming cost, µs per chunk, median (min-max) of {args.repeat}; "
+          f"reasoning_core backend {backend}; the sample {'reasoning and answer' if args.long else 'answer'} "
+          "then three calls")
+    print(f"{'name':12} {'chunks':>7}  {'vllm-mlx':>20}  {'ours (rc_)':>20}  {'floor':>20}  work ratio")
+    for name in args.tools or TOOL_NAMES:
+        text, markers = _tool_text(name, prose)
+        chunks = _chunks(text, markers)
+        theirs, ours, floor = _time_tools([rcm.ORIGINAL_TOOL_PARSERS[name], rcm.TOOL_PARSERS[name], Floor],
+                                          chunks, args.repeat, request)
+        f, t, o = min(floor), min(theirs), min(ours)
+        ratio = (t - f) / (o - f) if o > f else float("inf")
+        print(f"{name:12} {len(chunks):7d}  {_fmt(theirs):>20}  {_fmt(ours):>20}  {_fmt(floor):>20}  {ratio:5.1f}x")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@
 to a subclass of vllm-mlx's ``ReasoningParser``; ``TOOL_PARSERS`` maps the
 vllm-mlx tool-parser names we have a format for to subclasses of its
 ``ToolParser`` over ``reasoning_core.tools`` (``TOOL_NOT_SERVED``: the rest,
-with why).  ``register()`` adds them to vllm-mlx's registries as ``rc_<name>``
+with why).  Where vllm-mlx's parser of a name reads several forms (hermes,
+qwen, llama, kimi, …) ours is composed of our formats: each form's markup is
+found in the new delta only, and the block is read by our parser for it.  ``register()`` adds them to vllm-mlx's registries as ``rc_<name>``
 (``replace=True``: under vllm-mlx's own names).
 
 vllm-mlx has no plugin hook, so the one command is::
@@ -253,12 +255,32 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         tp = self._tp
         feed = tp.feed
         dm = DeltaMessage
-        if spec.kind in ("gpt_oss", "harmony"):
+        if spec.kind == "gpt_oss":
             def extract_reasoning_streaming(previous_text: Any, current_text: Any,
                                             delta_text: str) -> Optional[DeltaMessage]:
                 if not delta_text:
                     return None
                 r, c = feed(delta_text)
+                if r or c:
+                    return dm(None, c or None, r or None)
+                return None
+        elif spec.kind == "harmony":
+            me = self
+
+            def extract_reasoning_streaming(previous_text: Any, current_text: Any,
+                                            delta_text: str) -> Optional[DeltaMessage]:
+                if not delta_text:
+                    return None
+                r, c = feed(delta_text)
+                if c and not me._content_started:
+                    # vllm-mlx's harmony streams only message text: the
+                    # <|start|> / role text and the whitespace between
+                    # messages before the answer are not content
+                    if "<|" in c:
+                        c = _HARMONY_TOKENS.sub("", c)
+                    c = c.lstrip()
+                    if c:
+                        me._content_started = True
                 if r or c:
                     return dm(None, c or None, r or None)
                 return None
@@ -638,11 +660,11 @@ from vllm_mlx.tool_parsers.abstract_tool_parser import (  # noqa: E402
 
 # vllm-mlx tool-parser name -> our format.  A name is served where our
 # format reads what vllm-mlx's parser of that name reads (checked on its own
-# tool-parser tests); vllm-mlx's lenient parsers that accept several formats
-# under one name are listed in TOOL_NOT_SERVED with what they accept beyond.
+# tool-parser tests); names whose vllm-mlx parser reads several forms are
+# composed of our formats (_MULTI_NAMES below); the rest are listed in
+# TOOL_NOT_SERVED with what keeps them out.
 _TOOL_NAMES: dict[str, str] = {
     "deepseek": "deepseek_v3", "deepseek_v3": "deepseek_v3", "deepseek_r1": "deepseek_v3",
-    "kimi": "kimi_k2", "kimi_k2": "kimi_k2", "moonshot": "kimi_k2",
     "glm47": "glm45", "glm4": "glm45",
     "minimax": "minimax_m2", "minimax_m2": "minimax_m2",
     "nemotron": "qwen3_coder", "nemotron3": "qwen3_coder",
@@ -656,37 +678,45 @@ TOOL_NOT_SERVED: dict[str, str] = {
     "generic": "alias of auto",
     "functionary": "MeetKai Functionary's format has no reasoning_core.tools parser",
     "meetkai": "alias of functionary",
-    "hermes": f"{_LENIENT}: <tool_call> JSON (ours: hermes) and also <function=...> XML inside or outside "
-              "<tool_call>, bare JSON objects, <tool_call_reasoning>; it sends a call on its closing tag",
-    "nous": "alias of hermes",
-    "qwen": f"{_LENIENT}: <tool_call> JSON, <function=...> XML and [Calling tool: f({{...}})]",
-    "qwen3": "alias of qwen",
-    "llama": f"{_LENIENT}: <|python_tag|> JSON, bare JSON and <function=...>{{...}}</function>",
-    "llama3": "alias of llama",
-    "llama4": "alias of llama",
-    "mistral": f"{_LENIENT}: [TOOL_CALLS][{{...}}] (ours: mistral) and [TOOL_CALLS]name{{...}} / name[ARGS]{{...}}",
-    "qwen3_xml": "vllm-mlx's qwen3_xml also reads <function=...> without <tool_call>, coerces values by schema, "
-                 "and streams arguments on its own chunk contract",
+    "mistral": "vllm-mlx's mistral streams each call's arguments as the model's raw text, delta by delta (its "
+               "tests compare the exact text, e.g. '{\"city\":\"Paris\"}'); our mistral format gives canonical "
+               "JSON, and does not read [TOOL_CALLS]name{...}",
+    "qwen3_xml": "vllm-mlx's own qwen3_xml tests drive its private streaming XML reader (_xml_parser) and expect "
+                 "a <function=NAME> followed by prose to stay content (its parser abandons the call); composed "
+                 "of our qwen3_coder format (values typed by the request's schema, strings without one), 35 "
+                 "of those test cases fail: too many to serve the name",
     "qwen3_coder": "alias of qwen3_xml",
     "qwen3.5": "alias of qwen3_xml",
-    "gemma4": f"{_LENIENT}: <|tool_call>call:f{{...}}<tool_call|> (ours: gemma4) and fallback forms "
-              "without the special tokens",
-    "deepseek_v4": "vllm-mlx's DSML parser streams and recovers malformed markup on its own contract "
-                   "(its tests check the chunk-by-chunk output)",
-    "dsml": "alias of deepseek_v4",
-    "poolside_v1": "vllm-mlx's poolside_v1 drops calls to tools the request does not list and coerces "
-                   "values by schema while streaming",
-    "step3p5": "vllm-mlx's step3p5 collapses consecutive duplicate calls",
-    "step": "alias of step3p5",
-    "harmony": "vllm-mlx's harmony tool parser reads headers split by newlines (<|channel|>final\\n<|message|>), "
-               "gives the final channel as the content and sends a call on <|call|>; ours (gpt_oss) reads "
-               "gpt-oss's own token text",
-    "gpt-oss": "alias of harmony",
+    "gemma4": "vllm-mlx's gemma4 reads several call:f{...} in one <|tool_call> block (our gemma4 format reads "
+              "one per block) and Python-call fallback forms (```tool_code fences, call:f(...), "
+              "tool_code = f(...)) that no format of ours reads",
 }
 
 
 def _new_id() -> str:
     return f"call_{uuid.uuid4().hex[:8]}"
+
+
+def _unseen(parser: Any, previous_text: Any, current_text: Any, delta_text: str) -> str:
+    """The output before ``delta_text`` that ``parser`` was not shown ("" in
+    the server's normal flow), and ``parser._fed`` moved past the delta.
+
+    vllm-mlx's server passes text through as content until tool markup looks
+    possible, then calls the tool parser with all of it as ``previous_text``;
+    its tests also call with only ``current_text`` set.  What was not seen is
+    read once (its content was sent already, so it is not sent again)."""
+    fed = parser._fed
+    if current_text.__class__ is str:
+        end = len(current_text) - len(delta_text)
+        src = current_text
+    elif previous_text.__class__ is str:
+        end = len(previous_text)
+        src = previous_text
+    else:
+        parser._fed = fed + len(delta_text)
+        return ""
+    parser._fed = max(end, fed) + len(delta_text)
+    return src[fed:end] if end > fed else ""
 
 
 class RcMlxToolParser(_MlxToolParser):
@@ -732,9 +762,10 @@ class RcMlxToolParser(_MlxToolParser):
         content = (res.content or "").strip()
         return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=content or None)
 
-    def _closed_calls(self, final: bool) -> list[dict]:
+    def _closed_calls(self, final: bool, calls: Optional[list] = None) -> list[dict]:
         out = []
-        calls = self._parser._calls
+        if calls is None:
+            calls = self._parser._calls
         while self._sent < len(calls):
             c = calls[self._sent]
             if c.ok is None and not final:
@@ -748,6 +779,8 @@ class RcMlxToolParser(_MlxToolParser):
 
     def _result(self, content: str, calls: list[dict]) -> Optional[dict]:
         out: dict = {}
+        for c in calls:
+            c.pop("_rank", None)
         if calls:
             start = len(self.prev_tool_call_arr)
             self.prev_tool_call_arr.extend(calls)
@@ -763,13 +796,9 @@ class RcMlxToolParser(_MlxToolParser):
     def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
                                      previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
                                      request: Any = None) -> Optional[dict]:
-        if previous_text.__class__ is str and len(previous_text) > self._fed:
-            # vllm-mlx's server passes text through as content until tool
-            # markup looks possible, then calls us with it as previous_text:
-            # read what we did not see (it was sent already, so its content
-            # is not sent again).
-            self._parser.parse_delta(previous_text[self._fed:])
-        self._fed = (len(previous_text) if previous_text.__class__ is str else self._fed) + len(delta_text)
+        unseen = _unseen(self, previous_text, current_text, delta_text)
+        if unseen:
+            self._parser.parse_delta(unseen)
         deltas = self._parser.parse_delta(delta_text)
         if deltas is None:
             return {"content": delta_text} if delta_text else None
@@ -777,17 +806,723 @@ class RcMlxToolParser(_MlxToolParser):
         return self._result(content, self._closed_calls(False))
 
     def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
+        calls = self._parser._calls  # finish() starts a new list: this one keeps the calls
         deltas = self._parser.finish()
         content = "".join(d.content for d in deltas if d.content is not None)
-        return self._result(content, self._closed_calls(True))
+        return self._result(content, self._closed_calls(True, calls))
 
+
+# ---------------------------------------------------------------------------
+# vllm-mlx names whose parser reads several forms: composed of our formats
+# ---------------------------------------------------------------------------
+
+from ..tools._json import typed_value as _typed_value  # noqa: E402
+from ..tools._xml_formats import Qwen3CoderToolParser as _Qwen3Coder  # noqa: E402
+
+
+class _FramedQwen3Coder(_Qwen3Coder):
+    """Our qwen3_coder format with the value framing of vllm-mlx's XML readers:
+    ``framing="pair"`` (qwen, step3p5) drops one leading and one trailing
+    newline only when both are there; ``"strip"`` (hermes) strips the value.
+    Values are JSON when they parse, else strings (no schema, as vllm-mlx's
+    readers of these names)."""
+
+    format_name = "vllm_mlx_qwen3_coder"
+    framing = "pair"
+
+    def _xml_value(self, fname, key, ends):
+        parts: list[str] = []
+        m = yield from self._until(ends, parts.append)
+        v = "".join(parts)
+        if self.framing == "strip":
+            v = v.strip()
+        elif len(v) >= 2 and v[0] == "\n" and v[-1] == "\n":
+            v = v[1:-1]
+        self._emit_args(_typed_value(v, frozenset()))
+        return m
+
+
+class _StrippedQwen3Coder(_FramedQwen3Coder):
+    framing = "strip"
+
+
+def _calls_of(fmt: Any, block: str) -> list[dict]:
+    """The calls our ``fmt`` parser (a format name or class) reads in one whole block ([] when none parse)."""
+    from .. import tools as rc_tools
+
+    try:
+        res = (fmt() if isinstance(fmt, type) else rc_tools.create(fmt)).parse_complete(block)
+    except ValueError:
+        return []
+    return [{"id": _new_id(), "name": c.name, "arguments": c.arguments} for c in res.tool_calls]
+
+
+def _as_hermes(name: str, args: str) -> list[dict]:
+    # a name and a JSON argument text written in another wrapper: our hermes
+    # parser reads the JSON (the name is quoted here, the arguments are not touched)
+    import json
+
+    if not name or not args.lstrip().startswith("{"):
+        return []
+    return _calls_of("hermes", '<tool_call>{"name": ' + json.dumps(name) + ', "arguments": ' + args + "}</tool_call>")
+
+
+def _block_tool_call(block: str, xml: type = _FramedQwen3Coder) -> list[dict]:
+    """``<tool_call>…</tool_call>``: JSON (our hermes) or ``<function=…>`` (our qwen3_coder)."""
+    body = block[len(_TC_OPEN):].lstrip()
+    if body.startswith("<function="):
+        return _calls_of(xml, block)
+    return _calls_of("hermes", block)
+
+
+def _block_function(block: str, xml: type = _FramedQwen3Coder) -> list[dict]:
+    """``<function=NAME>…</function>``: parameter elements (our qwen3_coder) or a JSON body."""
+    head, sep, rest = block.partition(">")
+    body = rest[: -len("</function>")] if rest.endswith("</function>") else rest
+    if sep and body.strip().startswith("{"):
+        calls = _as_hermes(head[len("<function="):].strip(), body.strip())
+        if calls:
+            return calls
+    return _calls_of(xml, block)
+
+
+def _hermes_tool_call(block: str) -> list[dict]:
+    return _block_tool_call(block, _StrippedQwen3Coder)
+
+
+def _hermes_function(block: str) -> list[dict]:
+    return _block_function(block, _StrippedQwen3Coder)
+
+
+def _block_function_json(block: str) -> list[dict]:
+    """llama's legacy ``<function=NAME>{…}</function>``: a JSON body only."""
+    head, sep, rest = block.partition(">")
+    body = rest[: -len("</function>")]
+    return _as_hermes(head[len("<function="):].strip(), body) if sep and body.startswith("{") else []
+
+
+def _block_bracket(block: str) -> list[dict]:
+    """``[Calling tool: NAME({…})]``."""
+    inner = block[len("[Calling tool:"): -len(")]")].lstrip()
+    name, sep, args = inner.partition("(")
+    if not sep or not name or not (name.isascii() and name.replace("_", "a").isalnum()):
+        return []
+    return _as_hermes(name, args)
+
+
+@dataclass(frozen=True)
+class _Form:
+    """One tool-call form a vllm-mlx name reads: an opener and either a closer
+    (the block up to it is parsed whole, by ``parse``, when it closes) or
+    ``rest`` (from the opener on, the output goes to that format's
+    incremental parser of ours)."""
+
+    opener: str
+    closer: str = ""
+    parse: Any = None
+    rest: str = ""
+    at_start_only: bool = False  # llama's bare JSON: only as the output's first non-space text
+    # a "rest" form whose unfinished call at the end of a stream is not released as content (llama's python tag)
+    hide_unfinished: bool = False
+
+
+@dataclass(frozen=True)
+class _Multi:
+    forms: tuple
+    # streamed content after the first tool markup (hermes: yes; qwen: dropped, as vllm-mlx does)
+    content_after_marker: bool = True
+    # consecutive duplicate calls collapse (step3p5)
+    dedupe: bool = False
+    # calls read from a "rest" form must name a tool of the request (hermes' bare JSON)
+    rest_needs_listed_tool: bool = False
+    # one-shot: an unclosed block at the end is dropped from the content (qwen), or kept
+    drop_unclosed: bool = False
+    # one-shot: the first matching kind of form wins (hermes: <tool_call> calls, else
+    # <function=…> ones, else bare JSON), or all kinds are read (qwen, llama)
+    first_kind_only: bool = False
+    # one-shot: calls grouped by kind of form, in ``forms`` order (qwen reads
+    # its kinds one after another), or in text order
+    by_kind: bool = False
+    # finalize_streaming answers {"content": ""} when it drops unfinished markup (llama)
+    pending_ends_empty: bool = False
+    # one-shot: <tool_call_reasoning> blocks leave the text and follow the content as "(Reasoning: …)" (hermes)
+    call_reasoning: bool = False
+    # a block left open at the end is read all the same (DSML); when no call
+    # parses from it, finalize_streaming releases it as content
+    parse_unclosed: bool = False
+
+
+_QWEN = _Multi(
+    forms=(_Form("[Calling tool:", ")]", _block_bracket), _Form(_TC_OPEN, _TC_CLOSE, _block_tool_call),
+           _Form("<function=", "</function>", _block_function)),
+    content_after_marker=False, drop_unclosed=True, by_kind=True)
+_HERMES = _Multi(
+    forms=(_Form(_TC_OPEN, _TC_CLOSE, _hermes_tool_call), _Form("<function=", "</function>", _hermes_function),
+           _Form('{"name":', rest="llama3_json")),
+    rest_needs_listed_tool=True, first_kind_only=True, call_reasoning=True)
+_LLAMA = _Multi(
+    forms=(_Form("<|python_tag|>", rest="llama3_json", hide_unfinished=True),
+           _Form("<function=", "</function>", _block_function_json),
+           _Form("{", rest="llama3_json", at_start_only=True)), pending_ends_empty=True)
+
+def _block_kimi(block: str) -> list[dict]:
+    """A Kimi call (``<|tool_call_begin|>…<|tool_call_end|>``), inside its section or not: our kimi_k2."""
+    return _calls_of("kimi_k2", _K_SECTION + block)
+
+
+_K_SECTION = "<|tool_calls_section_begin|>"
+_KIMI = _Multi(
+    forms=(_Form(_K_SECTION), _Form("<|tool_call_section_begin|>"), _Form("<|tool_calls_section_end|>"),
+           _Form("<|tool_call_section_end|>"), _Form("<|tool_call_begin|>", "<|tool_call_end|>", _block_kimi)),
+    content_after_marker=False)
+
+_DSML_END = "</\uff5cDSML\uff5ctool_calls>"
+
+
+def _block_dsml(block: str) -> list[dict]:
+    """A DeepSeek-V4 ``<｜DSML｜tool_calls>`` block, closed or not: our deepseekv4 format."""
+    return _calls_of("deepseekv4", block)
+
+
+_DSML = _Multi(forms=(_Form(_DSML_TOOL_CALLS, _DSML_END, _block_dsml),), content_after_marker=False,
+               parse_unclosed=True)
+
+_MULTI_NAMES: dict[str, _Multi] = {
+    "deepseek_v4": _DSML, "dsml": _DSML,
+    "kimi": _KIMI, "kimi_k2": _KIMI, "moonshot": _KIMI,
+    "qwen": _QWEN, "qwen3": _QWEN,
+    "step3p5": _replace(_QWEN, dedupe=True), "step": _replace(_QWEN, dedupe=True),
+    "hermes": _HERMES, "nous": _HERMES,
+    "llama": _LLAMA, "llama3": _LLAMA, "llama4": _LLAMA,
+}
+
+
+def _take_blocks(text: str, start: str, end: str) -> tuple[str, list[str]]:
+    """``text`` without its closed ``start``…``end`` blocks, and their bodies."""
+    out: list[str] = []
+    bodies: list[str] = []
+    pos = 0
+    while True:
+        i = text.find(start, pos)
+        j = text.find(end, i + len(start)) if i >= 0 else -1
+        if j < 0:
+            out.append(text[pos:])
+            return "".join(out), bodies
+        out.append(text[pos:i])
+        bodies.append(text[i + len(start):j])
+        pos = j + len(end)
+
+
+def _signature(call: dict) -> tuple:
+    import json
+
+    try:
+        args = json.dumps(json.loads(call["arguments"]), ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        args = call["arguments"]
+    return call["name"], args
+
+
+class RcMlxMultiToolParser(RcMlxToolParser):
+    """A vllm-mlx tool parser for a name whose vllm-mlx parser reads several
+    forms: each form's markup is found in the streamed text (only the new
+    delta and a held partial marker are scanned), a closed block is read whole
+    by our format parser for it (once), a "rest" form hands the output from its
+    opener on to that format's incremental parser; a call is sent when its
+    block closes, as vllm-mlx's parsers of these names send them."""
+
+    multi: _Multi = _QWEN
+
+    def reset(self) -> None:
+        super().reset()
+        self._form: Optional[_Form] = None  # the block being read
+        self._hold = ""                    # content: a partial opener held back
+        self._block: list[str] = []        # the open block's text
+        self._tail = ""                    # its last characters (a closer split across deltas)
+        self._rest = None                  # our parser for a "rest" form
+        self._rest_sent = 0
+        self._marked = False               # tool markup seen
+        self._begun = False                # non-space text seen (llama's start-only form)
+        self._last_sig: Optional[tuple] = None
+        self._kind: Optional[_Form] = None  # first_kind_only: the kind of form that gave calls
+        self._maxlen = max(len(f.opener) for f in self.multi.forms)
+        self._firsts = tuple({f.opener[0] for f in self.multi.forms})
+        self._content_ok = self.multi.content_after_marker
+        self._tools: Optional[set] = None
+        self._unclosed = ""                # one-shot: an unclosed block at the end
+        self._install_hot_path()
+
+    def _install_hot_path(self) -> None:
+        """Bind this stream's per-delta call as an instance attribute: plain
+        text with neither character that starts a marker costs two ``in``
+        tests; the rest goes to the general path."""
+        self.__dict__.pop("extract_tool_calls_streaming", None)
+        if len(self._firsts) > 2:
+            return
+        a, b = (self._firsts * 2)[:2]
+        general = self.extract_tool_calls_streaming
+        me = self
+
+        def extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids=None,
+                                         current_token_ids=None, delta_token_ids=None, request=None):
+            if a not in delta_text and b not in delta_text and me._begun and me._form is None \
+                    and me._rest is None and not me._hold and current_text.__class__ is str \
+                    and len(current_text) - len(delta_text) == me._fed:
+                me._fed += len(delta_text)
+                if delta_text and (me._content_ok or not me._marked):
+                    return {"content": delta_text}
+                return None
+            return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                           delta_token_ids, request)
+
+        self.extract_tool_calls_streaming = extract_tool_calls_streaming  # type: ignore[method-assign]
+
+    # -- the machine --------------------------------------------------------------
+    def _keep(self, calls: list[dict], form: _Form) -> list[dict]:
+        m = self.multi
+        if m.by_kind:
+            rank = m.forms.index(form)
+            for c in calls:
+                c["_rank"] = rank
+        if m.first_kind_only:
+            if self._kind is None and calls:
+                self._kind = form
+            elif self._kind is not None and form is not self._kind:
+                return []
+        if form.rest and m.rest_needs_listed_tool and self._tools is not None:
+            calls = [c for c in calls if c["name"] in self._tools]
+        if m.dedupe:
+            out = []
+            for c in calls:
+                sig = _signature(c)
+                if sig != self._last_sig:
+                    out.append(c)
+                self._last_sig = sig
+            calls = out
+        return calls
+
+    def _step(self, text: str, final: bool, content: list[str], calls: list[dict]) -> None:
+        """Read ``text`` (the next piece of the output)."""
+        forms = self.multi.forms
+        while True:
+            if self._rest is not None:
+                self._rest_step(text, final, content, calls)
+                return
+            if self._form is not None:
+                form = self._form
+                window = self._tail + text
+                i = window.find(form.closer)
+                if i < 0:
+                    if text:
+                        self._block.append(text)
+                        k = len(form.closer) - 1
+                        self._tail = window[-k:] if k else ""
+                    if final:  # an unclosed block at the end
+                        block = "".join(self._block)
+                        self._form, self._block, self._tail = None, [], ""
+                        parsed = form.parse(block) if self.multi.parse_unclosed else []
+                        if parsed:
+                            calls.extend(self._keep(parsed, form))
+                        else:
+                            self._unclosed = block
+                    return
+                cut = i + len(form.closer) - len(self._tail)
+                self._block.append(text[:cut])
+                block = "".join(self._block)
+                self._form, self._block, self._tail = None, [], ""
+                parsed = form.parse(block)
+                if parsed:
+                    calls.extend(self._keep(parsed, form))
+                elif self.multi.content_after_marker:
+                    content.append(block)  # markup no call parses from: text, as vllm-mlx leaves it
+                text = text[cut:]
+                continue
+            window = self._hold + text
+            self._hold = ""
+            best, at = None, -1
+            for f in forms:
+                if f.at_start_only:
+                    if self._begun:
+                        continue
+                    j = len(window) - len(window.lstrip())
+                    if j < len(window) and window.startswith(f.opener, j):
+                        if at < 0 or j < at:
+                            best, at = f, j
+                    continue
+                j = window.find(f.opener)
+                if j >= 0 and (at < 0 or j < at):
+                    best, at = f, j
+            if best is None:
+                keep = 0 if final else self._partial(window)
+                out = window[: len(window) - keep]
+                self._hold = window[len(window) - keep:]
+                if out:
+                    if not self._begun and out.strip():
+                        self._begun = True
+                    if not self._marked or self.multi.content_after_marker:
+                        content.append(out)
+                return
+            before = window[:at]
+            if before and (not self._marked or self.multi.content_after_marker):
+                content.append(before)
+            self._begun = True
+            self._marked = True
+            text = window[at:]
+            if not best.rest and not best.closer:  # a marker alone (kimi's section tags): not content
+                text = text[len(best.opener):]
+                continue
+            if best.rest:
+                from .. import tools as rc_tools
+
+                self._rest = rc_tools.create(best.rest)
+                self._rest_form = best
+                self._rest_sent = 0
+                continue
+            self._form = best
+            self._block, self._tail = [best.opener], ""
+            text = text[len(best.opener):]
+
+    def _partial(self, window: str) -> int:
+        """Length of the longest suffix of ``window`` that may begin an opener."""
+        for k in range(min(len(window), self._maxlen - 1), 0, -1):
+            suf = window[-k:]
+            for f in self.multi.forms:
+                if f.opener.startswith(suf) and not f.at_start_only:
+                    return k
+        if not self._begun:
+            for f in self.multi.forms:
+                if f.at_start_only and window.strip() and f.opener.startswith(window.lstrip()[:len(f.opener)]):
+                    return len(window)
+        return 0
+
+    def _rest_step(self, text: str, final: bool, content: list[str], calls: list[dict]) -> None:
+        p = self._rest
+        keep = self.multi.content_after_marker
+        pc = p._calls  # finish() starts a new list: this one keeps the calls
+        deltas = p.parse_delta(text) if text else []
+        if deltas is None:
+            if keep:
+                content.append(text)
+            deltas = []
+        if final:
+            deltas = deltas + p.finish()
+        if keep:
+            content.extend(d.content for d in deltas if d.content is not None)
+        got = []
+        while self._rest_sent < len(pc):
+            c = pc[self._rest_sent]
+            if c.ok is None and not final:
+                break
+            self._rest_sent += 1
+            if c.ok:
+                got.append({"id": _new_id(), "name": c.name, "arguments": "".join(c.args) or "{}"})
+        calls.extend(self._keep(got, self._rest_form))
+
+    # -- one-shot -------------------------------------------------------------------
+    def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
+        text = self.strip_think_tags(model_output) if "</think>" in model_output else model_output
+        notes: list[str] = []
+        if self.multi.call_reasoning and "<tool_call_reasoning>" in text:
+            text, notes = _take_blocks(text, "<tool_call_reasoning>", "</tool_call_reasoning>")
+        p = type(self)()
+        p._tools = _request_tools(request)
+        p._unclosed = ""
+        content: list[str] = []
+        calls: list[dict] = []
+        multi = p.multi
+        if not multi.content_after_marker:
+            p.multi = _replace(multi, content_after_marker=True)
+        p._step(text, True, content, calls)
+        if notes:
+            note = "(Reasoning: " + " ".join(notes) + ")"
+            out = "".join(content).strip()
+            content = [out + "\n\n" + note if out else note]
+            if not calls:
+                return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=content[0])
+        if not calls:
+            if multi.drop_unclosed and p._unclosed:
+                # qwen: a truncated call at the end is not content (a string, "" when nothing is left)
+                return ExtractedToolCallInformation(tools_called=False, tool_calls=[],
+                                                    content="".join(content).rstrip())
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=text)
+        if multi.by_kind:
+            calls.sort(key=lambda c: c["_rank"])
+        for c in calls:
+            c.pop("_rank", None)
+        out = "".join(content)
+        if p._unclosed and not multi.drop_unclosed:
+            out += p._unclosed
+        out = out.strip()
+        return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=out or None)
+
+    # -- streaming ------------------------------------------------------------------
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
+                                     request: Any = None) -> Optional[dict]:
+        fed = self._fed
+        form = self._form
+        if form is not None and current_text.__class__ is str and len(current_text) - len(delta_text) == fed:
+            # inside a block: look for its closer in the delta (and the held tail) only
+            window = self._tail + delta_text
+            if form.closer not in window:
+                self._fed = fed + len(delta_text)
+                if delta_text:
+                    self._block.append(delta_text)
+                    self._tail = window[1 - len(form.closer):]
+                return None
+        elif self._rest is None and self._begun and not self._hold \
+                and current_text.__class__ is str and len(current_text) - len(delta_text) == fed:
+            # plain text with no character that starts a marker: passed through as it is
+            for ch in self._firsts:
+                if ch in delta_text:
+                    break
+            else:
+                self._fed = fed + len(delta_text)
+                if delta_text and (self._content_ok or not self._marked):
+                    return {"content": delta_text}
+                return None
+        if self._tools is None and request is not None:
+            self._tools = _request_tools(request)
+        content: list[str] = []
+        calls: list[dict] = []
+        unseen = _unseen(self, previous_text, current_text, delta_text)
+        if unseen:
+            self._step(unseen, False, [], calls)  # sent already as content
+        if delta_text:
+            self._step(delta_text, False, content, calls)
+        return self._result("".join(content), calls)
+
+    def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
+        content: list[str] = []
+        calls: list[dict] = []
+        if current_text.__class__ is str and len(current_text) > self._fed:
+            # the end of the output we were not shown (a caller that only finalizes)
+            self._step(current_text[self._fed:], False, content, calls)
+        pending = self._rest is not None or self._form is not None or bool(self._hold)
+        hide = self._rest is not None and self._rest_form.hide_unfinished
+        self._unclosed = ""
+        mark = len(content)
+        self._step("", True, content, calls)
+        if hide and not calls:
+            del content[mark:]  # the unfinished tagged call: protocol markup, not content
+        if self._unclosed and self.multi.parse_unclosed:
+            content.append(self._unclosed)  # DSML: markup no call parses from is released at the end
+        out = self._result("".join(content), calls)
+        if out is None and pending and self.multi.pending_ends_empty:
+            return {"content": ""}  # llama: an unfinished call at the end is not shown
+        return out
+
+
+def _request_tools(request: Any) -> Optional[set]:
+    tools = request.get("tools") if isinstance(request, dict) else getattr(request, "tools", None)
+    if not tools:
+        return None
+    out = set()
+    for t in tools:
+        fn = t.get("function") if isinstance(t, dict) else getattr(t, "function", None)
+        name = fn.get("name") if isinstance(fn, dict) else getattr(fn, "name", None)
+        if isinstance(name, str):
+            out.add(name)
+    return out
+
+
+# vllm-mlx's harmony tool parser gives the final channel's message as the
+# content: our gpt_oss row with the commentary channel (the calls, read by our
+# gpt_oss tool format) set aside like the analysis channel.
+_HARMONY_TOOL_CONTENT = _replace(
+    _GPT_OSS, name="vllm_mlx_harmony_tool_content",
+    start=_GPT_OSS.start + ("<|start|>assistant<|channel|>commentary", "<|channel|>commentary"),
+    end=("<|end|>", "<|call|>"), header_terminators=())
+
+
+class RcMlxHarmonyToolParser(RcMlxToolParser):
+    """vllm-mlx's ``harmony`` / ``gpt-oss`` tool parser: the calls are
+    commentary messages addressed ``to=functions.NAME`` (our ``gpt_oss`` tool
+    format reads them), the content is the final channel's message (our text
+    engine on the gpt_oss row, analysis and commentary set aside).  Per delta:
+    each reads the delta once; a call is sent once its message ends; as
+    vllm-mlx's, no content is streamed once a call was made."""
+
+    tool_format = "gpt_oss"
+
+    def reset(self) -> None:
+        super().reset()
+        self._split = TextReasoningParser(_HARMONY_TOOL_CONTENT, starts_in_reasoning=None)
+        self._called = False
+
+    def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
+        p = self._rc_tools.create("gpt_oss")
+        try:
+            res = p.parse_complete(model_output)
+        except ValueError:
+            res = None
+        calls = [{"id": _new_id(), "name": c.name, "arguments": c.arguments} for c in res.tool_calls] if res else []
+        split = TextReasoningParser(_HARMONY_TOOL_CONTENT, starts_in_reasoning=None)
+        r1, c1 = split.feed(model_output)
+        r2, c2 = split.finish()
+        content = _HARMONY_TOKENS.sub("", c1 + c2).strip()
+        if not content and (calls or r1 or r2):
+            content = None
+        return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=content)
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
+                                     request: Any = None) -> Optional[dict]:
+        unseen = _unseen(self, previous_text, current_text, delta_text)
+        if unseen:  # sent already as content
+            self._parser.parse_delta(unseen)
+            self._split.feed(unseen)
+        if not delta_text:
+            return None
+        self._parser.parse_delta(delta_text)
+        content = self._split.feed(delta_text)[1]
+        calls = self._closed_calls(False)
+        if calls:
+            self._called = True
+        if content and "<|" in content:
+            content = _HARMONY_TOKENS.sub("", content)
+        return self._result("" if self._called else content, calls)
+
+    def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
+        calls = self._parser._calls
+        self._parser.finish()
+        content = self._split.finish()[1]
+        calls = self._closed_calls(True, calls)
+        return self._result("" if (self._called or calls) else content, calls)
+
+
+from ..tools._json import _STRING_ONLY, escape as _json_escape  # noqa: E402
+from ..tools._xml_formats import Glm45ToolParser as _Glm45  # noqa: E402
+
+
+class _PoolsideGlm45(_Glm45):
+    """Our glm45 format with vllm-mlx poolside_v1's values: a parameter the
+    request's schema declares ``string`` is the raw text (no framing
+    trimmed), streamed as it arrives; any other is stripped, JSON when it
+    parses, else a string."""
+
+    format_name = "vllm_mlx_poolside_v1"
+
+    def _xml_value(self, fname, key, ends):
+        if self._types_for(fname, key) == _STRING_ONLY:
+            emit = self._emit_args
+            emit('"')
+            m = yield from self._until(ends, lambda t: emit(_json_escape(t)))
+            emit('"')
+            return m
+        parts: list[str] = []
+        m = yield from self._until(ends, parts.append)
+        self._emit_args(_typed_value("".join(parts).strip(), frozenset()))
+        return m
+
+
+def _request_schemas(request: Any) -> dict:
+    tools = request.get("tools") if isinstance(request, dict) else getattr(request, "tools", None)
+    out: dict = {}
+    for t in tools or ():
+        fn = t.get("function") if isinstance(t, dict) else getattr(t, "function", None)
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str) and isinstance(fn.get("parameters"), dict):
+            out[fn["name"]] = fn["parameters"]
+    return out
+
+
+class RcMlxPoolsideToolParser(RcMlxToolParser):
+    """vllm-mlx's ``poolside_v1``: GLM-4.7 markup (our glm45 format, values as
+    above), calls to tools the request does not list dropped, the call's name
+    then its argument text streamed as our parser reads them (O(delta))."""
+
+    tool_format = "glm45"
+    drop_unlisted = True
+
+    def _new_parser(self) -> Any:
+        return _PoolsideGlm45()
+
+    def reset(self) -> None:
+        super().reset()
+        self._parser = self._new_parser()
+        self._tools: Optional[set] = None
+        self._schemas_set = False
+        self._ids: dict[int, Optional[str]] = {}  # call index -> its id (None: dropped)
+
+    def _configure(self, p: Any, request: Any) -> Optional[set]:
+        schemas = _request_schemas(request)
+        if schemas:
+            p.set_streaming_tool_schemas(schemas)
+        return _request_tools(request)
+
+    def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
+        text = self.strip_think_tags(model_output)
+        p = self._new_parser()
+        tools = self._configure(p, request)
+        p.parse_delta(text)  # not finished: a call whose </tool_call> never came is no call (vllm-mlx's rule)
+        calls = [{"id": _new_id(), "name": c.name, "arguments": "".join(c.args)} for c in p._calls
+                 if c.ok and (not tools or c.name in tools)]
+        content = text.partition(_TC_OPEN)[0].strip() or None
+        return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=content)
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
+                                     request: Any = None) -> Optional[dict]:
+        if not self._schemas_set and request is not None:
+            self._tools = self._configure(self._parser, request)
+            self._schemas_set = True
+        unseen = _unseen(self, previous_text, current_text, delta_text)
+        if unseen:
+            self._deltas(self._parser.parse_delta(unseen))
+        if not delta_text:
+            return None
+        deltas = self._parser.parse_delta(delta_text)
+        if deltas is None:
+            return {"content": delta_text}
+        return self._deltas(deltas)
+
+    def _deltas(self, deltas: Optional[list]) -> Optional[dict]:
+        if not deltas:
+            return None
+        content: list[str] = []
+        pending: dict[int, dict] = {}
+        ids = self._ids
+        tools = self._tools
+        for d in deltas:
+            if d.content is not None:
+                content.append(d.content)
+                continue
+            i = d.index
+            if d.name is not None:
+                ids[i] = (_new_id() if not tools or not self.drop_unlisted or d.name in tools else None)
+            cid = ids.get(i)
+            if cid is None:
+                continue
+            slot = pending.get(i)
+            if slot is None:
+                slot = pending[i] = {"index": i, "id": cid, "type": "function", "function": {"arguments": ""}}
+            if d.name is not None:
+                slot["function"]["name"] = d.name
+            if d.arguments:
+                slot["function"]["arguments"] += d.arguments
+        out: dict = {}
+        if content:
+            out["content"] = "".join(content)
+        if pending:
+            out["tool_calls"] = list(pending.values())
+        return out or None
+
+    def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
+        return self._deltas(self._parser.finish())
+
+
+# vllm-mlx names served by a class of their own
+_OWN_CLASSES: dict[str, type] = {"harmony": RcMlxHarmonyToolParser, "gpt-oss": RcMlxHarmonyToolParser,
+                                  "poolside_v1": RcMlxPoolsideToolParser}
 
 _ORIGINAL_TOOL_PARSERS: dict[str, type] = {}
-for _n in list(_TOOL_NAMES):
+for _n in [*_TOOL_NAMES, *_MULTI_NAMES, *_OWN_CLASSES]:
     try:
         _ORIGINAL_TOOL_PARSERS[_n] = ToolParserManager.get_tool_parser(_n)
     except (KeyError, ImportError):  # pragma: no cover - another vllm-mlx
-        del _TOOL_NAMES[_n]
+        _TOOL_NAMES.pop(_n, None)
+        _MULTI_NAMES.pop(_n, None)
+        _OWN_CLASSES.pop(_n, None)
 
 
 # Class attributes vllm-mlx's server reads off a tool parser (markers that
@@ -797,14 +1532,24 @@ _SERVING_ATTRS = ("STREAMING_MARKERS", "SUPPORTS_BARE_JSON_STREAMING", "REQUIRES
                   "SUPPORTS_NATIVE_TOOL_FORMAT", "extra_stop_tokens")
 
 
-def _make_tool_class(name: str, fmt: str) -> type:
+def _make_tool_class(name: str, fmt: Any) -> type:
     cls_name = "".join(p.capitalize() for p in name.replace("-", "_").replace(".", "_").split("_")) + "RcMlxToolParser"
-    ns = {"mlx_name": name, "tool_format": fmt, "__module__": __name__}
+    if isinstance(fmt, type):  # a class of its own
+        ns = {"mlx_name": name, "__module__": __name__}
+        native = _ORIGINAL_TOOL_PARSERS[name]
+        for attr in _SERVING_ATTRS:
+            if hasattr(native, attr):
+                ns[attr] = getattr(native, attr)
+        return type(cls_name, (fmt,), ns)
+    multi = isinstance(fmt, _Multi)
+    ns = {"mlx_name": name, "tool_format": "hermes" if multi else fmt, "__module__": __name__}
+    if multi:
+        ns["multi"] = fmt
     native = _ORIGINAL_TOOL_PARSERS[name]
     for attr in _SERVING_ATTRS:
         if hasattr(native, attr):
             ns[attr] = getattr(native, attr)
-    return type(cls_name, (RcMlxToolParser,), ns)
+    return type(cls_name, (RcMlxMultiToolParser if multi else RcMlxToolParser,), ns)
 
 
 def _tool_classes() -> dict[str, type]:
@@ -812,7 +1557,7 @@ def _tool_classes() -> dict[str, type]:
     # aliases are the same class; its tests check that).
     by_native: dict[type, type] = {}
     out: dict[str, type] = {}
-    for name, fmt in _TOOL_NAMES.items():
+    for name, fmt in [*_TOOL_NAMES.items(), *_MULTI_NAMES.items(), *_OWN_CLASSES.items()]:
         native = _ORIGINAL_TOOL_PARSERS[name]
         cls = by_native.get(native)
         if cls is None:

@@ -32,6 +32,8 @@ FILES = [
     "test_tool_call_promotion.py", "test_tool_parsers.py", "test_qwen3_xml_parser.py",
     "test_qwen3_xml_streaming_chunks.py", "test_gemma4_tool_parser.py", "test_deepseek_v4_tool_parser.py",
     "test_step3p5_tool_parser.py", "test_minimax_tool_calling.py", "test_gpt_oss_tool_parsing.py",
+    # the tool-call message support each served class declares (SUPPORTS_NATIVE_TOOL_FORMAT)
+    "test_native_tool_format.py",
 ]
 
 # Loaded with ``-p rc_swap`` before the test modules import vllm-mlx's classes.

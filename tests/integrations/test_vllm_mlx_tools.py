@@ -33,6 +33,23 @@ def _render(fmt, calls, rng):
         body = "".join(f"<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{json.dumps(a)}<|tool_call_end|>"
                        for i, (n, a) in enumerate(calls))
         return f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>"
+    if fmt == "harmony":
+        # an analysis message, then each call as a commentary message (token text or split by newlines)
+        nl = rng.choice(["", "\n"])
+        head = rng.choice(["", f"<|channel|>analysis{nl}<|message|>Need the weather.<|end|>"])
+        body = "".join(f"<|start|>assistant<|channel|>commentary to=functions.{n}{nl or ' '}<|constrain|>json{nl}"
+                       f"<|message|>{json.dumps(a, ensure_ascii=False)}{nl}<|call|>" for n, a in calls)
+        return head + body
+    if fmt == "deepseek_v4":
+        d = "\uff5cDSML\uff5c"
+        inv = "\n".join(f'<{d}invoke name="{n}">\n' + "\n".join(
+            f'<{d}parameter name="{k}" string="{str(isinstance(v, str)).lower()}">{v}</{d}parameter>'
+            for k, v in a.items()) + f"\n</{d}invoke>" for n, a in calls)
+        return f"<{d}tool_calls>\n{inv}\n</{d}tool_calls>"
+    if fmt == "poolside_v1":
+        nl = rng.choice(["", "\n"])
+        return "".join(f"<tool_call>{n}{nl}" + "".join(f"<arg_key>{k}</arg_key>{nl}<arg_value>{v}</arg_value>{nl}"
+                                                      for k, v in a.items()) + "</tool_call>" for n, a in calls)
     if fmt == "glm47":
         return "".join(f"<tool_call>{n}" + "".join(f"<arg_key>{k}</arg_key><arg_value>{v}</arg_value>"
                                                  for k, v in a.items()) + "</tool_call>" for n, a in calls)
@@ -48,16 +65,53 @@ def _render(fmt, calls, rng):
         return "<|tool_call|>" + json.dumps([{"name": n, "arguments": a} for n, a in calls])
     if fmt == "xlam":
         return json.dumps([{"name": n, "arguments": a} for n, a in calls])
+    if fmt in ("qwen", "step3p5", "hermes"):
+        # the forms vllm-mlx's parser of the name reads: JSON in <tool_call>,
+        # <function=...> parameter elements wrapped or (qwen, step3p5) bare,
+        # and qwen's [Calling tool: f({...})]; one form per output
+        forms = {"qwen": ["json", "xml", "bare_xml", "bracket"], "step3p5": ["xml", "bare_xml", "json"],
+                 "hermes": ["json", "xml"]}[fmt]
+        form = rng.choice(forms)
+        sep = rng.choice(["", "\n"])
+        out = []
+        for n, a in calls:
+            if form == "json":
+                out.append(f"<tool_call>{sep}{json.dumps({'name': n, 'arguments': a}, ensure_ascii=False)}{sep}</tool_call>")
+            elif form == "bracket":
+                out.append(f"[Calling tool: {n}({json.dumps(a, ensure_ascii=False)})]")
+            else:
+                fn = f"<function={n}>\n" + "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in a.items()) \
+                    + "</function>"
+                out.append(fn if form == "bare_xml" else f"<tool_call>\n{fn}\n</tool_call>")
+        return sep.join(out)
+    if fmt == "llama":
+        form = rng.choice(["python_tag", "bare", "function"])
+        key = rng.choice(["parameters", "arguments"])
+        if form == "function":
+            return "".join(f"<function={n}>{json.dumps(a, ensure_ascii=False)}</function>" for n, a in calls)
+        body = "; ".join(json.dumps({"name": n, key: a}, ensure_ascii=False) for n, a in calls)
+        return ("<|python_tag|>" if form == "python_tag" else "") + body
     raise AssertionError(fmt)
 
 
-FORMATS = ["deepseek", "kimi", "glm47", "minimax", "nemotron", "granite", "xlam"]
+FORMATS = ["deepseek", "kimi", "glm47", "minimax", "nemotron", "granite", "xlam",
+           "qwen", "step3p5", "hermes", "llama", "poolside_v1", "deepseek_v4", "harmony"]
 
 
 def _case(fmt, rng):
     calls = [(rng.choice(["get_weather", "lookup", "f_2"]), _args(rng)) for _ in range(rng.randint(1, 3))]
-    lead = "" if fmt in ("granite", "xlam") else rng.choice(["", "Let me check. ", "Sure.\n"])
-    return lead + _render(fmt, calls, rng), calls
+    if fmt == "step3p5" and len(calls) > 1 and rng.random() < 0.3:
+        calls[1] = calls[0]  # a repeated call: vllm-mlx's step3p5 collapses it
+    if fmt == "poolside_v1" and rng.random() < 0.3:
+        calls.insert(rng.randint(0, len(calls)), ("delete_all", {"city": "x"}))  # not a tool of the request
+    text = _render(fmt, calls, rng)
+    if fmt == "poolside_v1":
+        calls = [c for c in calls if c[0] != "delete_all"]  # vllm-mlx's poolside_v1 drops it
+    if fmt == "step3p5":
+        calls = [c for i, c in enumerate(calls) if i == 0 or c != calls[i - 1]]
+    lead = "" if fmt in ("granite", "xlam", "harmony") or (fmt == "llama" and not text.startswith("<function=")) \
+        else rng.choice(["", "Let me check. ", "Sure.\n"])
+    return lead + text, calls
 
 
 def _norm_calls(calls):
@@ -117,6 +171,19 @@ def _typed(calls):
     return [(n, {k: str(v) for k, v in a.items()}) if isinstance(a, dict) else (n, a) for n, a in calls]
 
 
+def _lost_split_values(theirs, ours):
+    """vllm-mlx's streamed calls are ours less some non-string ("days") values."""
+    if [n for n, _ in theirs] != [n for n, _ in ours]:
+        return False
+    for (_, a), (_, b) in zip(theirs, ours):
+        if not isinstance(a, dict) or not isinstance(b, dict):
+            return False
+        missing = set(b) - set(a)
+        if any(a[k] != b[k] for k in a) or set(a) - set(b) or not missing <= {"days"}:
+            return False
+    return True
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_tool_differential(fmt):
     assert fmt in M.TOOL_PARSERS
@@ -147,7 +214,15 @@ def test_tool_differential(fmt):
         sb = _stream(ours_cls(), chunks, request)
         total += 1
         assert _typed(sb) == _typed(calls), (text, chunks, sb)
+        if fmt == "step3p5" and _typed(sa) != _typed(sb) and len(sa) < len(sb) and sb[:len(sa)] == sa \
+                and text.count("<function=") > len(calls):
+            total -= 1  # documented: vllm-mlx's step3p5 loses the calls after a collapsed duplicate while streaming
+            continue
+        if fmt == "poolside_v1" and _typed(sa) != _typed(sb) and _lost_split_values(sa, sb):
+            total -= 1  # documented: vllm-mlx's poolside_v1 loses a non-string value whose closing tag comes later
+            continue
         agree += _typed(sa) == _typed(sb)
         if _typed(sa) != _typed(sb):
             bad.append(("stream", text, sa, sb))
+    print(f"{fmt}: {agree}/{total} agree")
     assert agree / total >= 0.99, f"{fmt}: {agree}/{total}; {bad[:3]}"
