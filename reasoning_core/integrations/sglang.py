@@ -220,6 +220,20 @@ class RcReasoningDetector(_SglBase):
     sglang_name: str = ""
     spec: _Spec = _Spec()
 
+    # SGLang's detectors keep ``_in_reasoning`` current as they parse (its tests
+    # and callers read it between chunks); ours answers from the text parser's
+    # state once it exists (SGLang's base ``__init__`` sets the start value).
+    @property
+    def _in_reasoning(self) -> bool:
+        tp = self.__dict__.get("_tp")
+        if tp is None:
+            return self.__dict__.get("_in_reasoning_start", False)
+        return tp.is_reasoning
+
+    @_in_reasoning.setter
+    def _in_reasoning(self, value: bool) -> None:
+        self.__dict__["_in_reasoning_start"] = bool(value)
+
     def __init__(
         self,
         stream_reasoning: bool = True,
@@ -315,6 +329,12 @@ class RcReasoningDetector(_SglBase):
         spec = self.spec
         if spec.append_think:
             return _result(spec.start + text, "")
+        lead = spec.start + spec.label
+        if lead and text.startswith(lead + lead):
+            # One-shot, SGLang drops a repeated start marker at the head (a
+            # marker, not reasoning text).
+            while text.startswith(lead + lead):
+                text = text[len(lead):]
         if spec.drop_leading_end and not self._inside:
             stripped = text.lstrip()
             if stripped.startswith(spec.end):
@@ -471,9 +491,42 @@ def _muse_family(fam: Family) -> Family:
     return fam
 
 
-def _make_class(name: str, spec: _Spec) -> type[RcReasoningDetector]:
+def _key(s: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", s.lower())
+
+
+def _sglang_owner(cls: type) -> Optional[str]:
+    """The name an SGLang detector class stands for among the names it serves
+    (the one it is named after, else its first), or None if it serves none."""
+    names = [n for n, c in _ORIGINAL_DETECTORS.items() if c is cls and n in _SPECS]
+    named = [n for n in names if _key(n) and _key(n) in _key(cls.__name__)]
+    return (named or names or [None])[0]
+
+
+def _sglang_base_name(name: str) -> Optional[str]:
+    """The served name whose class ours for ``name`` derives from, mirroring
+    SGLang's classes: a name served by a class that stands for another name
+    (``minimax`` by ``Qwen3Detector``), or by a subclass of such a class
+    (``deepseek-v3``: ``_DeepSeekV3Detector(Qwen3Detector)``)."""
+    cls = _ORIGINAL_DETECTORS.get(name)
+    if cls is None:
+        return None
+    owner = _sglang_owner(cls)
+    if owner is not None and owner != name:
+        return owner
+    for base in cls.__mro__[1:]:
+        owner = _sglang_owner(base)
+        if owner is not None and owner != name:
+            return owner
+    return None
+
+
+def _make_class(name: str, spec: _Spec, base: type = None) -> type[RcReasoningDetector]:
+    base = base or RcReasoningDetector
     cls_name = "".join(p.capitalize() for p in name.replace("-", "_").split("_")) + "RcDetector"
     ns: dict[str, Any] = {"sglang_name": name, "spec": spec, "__module__": __name__}
+    if base is not RcReasoningDetector and "__init__" in vars(base):
+        ns["__init__"] = RcReasoningDetector.__init__
     if spec.wants_tokenizer or name == "k2_horizon":
         # SGLang passes tokenizer= / reasoning_effort= only when the signature names them.
         def __init__(self, stream_reasoning=True, force_reasoning=None, continue_final_message=False,
@@ -482,12 +535,25 @@ def _make_class(name: str, spec: _Spec) -> type[RcReasoningDetector]:
                                          previous_content, force_nonempty_content, tokenizer=tokenizer,
                                          reasoning_effort=reasoning_effort)
         ns["__init__"] = __init__
-    return type(cls_name, (RcReasoningDetector,), ns)
+    return type(cls_name, (base,), ns)
 
 
-REASONING_DETECTORS: dict[str, type[RcReasoningDetector]] = {
-    name: _make_class(name, spec) for name, spec in _SPECS.items()
-}
+def _make_classes() -> dict[str, type[RcReasoningDetector]]:
+    out: dict[str, type[RcReasoningDetector]] = {}
+
+    def make(name: str) -> type[RcReasoningDetector]:
+        if name not in out:
+            base_name = _sglang_base_name(name)
+            base = make(base_name) if base_name else None
+            out[name] = _make_class(name, _SPECS[name], base)
+        return out[name]
+
+    for name in _SPECS:
+        make(name)
+    return {name: out[name] for name in _SPECS}
+
+
+REASONING_DETECTORS: dict[str, type[RcReasoningDetector]] = _make_classes()
 
 
 # ---------------------------------------------------------------------------
