@@ -935,6 +935,24 @@ if _FC is not None:
                     calls.append(_ToolCallItem(tool_index=slot, name=None, parameters=d.arguments))
             return _FcResult(normal_text="".join(normal), calls=calls)
 
+        # -- what SGLang's detector of this name has and ours does not --------------
+        def __getattr__(self, name: str):
+            # Methods only (helpers its tests and callers use, e.g. Mistral's
+            # ``_extract_json_array``), answered by SGLang's own detector;
+            # state is never borrowed from a detector that parsed nothing.
+            if name.startswith("__"):
+                raise AttributeError(name)
+            native = self.__dict__.get("_native")
+            value = getattr(native, name, None) if native is not None else None
+            if value is None or not callable(value) or isinstance(value, type):
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            return value
+
+        @classmethod
+        def parses_without_tools(cls) -> bool:
+            native_cls = _ORIGINAL_TOOL_DETECTORS.get(cls.sglang_name)
+            return bool(native_cls.parses_without_tools()) if native_cls is not None else False
+
         # -- grammar hooks: SGLang's own detector of this name ------------------------
         def structure_info(self):
             if self._native is None:
