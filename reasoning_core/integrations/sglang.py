@@ -784,6 +784,9 @@ if _FC is not None:
         index_mode: str = "local"
         drop_unknown: bool = True
         stream_drop_unknown: bool = True
+        # streamed whitespace-only text after a call is dropped, as SGLang's
+        # detector of this name drops it (its Qwen 2.5 detector)
+        stream_drop_ws_after_call: bool = False
         # one-shot text before the first call: "strip" (trimmed), "prefix" (as
         # written), None (ours unchanged: SGLang's detector agrees with it)
         oneshot_normal: Optional[str] = None
@@ -814,6 +817,7 @@ if _FC is not None:
             self._names: dict[int, str] = {}
             self._closers: dict[int, _JsonCloser] = {}
             self._emitted = 0
+            self._ws_after_call: list[str] = []
             # SGLang's bookkeeping, as its serving layer reads it (a list of
             # str per call, built from pieces only when read).
             self.streamed_args_for_tool = _ArgPieces()
@@ -886,6 +890,8 @@ if _FC is not None:
                 self._tool_names = self._set_schemas(self._parser, tools)
             deltas = self._parser.parse_delta(new_text)
             if deltas is None:
+                if self._emitted and self.stream_drop_ws_after_call:
+                    return _FcResult(normal_text=self._after_call(new_text))
                 return _FcResult(normal_text=new_text)
             return self._convert(deltas)
 
@@ -894,6 +900,17 @@ if _FC is not None:
                 self._schemas_for = id(tools)
                 self._tool_names = self._set_schemas(self._parser, tools)
             return self._convert(self._parser.finish())
+
+        def _after_call(self, text: str) -> str:
+            # Whitespace after a call is held; dropped when the next call or
+            # the end comes, released in front of text that follows.
+            if not text.strip():
+                self._ws_after_call.append(text)
+                return ""
+            if self._ws_after_call:
+                text = "".join(self._ws_after_call) + text
+                self._ws_after_call.clear()
+            return text
 
         def _convert(self, deltas: list):
             # O(delta): the arguments of each call are kept as pieces (joined
@@ -904,6 +921,9 @@ if _FC is not None:
             names = getattr(self, "_tool_names", {})
             for d in deltas:
                 if d.content is not None:
+                    if self._emitted and self.stream_drop_ws_after_call:
+                        normal.append(self._after_call(d.content))
+                        continue
                     normal.append(d.content)
                     continue
                 i = d.index
@@ -911,6 +931,7 @@ if _FC is not None:
                     if d.name in names or not self.stream_drop_unknown or _forward_unknown():
                         slot = self._emitted
                         self._emitted += 1
+                        self._ws_after_call.clear()
                         self._slot[i] = slot
                         self._names[i] = d.name
                         self._closers[i] = _JsonCloser()
@@ -993,6 +1014,7 @@ if _FC is not None:
                                                    "oneshot_normal": _ONESHOT_NORMAL.get(name),
                                                    "undeclared_oneshot": _UNDECLARED.get(name, (False, False))[0],
                                                    "undeclared_stream": _UNDECLARED.get(name, (False, False))[1],
+                                                   "stream_drop_ws_after_call": name in ("qwen25", "qwen"),
                                                    "__module__": __name__})
 
     TOOL_DETECTORS.update({n: _make_tool_class(n, *spec) for n, spec in _TOOL_NAMES.items()})
