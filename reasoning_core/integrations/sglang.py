@@ -127,6 +127,9 @@ class _Spec:
     # one-shot, outside reasoning: an end marker with no start before it still
     # ends a block the output was in (Kimi K3 with thinking switched off)
     oneshot_stray_end: bool = False
+    # an end marker outside reasoning closes a message and is not text
+    # (gpt-oss: SGLang's harmony parser drops a bare <|end|>)
+    drop_stray_end: bool = False
 
 
 _Q3 = dict(tool_start="<tool_call>", thinks_internally=True, reasoning_default="enable_thinking")
@@ -140,7 +143,8 @@ _SPECS: dict[str, _Spec] = {
     "glm45": _Spec(**_Q3),
     "ling3": _Spec(**{**_Q3, "thinks_internally": True}, nonempty_default=True),
     "hunyuan": _Spec(tool_start="<tool_calls>", wants_tokenizer=True),
-    "gpt-oss": _Spec("<|channel|>analysis<|message|>", "<|end|>", force=True, force_fixed=False),
+    "gpt-oss": _Spec("<|channel|>analysis<|message|>", "<|end|>", force=True, force_fixed=False,
+                     drop_stray_end=True),
     "k2_horizon": _Spec("<ifm|think>", "</ifm|think>", tool_start="<ifm|tool_call", force=True,
                         requires_force=True),
     "kimi": _Spec("◁think▷", "◁/think▷", force_fixed=False),
@@ -278,7 +282,8 @@ class RcReasoningDetector(_SglBase):
         self._tp = self._text_parser()
         self._feed = self._tp.feed
         self._plain = stream_reasoning and not force_nonempty_content and not spec.append_think \
-            and not spec.drop_leading_end and not spec.lstrip_content_newlines
+            and not spec.drop_leading_end and not spec.lstrip_content_newlines and not spec.drop_stray_end
+        self._end_hold = ""
         self._first = True
         self._pending_reasoning: list[str] = []
         self._acc_reasoning: list[str] = []
@@ -352,6 +357,8 @@ class RcReasoningDetector(_SglBase):
         if self._force_nonempty_content and not content:
             if not (spec.nonempty_default and (not reasoning or (spec.tool_start and spec.tool_start in text))):
                 content, reasoning = reasoning, content
+        if spec.drop_stray_end and spec.end in content:
+            content = content.replace(spec.end, "")
         return _result(content, reasoning)
 
     # -- streaming ----------------------------------------------------------------
@@ -409,7 +416,23 @@ class RcReasoningDetector(_SglBase):
         if self.spec.lstrip_content_newlines and c and self._seen_reasoning and not self._content_started:
             c = c.lstrip("\n")
             self._content_started = bool(c)
+        if self.spec.drop_stray_end and (c or self._end_hold):
+            c = self._drop_end(c)
         return _result(c, r)
+
+    def _drop_end(self, c: str) -> str:
+        # Content without the end marker; a trailing piece that may begin one
+        # is held for the next chunk (O(chunk + marker)).
+        end = self.spec.end
+        c = self._end_hold + c
+        self._end_hold = ""
+        if end in c:
+            c = c.replace(end, "")
+        for k in range(min(len(end) - 1, len(c)), 0, -1):
+            if end.startswith(c[-k:]):
+                self._end_hold = c[-k:]
+                return c[:-k]
+        return c
 
     def finish(self) -> StreamingParseResult:
         """End of the stream (SGLang's ``parse_stream_end``): held text and,
@@ -423,6 +446,9 @@ class RcReasoningDetector(_SglBase):
             return _result(lead, "")
         was = self._tp.is_reasoning
         r, c = self._tp.finish()
+        if self._end_hold or (spec.drop_stray_end and c):
+            c = self._drop_end(c) + self._end_hold
+            self._end_hold = ""
         if not was:
             return _result(c, r)
         if self._force_nonempty_content:
