@@ -553,6 +553,19 @@ def _make_class(name: str, spec: _Spec, base: type = None) -> type[RcReasoningDe
     ns: dict[str, Any] = {"sglang_name": name, "spec": spec, "__module__": __name__}
     if base is not RcReasoningDetector and "__init__" in vars(base):
         ns["__init__"] = RcReasoningDetector.__init__
+    original = _ORIGINAL_DETECTORS.get(name)
+    if original is not None:
+        # Static and class methods SGLang's class of this name defines (its
+        # serving layer calls e.g. IQuestQ1ReasoningDetector.thinking_enabled),
+        # answered by that class.
+        for cls_ in original.__mro__:
+            if cls_ is _SglBase or cls_ is object:
+                break
+            for attr, value in vars(cls_).items():
+                if attr in ns or hasattr(RcReasoningDetector, attr):
+                    continue
+                if isinstance(value, (staticmethod, classmethod)):
+                    ns[attr] = staticmethod(getattr(original, attr))
     if spec.wants_tokenizer or name == "k2_horizon":
         # SGLang passes tokenizer= / reasoning_effort= only when the signature names them.
         def __init__(self, stream_reasoning=True, force_reasoning=None, continue_final_message=False,
