@@ -826,6 +826,9 @@ if _FC is not None:
         # streamed whitespace-only text after a call is dropped, as SGLang's
         # detector of this name drops it (its Qwen 2.5 detector)
         stream_drop_ws_after_call: bool = False
+        # one-shot, a last call block its closer never ends stays text, as
+        # SGLang's detector of this name leaves it (MiniMax M2)
+        oneshot_unclosed_is_text: bool = False
         # one-shot text before the first call: "strip" (trimmed), "prefix" (as
         # written), None (ours unchanged: SGLang's detector agrees with it)
         oneshot_normal: Optional[str] = None
@@ -890,10 +893,18 @@ if _FC is not None:
         def detect_and_parse(self, text: str, tools: Any):
             p = self._new_parser(self.undeclared_oneshot)
             names = self._set_schemas(p, tools)
+            tail = ""
+            if self.oneshot_unclosed_is_text and self._native is not None:
+                n = self._native
+                bot = n.bot_token or getattr(n, "tool_call_start_token", "")
+                eot = n.eot_token or getattr(n, "tool_call_end_token", "")
+                i = text.rfind(bot) if bot and eot else -1
+                if i >= 0 and text.find(eot, i) < 0:
+                    text, tail = text[:i], text[i:]
             try:
                 res = p.parse_complete(text)
             except ValueError:
-                return _FcResult(normal_text=text, calls=[])
+                return _FcResult(normal_text=text + tail, calls=[])
             forward = _forward_unknown() or not self.drop_unknown
             calls = []
             local = 0
@@ -903,7 +914,7 @@ if _FC is not None:
                 idx = names.get(c.name, -1) if self.index_mode == "tools" else local
                 calls.append(_ToolCallItem(tool_index=idx, name=c.name, parameters=_normal_json(c.arguments)))
                 local += 1
-            return _FcResult(normal_text=self._shape_normal(text, res.content or ""), calls=calls)
+            return _FcResult(normal_text=self._shape_normal(text, res.content or "") + tail, calls=calls)
 
         def _shape_normal(self, text: str, content: str) -> str:
             """One-shot text around the calls, whitespace shaped as SGLang's
@@ -1054,6 +1065,7 @@ if _FC is not None:
                                                    "undeclared_oneshot": _UNDECLARED.get(name, (False, False))[0],
                                                    "undeclared_stream": _UNDECLARED.get(name, (False, False))[1],
                                                    "stream_drop_ws_after_call": name in ("qwen25", "qwen"),
+                                                   "oneshot_unclosed_is_text": name == "minimax-m2",
                                                    "__module__": __name__})
 
     TOOL_DETECTORS.update({n: _make_tool_class(n, *spec) for n, spec in _TOOL_NAMES.items()})
