@@ -547,7 +547,7 @@ def _sglang_base_name(name: str) -> Optional[str]:
     return None
 
 
-def _make_class(name: str, spec: _Spec, base: type = None) -> type[RcReasoningDetector]:
+def _make_class(name: str, spec: _Spec, base: Optional[type] = None) -> type[RcReasoningDetector]:
     base = base or RcReasoningDetector
     cls_name = "".join(p.capitalize() for p in name.replace("-", "_").split("_")) + "RcDetector"
     ns: dict[str, Any] = {"sglang_name": name, "spec": spec, "__module__": __name__}

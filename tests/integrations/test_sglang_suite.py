@@ -96,13 +96,9 @@ def test_sglang_suite_passes_on_ours(outcomes):
     assert rate >= THRESHOLD, f"{len(lost)} of {len(baseline)} fail on ours:\n" + "\n".join(lost)
 
 
-def test_swap_reaches_the_tests(outcomes):
-    """The swap plugin did change what the tests ran (a run where nothing
-    differs from SGLang's would mean our classes were never used)."""
-    theirs, ours = outcomes
-    # Our detectors are other classes: SGLang's tests that check a detector's
-    # class identity against the one they imported still pass (it is ours on
-    # both sides), so compare with a probe the harness itself makes.
+def test_swap_reaches_the_tests():
+    """The swap plugin puts ours where SGLang's tests look: the class names
+    they import, and the registry ``ReasoningParser`` builds from."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root(), str(HERE), env.get("PYTHONPATH", "")) if p)
     probe = ("import sglang_suite_swap\n"
