@@ -584,7 +584,15 @@ def _make_classes() -> dict[str, type[RcReasoningDetector]]:
         if name not in out:
             base_name = _sglang_base_name(name)
             base = make(base_name) if base_name else None
-            out[name] = _make_class(name, _SPECS[name], base)
+            if base_name and _ORIGINAL_DETECTORS[name] is _ORIGINAL_DETECTORS[base_name] \
+                    and _SPECS[name] == _SPECS[base_name] and _ENGINE_NAMES[name] == _ENGINE_NAMES[base_name] \
+                    and not _SPECS[name].wants_tokenizer and name not in ("k2_horizon", "muse"):
+                # SGLang serves both names with one class and ours behaves the
+                # same under both: one class too (DetectorMap["dots"] is
+                # DetectorMap["qwen3"], as in SGLang).
+                out[name] = base
+            else:
+                out[name] = _make_class(name, _SPECS[name], base)
         return out[name]
 
     for name in _SPECS:
