@@ -837,6 +837,9 @@ if _FC is not None:
         # one-shot, a last call block its closer never ends stays text, as
         # SGLang's detector of this name leaves it (MiniMax M2)
         oneshot_unclosed_is_text: bool = False
+        # streamed text loses a bare closer, as SGLang's detector of this name
+        # strips it (dots: </dots_function_call>)
+        stream_strip_closer: str = ""
         # one-shot text before the first call: "strip" (trimmed), "prefix" (as
         # written), None (ours unchanged: SGLang's detector agrees with it)
         oneshot_normal: Optional[str] = None
@@ -950,6 +953,8 @@ if _FC is not None:
             if deltas is None:
                 if self._emitted and self.stream_drop_ws_after_call:
                     return _FcResult(normal_text=self._after_call(new_text))
+                if self.stream_strip_closer and self.stream_strip_closer in new_text:
+                    new_text = new_text.replace(self.stream_strip_closer, "")
                 return _FcResult(normal_text=new_text)
             return self._convert(deltas)
 
@@ -958,6 +963,11 @@ if _FC is not None:
                 self._schemas_for = id(tools)
                 self._tool_names = self._set_schemas(self._parser, tools)
             return self._convert(self._parser.finish())
+
+        def _flush_pending_normal_text(self) -> str:
+            # SGLang's dots detector: at the end of the stream, the text held
+            # back (a partial opener) as normal text.
+            return self._convert(self._parser.finish()).normal_text
 
         def _after_call(self, text: str) -> str:
             # Whitespace after a call is held; dropped when the next call or
@@ -1012,7 +1022,10 @@ if _FC is not None:
                         except ValueError:
                             pass
                     calls.append(_ToolCallItem(tool_index=slot, name=None, parameters=d.arguments))
-            return _FcResult(normal_text="".join(normal), calls=calls)
+            text = "".join(normal)
+            if self.stream_strip_closer and self.stream_strip_closer in text:
+                text = text.replace(self.stream_strip_closer, "")
+            return _FcResult(normal_text=text, calls=calls)
 
         # -- what SGLang's detector of this name has and ours does not --------------
         def __getattr__(self, name: str):
@@ -1065,9 +1078,32 @@ if _FC is not None:
     _UNDECLARED = {"qwen3_coder": (True, True), "minimax-m2": (True, True),
                    "glm45": (False, "all"), "glm": (False, "all")}
 
+    def _native_static_methods(name: str) -> dict[str, Any]:
+        # Static and class methods of SGLang's detector class of this name
+        # (e.g. PythonicDetector._text_strip), answered by that class.
+        out: dict[str, Any] = {}
+        original = _ORIGINAL_TOOL_DETECTORS.get(name)
+        if original is None:
+            return out
+        for cls_ in original.__mro__:
+            if cls_ is _BaseFormatDetector or cls_ is object:
+                break
+            for attr, value in vars(cls_).items():
+                if attr not in out and not hasattr(RcToolDetector, attr) \
+                        and isinstance(value, (staticmethod, classmethod)):
+                    out[attr] = staticmethod(getattr(original, attr))
+        return out
+
     def _make_tool_class(name: str, fmt: str, index_mode: str, drop_unknown: bool, stream_drop: bool) -> type:
         cls_name = "".join(p.capitalize() for p in re.split(r"[_-]", name)) + "RcDetector"
-        return type(cls_name, (RcToolDetector,), {"sglang_name": name, "tool_format": fmt, "index_mode": index_mode,
+        extra = dict(_native_static_methods(name))
+        original = _ORIGINAL_TOOL_DETECTORS.get(name)
+        if original is not None and hasattr(original, "flush_pending_normal_text"):
+            extra["flush_pending_normal_text"] = RcToolDetector._flush_pending_normal_text
+        if original is not None and name == "dots":
+            extra["stream_strip_closer"] = "</dots_function_call>"
+        return type(cls_name, (RcToolDetector,), {**extra,
+                                                   "sglang_name": name, "tool_format": fmt, "index_mode": index_mode,
                                                    "drop_unknown": drop_unknown, "stream_drop_unknown": stream_drop,
                                                    "oneshot_normal": _ONESHOT_NORMAL.get(name),
                                                    "undeclared_oneshot": _UNDECLARED.get(name, (False, False))[0],
