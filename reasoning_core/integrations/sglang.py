@@ -127,6 +127,9 @@ class _Spec:
     # one-shot, outside reasoning: an end marker with no start before it still
     # ends a block the output was in (Kimi K3 with thinking switched off)
     oneshot_stray_end: bool = False
+    # an end marker outside reasoning closes a message and is not text
+    # (gpt-oss: SGLang's harmony parser drops a bare <|end|>)
+    drop_stray_end: bool = False
 
 
 _Q3 = dict(tool_start="<tool_call>", thinks_internally=True, reasoning_default="enable_thinking")
@@ -140,7 +143,8 @@ _SPECS: dict[str, _Spec] = {
     "glm45": _Spec(**_Q3),
     "ling3": _Spec(**{**_Q3, "thinks_internally": True}, nonempty_default=True),
     "hunyuan": _Spec(tool_start="<tool_calls>", wants_tokenizer=True),
-    "gpt-oss": _Spec("<|channel|>analysis<|message|>", "<|end|>", force=True, force_fixed=False),
+    "gpt-oss": _Spec("<|channel|>analysis<|message|>", "<|end|>", force=True, force_fixed=False,
+                     drop_stray_end=True),
     "k2_horizon": _Spec("<ifm|think>", "</ifm|think>", tool_start="<ifm|tool_call", force=True,
                         requires_force=True),
     "kimi": _Spec("◁think▷", "◁/think▷", force_fixed=False),
@@ -220,6 +224,20 @@ class RcReasoningDetector(_SglBase):
     sglang_name: str = ""
     spec: _Spec = _Spec()
 
+    # SGLang's detectors keep ``_in_reasoning`` current as they parse (its tests
+    # and callers read it between chunks); ours answers from the text parser's
+    # state once it exists (SGLang's base ``__init__`` sets the start value).
+    @property
+    def _in_reasoning(self) -> bool:
+        tp = self.__dict__.get("_tp")
+        if tp is None:
+            return self.__dict__.get("_in_reasoning_start", False)
+        return tp.is_reasoning
+
+    @_in_reasoning.setter
+    def _in_reasoning(self, value: bool) -> None:
+        self.__dict__["_in_reasoning_start"] = bool(value)
+
     def __init__(
         self,
         stream_reasoning: bool = True,
@@ -264,7 +282,8 @@ class RcReasoningDetector(_SglBase):
         self._tp = self._text_parser()
         self._feed = self._tp.feed
         self._plain = stream_reasoning and not force_nonempty_content and not spec.append_think \
-            and not spec.drop_leading_end and not spec.lstrip_content_newlines
+            and not spec.drop_leading_end and not spec.lstrip_content_newlines and not spec.drop_stray_end
+        self._end_hold = ""
         self._first = True
         self._pending_reasoning: list[str] = []
         self._acc_reasoning: list[str] = []
@@ -315,6 +334,12 @@ class RcReasoningDetector(_SglBase):
         spec = self.spec
         if spec.append_think:
             return _result(spec.start + text, "")
+        lead = spec.start + spec.label
+        if lead and text.startswith(lead + lead):
+            # One-shot, SGLang drops a repeated start marker at the head (a
+            # marker, not reasoning text).
+            while text.startswith(lead + lead):
+                text = text[len(lead):]
         if spec.drop_leading_end and not self._inside:
             stripped = text.lstrip()
             if stripped.startswith(spec.end):
@@ -332,6 +357,8 @@ class RcReasoningDetector(_SglBase):
         if self._force_nonempty_content and not content:
             if not (spec.nonempty_default and (not reasoning or (spec.tool_start and spec.tool_start in text))):
                 content, reasoning = reasoning, content
+        if spec.drop_stray_end and spec.end in content:
+            content = content.replace(spec.end, "")
         return _result(content, reasoning)
 
     # -- streaming ----------------------------------------------------------------
@@ -389,7 +416,23 @@ class RcReasoningDetector(_SglBase):
         if self.spec.lstrip_content_newlines and c and self._seen_reasoning and not self._content_started:
             c = c.lstrip("\n")
             self._content_started = bool(c)
+        if self.spec.drop_stray_end and (c or self._end_hold):
+            c = self._drop_end(c)
         return _result(c, r)
+
+    def _drop_end(self, c: str) -> str:
+        # Content without the end marker; a trailing piece that may begin one
+        # is held for the next chunk (O(chunk + marker)).
+        end = self.spec.end
+        c = self._end_hold + c
+        self._end_hold = ""
+        if end in c:
+            c = c.replace(end, "")
+        for k in range(min(len(end) - 1, len(c)), 0, -1):
+            if end.startswith(c[-k:]):
+                self._end_hold = c[-k:]
+                return c[:-k]
+        return c
 
     def finish(self) -> StreamingParseResult:
         """End of the stream (SGLang's ``parse_stream_end``): held text and,
@@ -403,6 +446,9 @@ class RcReasoningDetector(_SglBase):
             return _result(lead, "")
         was = self._tp.is_reasoning
         r, c = self._tp.finish()
+        if self._end_hold or (spec.drop_stray_end and c):
+            c = self._drop_end(c) + self._end_hold
+            self._end_hold = ""
         if not was:
             return _result(c, r)
         if self._force_nonempty_content:
@@ -471,9 +517,55 @@ def _muse_family(fam: Family) -> Family:
     return fam
 
 
-def _make_class(name: str, spec: _Spec) -> type[RcReasoningDetector]:
+def _key(s: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", s.lower())
+
+
+def _sglang_owner(cls: type) -> Optional[str]:
+    """The name an SGLang detector class stands for among the names it serves
+    (the one it is named after, else its first), or None if it serves none."""
+    names = [n for n, c in _ORIGINAL_DETECTORS.items() if c is cls and n in _SPECS]
+    named = [n for n in names if _key(n) and _key(n) in _key(cls.__name__)]
+    return (named or names or [None])[0]
+
+
+def _sglang_base_name(name: str) -> Optional[str]:
+    """The served name whose class ours for ``name`` derives from, mirroring
+    SGLang's classes: a name served by a class that stands for another name
+    (``minimax`` by ``Qwen3Detector``), or by a subclass of such a class
+    (``deepseek-v3``: ``_DeepSeekV3Detector(Qwen3Detector)``)."""
+    cls = _ORIGINAL_DETECTORS.get(name)
+    if cls is None:
+        return None
+    owner = _sglang_owner(cls)
+    if owner is not None and owner != name:
+        return owner
+    for base in cls.__mro__[1:]:
+        owner = _sglang_owner(base)
+        if owner is not None and owner != name:
+            return owner
+    return None
+
+
+def _make_class(name: str, spec: _Spec, base: Optional[type] = None) -> type[RcReasoningDetector]:
+    base = base or RcReasoningDetector
     cls_name = "".join(p.capitalize() for p in name.replace("-", "_").split("_")) + "RcDetector"
     ns: dict[str, Any] = {"sglang_name": name, "spec": spec, "__module__": __name__}
+    if base is not RcReasoningDetector and "__init__" in vars(base):
+        ns["__init__"] = RcReasoningDetector.__init__
+    original = _ORIGINAL_DETECTORS.get(name)
+    if original is not None:
+        # Static and class methods SGLang's class of this name defines (its
+        # serving layer calls e.g. IQuestQ1ReasoningDetector.thinking_enabled),
+        # answered by that class.
+        for cls_ in original.__mro__:
+            if cls_ is _SglBase or cls_ is object:
+                break
+            for attr, value in vars(cls_).items():
+                if attr in ns or hasattr(RcReasoningDetector, attr):
+                    continue
+                if isinstance(value, (staticmethod, classmethod)):
+                    ns[attr] = staticmethod(getattr(original, attr))
     if spec.wants_tokenizer or name == "k2_horizon":
         # SGLang passes tokenizer= / reasoning_effort= only when the signature names them.
         def __init__(self, stream_reasoning=True, force_reasoning=None, continue_final_message=False,
@@ -482,12 +574,33 @@ def _make_class(name: str, spec: _Spec) -> type[RcReasoningDetector]:
                                          previous_content, force_nonempty_content, tokenizer=tokenizer,
                                          reasoning_effort=reasoning_effort)
         ns["__init__"] = __init__
-    return type(cls_name, (RcReasoningDetector,), ns)
+    return type(cls_name, (base,), ns)
 
 
-REASONING_DETECTORS: dict[str, type[RcReasoningDetector]] = {
-    name: _make_class(name, spec) for name, spec in _SPECS.items()
-}
+def _make_classes() -> dict[str, type[RcReasoningDetector]]:
+    out: dict[str, type[RcReasoningDetector]] = {}
+
+    def make(name: str) -> type[RcReasoningDetector]:
+        if name not in out:
+            base_name = _sglang_base_name(name)
+            base = make(base_name) if base_name else None
+            if base_name and _ORIGINAL_DETECTORS[name] is _ORIGINAL_DETECTORS[base_name] \
+                    and _SPECS[name] == _SPECS[base_name] and _ENGINE_NAMES[name] == _ENGINE_NAMES[base_name] \
+                    and not _SPECS[name].wants_tokenizer and name not in ("k2_horizon", "muse"):
+                # SGLang serves both names with one class and ours behaves the
+                # same under both: one class too (DetectorMap["dots"] is
+                # DetectorMap["qwen3"], as in SGLang).
+                out[name] = base
+            else:
+                out[name] = _make_class(name, _SPECS[name], base)
+        return out[name]
+
+    for name in _SPECS:
+        make(name)
+    return {name: out[name] for name in _SPECS}
+
+
+REASONING_DETECTORS: dict[str, type[RcReasoningDetector]] = _make_classes()
 
 
 # ---------------------------------------------------------------------------
@@ -718,6 +831,15 @@ if _FC is not None:
         index_mode: str = "local"
         drop_unknown: bool = True
         stream_drop_unknown: bool = True
+        # streamed whitespace-only text after a call is dropped, as SGLang's
+        # detector of this name drops it (its Qwen 2.5 detector)
+        stream_drop_ws_after_call: bool = False
+        # one-shot, a last call block its closer never ends stays text, as
+        # SGLang's detector of this name leaves it (MiniMax M2)
+        oneshot_unclosed_is_text: bool = False
+        # streamed text loses a bare closer, as SGLang's detector of this name
+        # strips it (dots: </dots_function_call>)
+        stream_strip_closer: str = ""
         # one-shot text before the first call: "strip" (trimmed), "prefix" (as
         # written), None (ours unchanged: SGLang's detector agrees with it)
         oneshot_normal: Optional[str] = None
@@ -748,6 +870,7 @@ if _FC is not None:
             self._names: dict[int, str] = {}
             self._closers: dict[int, _JsonCloser] = {}
             self._emitted = 0
+            self._ws_after_call: list[str] = []
             # SGLang's bookkeeping, as its serving layer reads it (a list of
             # str per call, built from pieces only when read).
             self.streamed_args_for_tool = _ArgPieces()
@@ -781,10 +904,18 @@ if _FC is not None:
         def detect_and_parse(self, text: str, tools: Any):
             p = self._new_parser(self.undeclared_oneshot)
             names = self._set_schemas(p, tools)
+            tail = ""
+            if self.oneshot_unclosed_is_text and self._native is not None:
+                n = self._native
+                bot = n.bot_token or getattr(n, "tool_call_start_token", "")
+                eot = n.eot_token or getattr(n, "tool_call_end_token", "")
+                i = text.rfind(bot) if bot and eot else -1
+                if i >= 0 and text.find(eot, i) < 0:
+                    text, tail = text[:i], text[i:]
             try:
                 res = p.parse_complete(text)
             except ValueError:
-                return _FcResult(normal_text=text, calls=[])
+                return _FcResult(normal_text=text + tail, calls=[])
             forward = _forward_unknown() or not self.drop_unknown
             calls = []
             local = 0
@@ -794,7 +925,7 @@ if _FC is not None:
                 idx = names.get(c.name, -1) if self.index_mode == "tools" else local
                 calls.append(_ToolCallItem(tool_index=idx, name=c.name, parameters=_normal_json(c.arguments)))
                 local += 1
-            return _FcResult(normal_text=self._shape_normal(text, res.content or ""), calls=calls)
+            return _FcResult(normal_text=self._shape_normal(text, res.content or "") + tail, calls=calls)
 
         def _shape_normal(self, text: str, content: str) -> str:
             """One-shot text around the calls, whitespace shaped as SGLang's
@@ -820,6 +951,10 @@ if _FC is not None:
                 self._tool_names = self._set_schemas(self._parser, tools)
             deltas = self._parser.parse_delta(new_text)
             if deltas is None:
+                if self._emitted and self.stream_drop_ws_after_call:
+                    return _FcResult(normal_text=self._after_call(new_text))
+                if self.stream_strip_closer and self.stream_strip_closer in new_text:
+                    new_text = new_text.replace(self.stream_strip_closer, "")
                 return _FcResult(normal_text=new_text)
             return self._convert(deltas)
 
@@ -828,6 +963,22 @@ if _FC is not None:
                 self._schemas_for = id(tools)
                 self._tool_names = self._set_schemas(self._parser, tools)
             return self._convert(self._parser.finish())
+
+        def _flush_pending_normal_text(self) -> str:
+            # SGLang's dots detector: at the end of the stream, the text held
+            # back (a partial opener) as normal text.
+            return self._convert(self._parser.finish()).normal_text
+
+        def _after_call(self, text: str) -> str:
+            # Whitespace after a call is held; dropped when the next call or
+            # the end comes, released in front of text that follows.
+            if not text.strip():
+                self._ws_after_call.append(text)
+                return ""
+            if self._ws_after_call:
+                text = "".join(self._ws_after_call) + text
+                self._ws_after_call.clear()
+            return text
 
         def _convert(self, deltas: list):
             # O(delta): the arguments of each call are kept as pieces (joined
@@ -838,6 +989,9 @@ if _FC is not None:
             names = getattr(self, "_tool_names", {})
             for d in deltas:
                 if d.content is not None:
+                    if self._emitted and self.stream_drop_ws_after_call:
+                        normal.append(self._after_call(d.content))
+                        continue
                     normal.append(d.content)
                     continue
                 i = d.index
@@ -845,6 +999,7 @@ if _FC is not None:
                     if d.name in names or not self.stream_drop_unknown or _forward_unknown():
                         slot = self._emitted
                         self._emitted += 1
+                        self._ws_after_call.clear()
                         self._slot[i] = slot
                         self._names[i] = d.name
                         self._closers[i] = _JsonCloser()
@@ -867,7 +1022,28 @@ if _FC is not None:
                         except ValueError:
                             pass
                     calls.append(_ToolCallItem(tool_index=slot, name=None, parameters=d.arguments))
-            return _FcResult(normal_text="".join(normal), calls=calls)
+            text = "".join(normal)
+            if self.stream_strip_closer and self.stream_strip_closer in text:
+                text = text.replace(self.stream_strip_closer, "")
+            return _FcResult(normal_text=text, calls=calls)
+
+        # -- what SGLang's detector of this name has and ours does not --------------
+        def __getattr__(self, name: str):
+            # Methods only (helpers its tests and callers use, e.g. Mistral's
+            # ``_extract_json_array``), answered by SGLang's own detector;
+            # state is never borrowed from a detector that parsed nothing.
+            if name.startswith("__"):
+                raise AttributeError(name)
+            native = self.__dict__.get("_native")
+            value = getattr(native, name, None) if native is not None else None
+            if value is None or not callable(value) or isinstance(value, type):
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            return value
+
+        @classmethod
+        def parses_without_tools(cls) -> bool:
+            native_cls = _ORIGINAL_TOOL_DETECTORS.get(cls.sglang_name)
+            return bool(native_cls.parses_without_tools()) if native_cls is not None else False
 
         # -- grammar hooks: SGLang's own detector of this name ------------------------
         def structure_info(self):
@@ -902,13 +1078,38 @@ if _FC is not None:
     _UNDECLARED = {"qwen3_coder": (True, True), "minimax-m2": (True, True),
                    "glm45": (False, "all"), "glm": (False, "all")}
 
+    def _native_static_methods(name: str) -> dict[str, Any]:
+        # Static and class methods of SGLang's detector class of this name
+        # (e.g. PythonicDetector._text_strip), answered by that class.
+        out: dict[str, Any] = {}
+        original = _ORIGINAL_TOOL_DETECTORS.get(name)
+        if original is None:
+            return out
+        for cls_ in original.__mro__:
+            if cls_ is _BaseFormatDetector or cls_ is object:
+                break
+            for attr, value in vars(cls_).items():
+                if attr not in out and not hasattr(RcToolDetector, attr) \
+                        and isinstance(value, (staticmethod, classmethod)):
+                    out[attr] = staticmethod(getattr(original, attr))
+        return out
+
     def _make_tool_class(name: str, fmt: str, index_mode: str, drop_unknown: bool, stream_drop: bool) -> type:
         cls_name = "".join(p.capitalize() for p in re.split(r"[_-]", name)) + "RcDetector"
-        return type(cls_name, (RcToolDetector,), {"sglang_name": name, "tool_format": fmt, "index_mode": index_mode,
+        extra = dict(_native_static_methods(name))
+        original = _ORIGINAL_TOOL_DETECTORS.get(name)
+        if original is not None and hasattr(original, "flush_pending_normal_text"):
+            extra["flush_pending_normal_text"] = RcToolDetector._flush_pending_normal_text
+        if original is not None and name == "dots":
+            extra["stream_strip_closer"] = "</dots_function_call>"
+        return type(cls_name, (RcToolDetector,), {**extra,
+                                                   "sglang_name": name, "tool_format": fmt, "index_mode": index_mode,
                                                    "drop_unknown": drop_unknown, "stream_drop_unknown": stream_drop,
                                                    "oneshot_normal": _ONESHOT_NORMAL.get(name),
                                                    "undeclared_oneshot": _UNDECLARED.get(name, (False, False))[0],
                                                    "undeclared_stream": _UNDECLARED.get(name, (False, False))[1],
+                                                   "stream_drop_ws_after_call": name in ("qwen25", "qwen"),
+                                                   "oneshot_unclosed_is_text": name == "minimax-m2",
                                                    "__module__": __name__})
 
     TOOL_DETECTORS.update({n: _make_tool_class(n, *spec) for n, spec in _TOOL_NAMES.items()})
