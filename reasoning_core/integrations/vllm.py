@@ -181,6 +181,12 @@ class _Spec:
     # ids: "none" (granite: vLLM's base method, None), "false" (muse: only a
     # tool channel ends it), "true" (openai_gptoss); "" : from the ids.
     reasoning_end_answer: str = ""
+    # chat_template_kwargs (key, value) that starts the output inside reasoning
+    # (minimax_m3: thinking_mode="enabled", the template prefills the start).
+    start_when: tuple[str, str] = ()
+    # Starting in content, an end delimiter at the very start of the output is
+    # dropped (minimax_m3's stray leading closer); later ones stay content.
+    drop_leading_end: bool = False
     prompt_closes: bool = True            # set_prompt_token_ids: a closed block in this turn -> content
     terminators_end: bool = True          # terminators count for is_reasoning_end
     notes: str = ""
@@ -202,8 +208,8 @@ _SPECS: dict[str, _Spec] = {
     "hy_v3": _Spec("hy_v3", style="r1", thinking_from_effort=True, off_passthrough=True, count_when_off=True),
     "k2_horizon": _Spec("k2_horizon", style="r1", one_shot_no_end="content", thinking_keys=()),
     "minimax_m3": _Spec("minimax_m3", start=False, wait=True, rstrip_reasoning=False, absorb_stray_end=False,
-                        start_text_in_content=False,
-                         empty_reasoning_when_opened=True),
+                        start_text_in_content=False, start_when=("thinking_mode", "enabled"),
+                        drop_leading_end=True, empty_reasoning_when_opened=True),
     "step3": _Spec("step3", style="r1", thinking_keys=()),
     # vLLM's ParserEngine grammars
     "qwen3": _Spec("qwen3", rstrip_reasoning=False),
@@ -434,6 +440,9 @@ class VllmReasoningParser(_VllmReasoningParser):
                         self._multi.setdefault(seq[-1], []).append((tuple(seq), decision))
                         self._carry = max(self._carry, len(seq) - 1)
         self._start_state: bool = thinking if spec.start is None else spec.start
+        if spec.start_when and chat.get(spec.start_when[0]) == spec.start_when[1]:
+            self._start_state = True
+        self._lead_end = spec.drop_leading_end and not self._start_state
         self._begun = False
         self._ended = False
         self._pending_text = ""        # text of held tokens (a partial delimiter)
@@ -694,6 +703,10 @@ class VllmReasoningParser(_VllmReasoningParser):
         spec = self.spec
         if spec.style == "engine" and not self.thinking and spec.off_is_identity:
             return None, model_output
+        if self._lead_end:
+            for end in self._family.end:
+                if model_output.startswith(end):
+                    return None, model_output[len(end):] or None
         if self._injects(model_output, self._start_state):
             model_output = self._family.start[0] + model_output
         if spec.style == "r1" and self._start_state:
@@ -736,6 +749,15 @@ class VllmReasoningParser(_VllmReasoningParser):
                 self._decode_cache[key] = text
         return text
 
+    def _drop_leading_end(self, text: str, ids: Sequence[int]) -> tuple[str, Sequence[int]]:
+        """minimax_m3: an end delimiter that opens the output is dropped."""
+        for end in self._family.end:
+            if text.startswith(end):
+                for seq in ids_of_kind(self._parser.tables, END):
+                    if tuple(ids[:len(seq)]) == tuple(seq):
+                        return text[len(end):], list(ids[len(seq):])
+        return text, ids
+
     def _marker_texts(self) -> dict[tuple[int, ...], str]:
         """The family's delimiters by their ids, for a tokenizer that cannot
         decode (the text of anything else then comes from ``delta_text``)."""
@@ -775,6 +797,10 @@ class VllmReasoningParser(_VllmReasoningParser):
             if self._eng.state == CONTENT:
                 return self._content_delta(None, delta_text)
             return _delta(delta_text)
+        if self._lead_end and not self._begun:
+            delta_text, delta_token_ids = self._drop_leading_end(delta_text, delta_token_ids)
+            if not delta_text:
+                return None
         if not self._begun:
             self._begin()
             if self.spec.inject_start_if and self._injects(delta_text, self._start_state):
