@@ -187,6 +187,11 @@ class _Spec:
     # Starting in content, an end delimiter at the very start of the output is
     # dropped (minimax_m3's stray leading closer); later ones stay content.
     drop_leading_end: bool = False
+    # One-shot, the request's chat_template_kwargs (enable_thinking=False or
+    # force_nonempty_content=True) swap reasoning into content when content is
+    # "absent" (None: granite_thinking_parser) or "blank" (None or whitespace:
+    # nemotron_v3); "": never.
+    force_content: str = ""
     prompt_closes: bool = True            # set_prompt_token_ids: a closed block in this turn -> content
     terminators_end: bool = True          # terminators count for is_reasoning_end
     notes: str = ""
@@ -215,14 +220,14 @@ _SPECS: dict[str, _Spec] = {
     "qwen3": _Spec("qwen3", rstrip_reasoning=False),
     "mimo": _Spec("mimo", rstrip_reasoning=False),
     "minicpmv": _Spec("qwen3_5", rstrip_reasoning=False, start_text_in_content=False),
-    "granite_thinking_parser": _Spec("granite_thinking", lstrip_content=True),
+    "granite_thinking_parser": _Spec("granite_thinking", lstrip_content=True, force_content="absent"),
     "glm45": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
     "glm47": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
     "ling3": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
     "kimi_k2": _Spec("kimi_k2", thinking_keys=_TT, rstrip_reasoning=True, content_ids_missing="none",
                      off_markers_text=True),
     "minimax_m2": _Spec("minimax_m2", thinking_keys=(), content_ids_missing="none"),
-    "nemotron_v3": _Spec("nemotron_v3"),
+    "nemotron_v3": _Spec("nemotron_v3", force_content="blank"),
     "seed_oss": _Spec("seed_oss", rstrip_reasoning=False, extra_terminators=("<seed:tool_call>",)),
     "step3p5": _Spec("step3", thinking_keys=(), extra_terminators=("<tool_call>",)),
     "mistral": _Spec("mistral", thinking_keys=(), start=False, start_text_in_content=False),
@@ -698,6 +703,20 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     # -- one-shot -----------------------------------------------------------------
     def extract_reasoning(self, model_output: str, request: Any = None) -> tuple[Optional[str], Optional[str]]:
+        self._had_content = False
+        reasoning, content = self._extract_reasoning(model_output, request)
+        force = self.spec.force_content
+        absent = content is None and not (force == "absent" and self._had_content)
+        if force and (absent or force == "blank" and not content.strip()):
+            # vLLM's rule for this name: the request's chat_template_kwargs
+            # (thinking off, or force_nonempty_content) swap an answer that
+            # has no content.
+            chat = getattr(request, "chat_template_kwargs", None) or {}
+            if chat.get("enable_thinking") is False or chat.get("force_nonempty_content") is True:
+                reasoning, content = content, reasoning
+        return reasoning, content
+
+    def _extract_reasoning(self, model_output: str, request: Any = None) -> tuple[Optional[str], Optional[str]]:
         if self._passthrough:
             return None, self._start_text_str() + model_output if self._append_think else model_output
         spec = self.spec
@@ -726,6 +745,7 @@ class VllmReasoningParser(_VllmReasoningParser):
             content = self._drop_ends(content)
         if self._rstrip:
             reasoning = reasoning.rstrip()
+        self._had_content = bool(content)
         if spec.lstrip_content:
             content = content.lstrip()
         if not ended and spec.one_shot_no_end == "content":
