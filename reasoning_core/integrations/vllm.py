@@ -192,6 +192,11 @@ class _Spec:
     # "absent" (None: granite_thinking_parser) or "blank" (None or whitespace:
     # nemotron_v3); "": never.
     force_content: str = ""
+    # start/end delimiter per chat_template_kwargs "reasoning_effort" (the first
+    # is the default); another effort is a ValueError, as in vLLM (k2_horizon).
+    efforts: tuple[tuple[str, str, str], ...] = ()
+    # style "r1" whose is_reasoning_end also ends at a terminator (k2_horizon's <ifm|tool_calls>).
+    r1_terminators: bool = False
     prompt_closes: bool = True            # set_prompt_token_ids: a closed block in this turn -> content
     terminators_end: bool = True          # terminators count for is_reasoning_end
     notes: str = ""
@@ -211,7 +216,10 @@ _SPECS: dict[str, _Spec] = {
     "poolside_v1": _Spec("poolside_v1", style="r1", thinking=False, thinking_keys=_TT, off_passthrough=True),
     "ernie45": _Spec("ernie45", style="r1", thinking_keys=()),
     "hy_v3": _Spec("hy_v3", style="r1", thinking_from_effort=True, off_passthrough=True, count_when_off=True),
-    "k2_horizon": _Spec("k2_horizon", style="r1", one_shot_no_end="content", thinking_keys=()),
+    "k2_horizon": _Spec("k2_horizon", style="r1", one_shot_no_end="content", thinking_keys=(), r1_terminators=True,
+                        efforts=(("high", "<ifm|think>", "</ifm|think>"),
+                                 ("medium", "<ifm|think_fast>", "</ifm|think_fast>"),
+                                 ("low", "<ifm|think_faster>", "</ifm|think_faster>"))),
     "minimax_m3": _Spec("minimax_m3", start=False, wait=True, rstrip_reasoning=False, absorb_stray_end=False,
                         start_text_in_content=False, start_when=("thinking_mode", "enabled"),
                         drop_leading_end=True, empty_reasoning_when_opened=True),
@@ -392,6 +400,14 @@ class VllmReasoningParser(_VllmReasoningParser):
         super().__init__(tokenizer, *args, **kwargs)
         self._init_args = (args, kwargs)
         spec = self.spec
+        self._effort_pair: Optional[tuple[str, str]] = None
+        if spec.efforts:
+            effort = (kwargs.get("chat_template_kwargs") or {}).get("reasoning_effort", spec.efforts[0][0])
+            pairs = {e: (a, b) for e, a, b in spec.efforts}
+            if not isinstance(effort, str) or effort not in pairs:
+                raise ValueError(f"Unsupported reasoning_effort {effort!r} for {self.vllm_name}; "
+                                 f"supported: {', '.join(pairs)}")
+            self._effort_pair = pairs[effort]
         fam = get_family(spec.family) if spec.own_family else _family_for(self.vllm_name, tokenizer)
         if spec.extra_terminators:
             fam = _with_terminators(fam, spec.extra_terminators)
@@ -417,7 +433,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         self._start_ids = _single_ids(ids_of_kind(tables, START))
         self._end_ids = _single_ids(ids_of_kind(tables, END))
         self._term_ids = (_single_ids(ids_of_kind(tables, TERM))
-                          if spec.terminators_end and spec.style != "r1" else frozenset())
+                          if spec.terminators_end and (spec.style != "r1" or spec.r1_terminators) else frozenset())
         self._boundary_ids = (_single_ids(ids_of_kind(tables, BOUNDARY)) if spec.style in ("engine", "legacy")
                               else frozenset())
         # "append_think" (minimax_m2_append_think): no split at all; the whole
@@ -458,6 +474,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         self._content_started = False
         self._opened_by_prompt = False
         self._label = LabelStripper(fam.label) if fam.label else None
+        self._text_parser: Optional[TextReasoningParser] = None  # text-level fallback (no ids)
 
     # -- names vLLM's serving layer and tests read ---------------------------
     @property
@@ -490,6 +507,20 @@ class VllmReasoningParser(_VllmReasoningParser):
     @property
     def reasoning_end_token_ids(self) -> frozenset[int]:
         return self._end_like
+
+    @property
+    def start_token(self) -> Optional[str]:
+        """The start delimiter as vLLM's class names it (its tests and
+        ``thinking_token_budget`` read it): the requested effort's, if any."""
+        if self._effort_pair is not None:
+            return self._effort_pair[0]
+        return self._family.start[0] if self._family.start else None
+
+    @property
+    def end_token(self) -> Optional[str]:
+        if self._effort_pair is not None:
+            return self._effort_pair[1]
+        return self._family.end[0] if self._family.end else None
 
     @property
     def _thinking_enabled(self) -> bool:
@@ -769,6 +800,27 @@ class VllmReasoningParser(_VllmReasoningParser):
                 self._decode_cache[key] = text
         return text
 
+    def _text_delta(self, text: str) -> Optional[DeltaMessage]:
+        if not self._begun:
+            self._begin()
+        tp = self._text_parser
+        first = tp is None
+        if first:
+            tp = self._text_parser = TextReasoningParser(
+                self._family, starts_in_reasoning=self._eng.state != CONTENT)
+        if self._lead_end and first and not self._parser.engine.held:
+            for end in self._family.end:
+                if text.startswith(end):
+                    text = text[len(end):]
+        r, c = tp.feed(text)
+        if not tp.is_reasoning:
+            self._ended = True
+        if c and self._absorb:
+            c = self._drop_ends(c)
+        if r:
+            return self._reasoning_delta(r, c or None)
+        return self._content_delta(None, c) if c else None
+
     def _drop_leading_end(self, text: str, ids: Sequence[int]) -> tuple[str, Sequence[int]]:
         """minimax_m3: an end delimiter that opens the output is dropped."""
         for end in self._family.end:
@@ -806,17 +858,13 @@ class VllmReasoningParser(_VllmReasoningParser):
                 self._begun = True
                 delta_text = self._start_text_str() + delta_text
             return _delta(None, delta_text) if delta_text else None
-        if not delta_token_ids:
-            # Text without ids (a caller whose ids do not cover its text): no
-            # delimiter can be seen, so the text goes to the side we are on
-            # rather than being dropped.
+        if not delta_token_ids or self._text_parser is not None:
+            # Text without ids (a caller whose ids do not cover its text): from
+            # here on this request is split at the text level, from the side
+            # the ids left it on.
             if not delta_text:
                 return None
-            if not self._begun:
-                self._begin()
-            if self._eng.state == CONTENT:
-                return self._content_delta(None, delta_text)
-            return _delta(delta_text)
+            return self._text_delta(delta_text)
         if self._lead_end and not self._begun:
             delta_text, delta_token_ids = self._drop_leading_end(delta_text, delta_token_ids)
             if not delta_text:
@@ -1001,6 +1049,11 @@ class VllmReasoningParser(_VllmReasoningParser):
         """End of the request: held tokens go to the side they were on."""
         if not self._begun or self._passthrough:
             return None
+        if self._text_parser is not None:
+            r, c = self._text_parser.finish()
+            if not r and not c:
+                return None
+            return _delta(r, c or None) if r else _delta(None, c)
         held = self._parser.engine.held
         if not held:
             return None
