@@ -449,9 +449,11 @@ class VllmReasoningParser(_VllmReasoningParser):
         # Delimiters that are token *sequences* in this vocabulary (Kimi K3's
         # <|open|>think<|sep|>: three tokens), when no delimiter is one token:
         # the prompt / gate scans match them as sequences, keyed by last id.
+        # (Not for plain-text markers such as Granite's, which vLLM's class
+        # never looks for in ids.)
         self._multi: dict[int, list[tuple[tuple[int, ...], int]]] = {}
         self._carry = 0
-        if not self._start_ids and not self._end_ids:
+        if not self._start_ids and not self._end_ids and not fam.text_markers:
             kinds = [(END, _DECIDE_END), (START, _DECIDE_START)]
             if spec.terminators_end and spec.style != "r1":
                 kinds.insert(1, (TERM, _DECIDE_END))
