@@ -74,8 +74,8 @@ def _start(work: Path, side: str) -> tuple[subprocess.Popen, Path]:
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "vllm_suite_plugin",
            "-c", str(work / "pytest.ini"), "--rootdir", str(work), "--tb=line", "-W", "ignore",
            "--continue-on-collection-errors", *DIRS]
-    log = open(work / f"{side}.log", "w")
-    proc = subprocess.Popen(cmd, cwd=str(work), env=env, stdout=log, stderr=subprocess.STDOUT)
+    with open(work / f"{side}.log", "w") as log:  # the child keeps its own handle
+        proc = subprocess.Popen(cmd, cwd=str(work), env=env, stdout=log, stderr=subprocess.STDOUT)
     return proc, results
 
 
