@@ -35,6 +35,7 @@ import pytest
 _SIDE = os.environ.get("RC_SUITE_SIDE", "ours")
 _touched = False
 _results: dict[str, dict] = {}
+_ids: dict[type, str] = {}
 
 
 def _mark(fn):
@@ -79,6 +80,9 @@ def _swap() -> None:
             for k, v in list(vars(mod).items()):
                 if isinstance(v, type) and v in own:
                     setattr(mod, k, own[v])
+    # Test ids built from a class's name keep vLLM's (the same test on both sides).
+    for theirs, ours in own.items():
+        _ids.setdefault(ours, theirs.__name__)
     _instrument(M.VllmReasoningParser)
     _instrument(M.VllmToolParser)
 
@@ -101,6 +105,12 @@ def _no_retry_offline() -> None:
 _no_retry_offline()
 if _SIDE == "ours":
     _swap()
+
+
+def pytest_make_parametrize_id(config, val, argname):
+    if isinstance(val, type):
+        return _ids.get(val)
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)
