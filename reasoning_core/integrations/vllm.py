@@ -1271,9 +1271,8 @@ class VllmToolParser(_VllmToolParser):
     """A vLLM ``ToolParser`` over one ``reasoning_core.tools`` format.
 
     Rules: the request's tools give each parameter's JSON schema (a ``string``
-    parameter stays a string); the text is parsed whatever ``tool_choice`` says
-    and whether or not the request lists tools, as vLLM's parsers do (vLLM's
-    serving layer does not call a tool parser for ``tool_choice="none"``); a named ``tool_choice`` or
+    parameter stays a string); ``tool_choice="none"`` reports no calls (vLLM's
+    serving layer passes the text through); a named ``tool_choice`` or
     ``"required"`` is parsed from the model's own format, like ``"auto"``
     (``supports_required_and_named = False``: vLLM does not force its JSON
     list format on us); a call naming a tool that is not in the request is
@@ -1333,6 +1332,8 @@ class VllmToolParser(_VllmToolParser):
         schemas = _tool_schemas(getattr(request, "tools", None) or self.tools)
         if schemas:
             tp.set_streaming_tool_schemas(schemas)
+        if getattr(request, "tool_choice", None) == "none":
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
         try:
             resp = tp.parse_complete(model_output)
         except ValueError:
@@ -1360,6 +1361,11 @@ class VllmToolParser(_VllmToolParser):
         self._use_request(request)
         if not delta_text:
             return None
+        if getattr(request, "tool_choice", None) == "none":
+            # No tools requested (or tool_choice="none"): the text is content,
+            # as vLLM's non-engine parsers leave it (its engine parsers drop a
+            # call written anyway; ours keep its text, as one-shot does).
+            return DeltaMessage(content=delta_text)
         out = self._tp.parse_delta(delta_text)
         if out is None:
             if self._ws_drop and not self._nonws_seen:
