@@ -25,10 +25,11 @@ written as JSON to ``$RC_SUITE_RESULTS``.
 from __future__ import annotations
 
 import functools
-import json
 import importlib
+import json
 import os
 import pkgutil
+import types
 
 import pytest
 
@@ -50,7 +51,8 @@ def _mark(fn):
 
 def _instrument(cls: type) -> None:
     for name, value in list(vars(cls).items()):
-        if callable(value) and not isinstance(value, type) and (name == "__init__" or not name.startswith("__")):
+        if (isinstance(value, types.FunctionType)  # not static/class methods, properties, classes
+                and (name == "__init__" or not name.startswith("__"))):
             setattr(cls, name, _mark(value))
 
 
