@@ -144,7 +144,8 @@ class _Spec:
     # start (``thought\n``..., or holding the end) gets the start put in front.
     inject_start_if: tuple[str, ...] = ()
     # extract_content_ids when no end is found: "all" ids (vLLM's engine
-    # default) or "none" (kimi_k2, minimax_m2: [] unless a tool section opened).
+    # default), "none" (kimi_k2, minimax_m2: [] unless a tool section opened)
+    # or "open" (minimax_m3: [] while a block is open, else all).
     content_ids_missing: str = "all"
     # Leading whitespace of the content is dropped (granite_thinking_parser).
     lstrip_content: bool = False
@@ -222,7 +223,7 @@ _SPECS: dict[str, _Spec] = {
                                  ("low", "<ifm|think_faster>", "</ifm|think_faster>"))),
     "minimax_m3": _Spec("minimax_m3", start=False, wait=True, rstrip_reasoning=False, absorb_stray_end=False,
                         start_text_in_content=False, start_when=("thinking_mode", "enabled"),
-                        drop_leading_end=True, empty_reasoning_when_opened=True),
+                        drop_leading_end=True, empty_reasoning_when_opened=True, content_ids_missing="open"),
     "step3": _Spec("step3", style="r1", thinking_keys=()),
     # vLLM's ParserEngine grammars
     "qwen3": _Spec("qwen3", rstrip_reasoning=False),
@@ -690,6 +691,13 @@ class VllmReasoningParser(_VllmReasoningParser):
         for i in range(len(ids) - 1, -1, -1):
             if ids[i] in end_ids:
                 return input_ids[i + 1:]
+        if self.spec.content_ids_missing == "open":
+            # minimax_m3: no end yet -> nothing while a block is open (opened
+            # in the output, or by the template), all ids otherwise
+            sids = self._start_ids
+            if self._start_state or any(t in sids for t in ids):
+                return []
+            return input_ids
         if self.spec.content_ids_missing == "none":
             for i in range(len(ids) - 1, -1, -1):
                 if ids[i] in self._term_ids:
