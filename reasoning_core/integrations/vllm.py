@@ -144,7 +144,8 @@ class _Spec:
     # start (``thought\n``..., or holding the end) gets the start put in front.
     inject_start_if: tuple[str, ...] = ()
     # extract_content_ids when no end is found: "all" ids (vLLM's engine
-    # default) or "none" (kimi_k2, minimax_m2: [] unless a tool section opened).
+    # default), "none" (kimi_k2, minimax_m2: [] unless a tool section opened)
+    # or "open" (minimax_m3: [] while a block is open, else all).
     content_ids_missing: str = "all"
     # Leading whitespace of the content is dropped (granite_thinking_parser).
     lstrip_content: bool = False
@@ -181,6 +182,22 @@ class _Spec:
     # ids: "none" (granite: vLLM's base method, None), "false" (muse: only a
     # tool channel ends it), "true" (openai_gptoss); "" : from the ids.
     reasoning_end_answer: str = ""
+    # chat_template_kwargs (key, value) that starts the output inside reasoning
+    # (minimax_m3: thinking_mode="enabled", the template prefills the start).
+    start_when: tuple[str, str] = ()
+    # Starting in content, an end delimiter at the very start of the output is
+    # dropped (minimax_m3's stray leading closer); later ones stay content.
+    drop_leading_end: bool = False
+    # One-shot, the request's chat_template_kwargs (enable_thinking=False or
+    # force_nonempty_content=True) swap reasoning into content when content is
+    # "absent" (None: granite_thinking_parser) or "blank" (None or whitespace:
+    # nemotron_v3); "": never.
+    force_content: str = ""
+    # start/end delimiter per chat_template_kwargs "reasoning_effort" (the first
+    # is the default); another effort is a ValueError, as in vLLM (k2_horizon).
+    efforts: tuple[tuple[str, str, str], ...] = ()
+    # style "r1" whose is_reasoning_end also ends at a terminator (k2_horizon's <ifm|tool_calls>).
+    r1_terminators: bool = False
     prompt_closes: bool = True            # set_prompt_token_ids: a closed block in this turn -> content
     terminators_end: bool = True          # terminators count for is_reasoning_end
     notes: str = ""
@@ -200,23 +217,26 @@ _SPECS: dict[str, _Spec] = {
     "poolside_v1": _Spec("poolside_v1", style="r1", thinking=False, thinking_keys=_TT, off_passthrough=True),
     "ernie45": _Spec("ernie45", style="r1", thinking_keys=()),
     "hy_v3": _Spec("hy_v3", style="r1", thinking_from_effort=True, off_passthrough=True, count_when_off=True),
-    "k2_horizon": _Spec("k2_horizon", style="r1", one_shot_no_end="content", thinking_keys=()),
+    "k2_horizon": _Spec("k2_horizon", style="r1", one_shot_no_end="content", thinking_keys=(), r1_terminators=True,
+                        efforts=(("high", "<ifm|think>", "</ifm|think>"),
+                                 ("medium", "<ifm|think_fast>", "</ifm|think_fast>"),
+                                 ("low", "<ifm|think_faster>", "</ifm|think_faster>"))),
     "minimax_m3": _Spec("minimax_m3", start=False, wait=True, rstrip_reasoning=False, absorb_stray_end=False,
-                        start_text_in_content=False,
-                         empty_reasoning_when_opened=True),
+                        start_text_in_content=False, start_when=("thinking_mode", "enabled"),
+                        drop_leading_end=True, empty_reasoning_when_opened=True, content_ids_missing="open"),
     "step3": _Spec("step3", style="r1", thinking_keys=()),
     # vLLM's ParserEngine grammars
     "qwen3": _Spec("qwen3", rstrip_reasoning=False),
     "mimo": _Spec("mimo", rstrip_reasoning=False),
     "minicpmv": _Spec("qwen3_5", rstrip_reasoning=False, start_text_in_content=False),
-    "granite_thinking_parser": _Spec("granite_thinking", lstrip_content=True),
+    "granite_thinking_parser": _Spec("granite_thinking", lstrip_content=True, force_content="absent"),
     "glm45": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
     "glm47": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
     "ling3": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
     "kimi_k2": _Spec("kimi_k2", thinking_keys=_TT, rstrip_reasoning=True, content_ids_missing="none",
                      off_markers_text=True),
     "minimax_m2": _Spec("minimax_m2", thinking_keys=(), content_ids_missing="none"),
-    "nemotron_v3": _Spec("nemotron_v3"),
+    "nemotron_v3": _Spec("nemotron_v3", force_content="blank"),
     "seed_oss": _Spec("seed_oss", rstrip_reasoning=False, extra_terminators=("<seed:tool_call>",)),
     "step3p5": _Spec("step3", thinking_keys=(), extra_terminators=("<tool_call>",)),
     "mistral": _Spec("mistral", thinking_keys=(), start=False, start_text_in_content=False),
@@ -233,7 +253,7 @@ _SPECS: dict[str, _Spec] = {
     "hunyuan_a13b": _Spec("hunyuan_a13b", style="legacy", thinking=False),
     "hy_v4": _Spec("hy_v4", style="r1", thinking_from_effort=True, default_effort="high", off_passthrough=True,
                    count_from_start=True),
-    "kimi_k3": _Spec("kimi_k3", style="legacy"),
+    "kimi_k3": _Spec("kimi_k3", style="legacy", thinking_keys=_TT, off_passthrough=True),
     "minimax_m2_append_think": _Spec("minimax_m2", style="append_think", terminators_end=False, wait=True,
                                       own_family=True),
     "muse": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false"),
@@ -381,6 +401,14 @@ class VllmReasoningParser(_VllmReasoningParser):
         super().__init__(tokenizer, *args, **kwargs)
         self._init_args = (args, kwargs)
         spec = self.spec
+        self._effort_pair: Optional[tuple[str, str]] = None
+        if spec.efforts:
+            effort = (kwargs.get("chat_template_kwargs") or {}).get("reasoning_effort", spec.efforts[0][0])
+            pairs = {e: (a, b) for e, a, b in spec.efforts}
+            if not isinstance(effort, str) or effort not in pairs:
+                raise ValueError(f"Unsupported reasoning_effort {effort!r} for {self.vllm_name}; "
+                                 f"supported: {', '.join(pairs)}")
+            self._effort_pair = pairs[effort]
         fam = get_family(spec.family) if spec.own_family else _family_for(self.vllm_name, tokenizer)
         if spec.extra_terminators:
             fam = _with_terminators(fam, spec.extra_terminators)
@@ -406,7 +434,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         self._start_ids = _single_ids(ids_of_kind(tables, START))
         self._end_ids = _single_ids(ids_of_kind(tables, END))
         self._term_ids = (_single_ids(ids_of_kind(tables, TERM))
-                          if spec.terminators_end and spec.style != "r1" else frozenset())
+                          if spec.terminators_end and (spec.style != "r1" or spec.r1_terminators) else frozenset())
         self._boundary_ids = (_single_ids(ids_of_kind(tables, BOUNDARY)) if spec.style in ("engine", "legacy")
                               else frozenset())
         # "append_think" (minimax_m2_append_think): no split at all; the whole
@@ -419,7 +447,26 @@ class VllmReasoningParser(_VllmReasoningParser):
         self._decisive.update({i: _DECIDE_START for i in self._start_ids})
         for i in self._boundary_ids:
             self._decisive.setdefault(i, _DECIDE_BOUNDARY)
+        # Delimiters that are token *sequences* in this vocabulary (Kimi K3's
+        # <|open|>think<|sep|>: three tokens), when no delimiter is one token:
+        # the prompt / gate scans match them as sequences, keyed by last id.
+        # (Not for plain-text markers such as Granite's, which vLLM's class
+        # never looks for in ids.)
+        self._multi: dict[int, list[tuple[tuple[int, ...], int]]] = {}
+        self._carry = 0
+        if not self._start_ids and not self._end_ids and not fam.text_markers:
+            kinds = [(END, _DECIDE_END), (START, _DECIDE_START)]
+            if spec.terminators_end and spec.style != "r1":
+                kinds.insert(1, (TERM, _DECIDE_END))
+            for kind, decision in kinds:
+                for seq in ids_of_kind(tables, kind):
+                    if len(seq) > 1:
+                        self._multi.setdefault(seq[-1], []).append((tuple(seq), decision))
+                        self._carry = max(self._carry, len(seq) - 1)
         self._start_state: bool = thinking if spec.start is None else spec.start
+        if spec.start_when and chat.get(spec.start_when[0]) == spec.start_when[1]:
+            self._start_state = True
+        self._lead_end = spec.drop_leading_end and not self._start_state
         self._begun = False
         self._ended = False
         self._pending_text = ""        # text of held tokens (a partial delimiter)
@@ -430,6 +477,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         self._content_started = False
         self._opened_by_prompt = False
         self._label = LabelStripper(fam.label) if fam.label else None
+        self._text_parser: Optional[TextReasoningParser] = None  # text-level fallback (no ids)
 
     # -- names vLLM's serving layer and tests read ---------------------------
     @property
@@ -464,6 +512,33 @@ class VllmReasoningParser(_VllmReasoningParser):
         return self._end_like
 
     @property
+    def start_token(self) -> Optional[str]:
+        """The start delimiter as vLLM's class names it (its tests and
+        ``thinking_token_budget`` read it): the requested effort's, if any."""
+        if self._effort_pair is not None:
+            return self._effort_pair[0]
+        return self._family.start[0] if self._family.start else None
+
+    @property
+    def end_token(self) -> Optional[str]:
+        if self._effort_pair is not None:
+            return self._effort_pair[1]
+        return self._family.end[0] if self._family.end else None
+
+    @property
+    def _thinking_enabled(self) -> bool:
+        """vLLM's name for the request's thinking switch (its tests read it)."""
+        return self.thinking
+
+    def extract_reasoning_content(self, model_output: str, request: Any = None):
+        """vLLM's older name for ``extract_reasoning`` (some of its classes keep it)."""
+        return self.extract_reasoning(model_output, request)
+
+    def extract_reasoning_content_streaming(self, *args: Any, **kwargs: Any) -> Optional[DeltaMessage]:
+        """vLLM's older name for ``extract_reasoning_streaming``."""
+        return self.extract_reasoning_streaming(*args, **kwargs)
+
+    @property
     def parser(self) -> FamilyParser:
         """The per-request reasoning-core parser (token level)."""
         return self._parser
@@ -471,6 +546,8 @@ class VllmReasoningParser(_VllmReasoningParser):
     # -- prompt hooks -----------------------------------------------------------
     def _scan(self, ids: Sequence[int]) -> int:
         """The last decisive token of ``ids`` (right to left), 0 if none."""
+        if self._multi:
+            return self._scan_multi(ids)
         decisive = self._decisive
         if not decisive:
             return 0
@@ -479,6 +556,23 @@ class VllmReasoningParser(_VllmReasoningParser):
             d = get(ids[i])
             if d is not None:
                 return d
+        return 0
+
+    def _scan_multi(self, ids: Sequence[int]) -> int:
+        """``_scan`` for delimiters that are token sequences: the newest
+        complete delimiter (by its last token) decides."""
+        get, multi = self._decisive.get, self._multi.get
+        for i in range(len(ids) - 1, -1, -1):
+            t = ids[i]
+            d = get(t)
+            if d is not None:
+                return d
+            cands = multi(t)
+            if cands:
+                for seq, decision in cands:
+                    n = len(seq)
+                    if i + 1 >= n and all(ids[i + 1 - n + k] == seq[k] for k in range(n - 1)):
+                        return decision
         return 0
 
     def _answer(self, decision: int) -> bool:
@@ -550,7 +644,13 @@ class VllmReasoningParser(_VllmReasoningParser):
                 if t in end_ids:
                     return True
             return False
-        d = self._scan(delta)
+        if self._carry:
+            # a delimiter may straddle the step boundary: look back far enough
+            # (and, as vLLM's class of such a format, only the step's window decides)
+            head = len(input_ids) - len(delta)
+            return self._answer(self._scan(list(input_ids[max(0, head - self._carry):head]) + list(delta)))
+        else:
+            d = self._scan(delta)
         n = len(input_ids)
         if d == 0 or d == _DECIDE_BOUNDARY and n > len(delta):
             if self._gate_len == n - len(delta) and d == 0:
@@ -591,6 +691,13 @@ class VllmReasoningParser(_VllmReasoningParser):
         for i in range(len(ids) - 1, -1, -1):
             if ids[i] in end_ids:
                 return input_ids[i + 1:]
+        if self.spec.content_ids_missing == "open":
+            # minimax_m3: no end yet -> nothing while a block is open (opened
+            # in the output, or by the template), all ids otherwise
+            sids = self._start_ids
+            if self._start_state or any(t in sids for t in ids):
+                return []
+            return input_ids
         if self.spec.content_ids_missing == "none":
             for i in range(len(ids) - 1, -1, -1):
                 if ids[i] in self._term_ids:
@@ -637,11 +744,29 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     # -- one-shot -----------------------------------------------------------------
     def extract_reasoning(self, model_output: str, request: Any = None) -> tuple[Optional[str], Optional[str]]:
+        self._had_content = False
+        reasoning, content = self._extract_reasoning(model_output, request)
+        force = self.spec.force_content
+        absent = content is None and not (force == "absent" and self._had_content)
+        if force and (absent or force == "blank" and not content.strip()):
+            # vLLM's rule for this name: the request's chat_template_kwargs
+            # (thinking off, or force_nonempty_content) swap an answer that
+            # has no content.
+            chat = getattr(request, "chat_template_kwargs", None) or {}
+            if chat.get("enable_thinking") is False or chat.get("force_nonempty_content") is True:
+                reasoning, content = content, reasoning
+        return reasoning, content
+
+    def _extract_reasoning(self, model_output: str, request: Any = None) -> tuple[Optional[str], Optional[str]]:
         if self._passthrough:
             return None, self._start_text_str() + model_output if self._append_think else model_output
         spec = self.spec
         if spec.style == "engine" and not self.thinking and spec.off_is_identity:
             return None, model_output
+        if self._lead_end:
+            for end in self._family.end:
+                if model_output.startswith(end):
+                    return None, model_output[len(end):] or None
         if self._injects(model_output, self._start_state):
             model_output = self._family.start[0] + model_output
         if spec.style == "r1" and self._start_state:
@@ -661,6 +786,7 @@ class VllmReasoningParser(_VllmReasoningParser):
             content = self._drop_ends(content)
         if self._rstrip:
             reasoning = reasoning.rstrip()
+        self._had_content = bool(content)
         if spec.lstrip_content:
             content = content.lstrip()
         if not ended and spec.one_shot_no_end == "content":
@@ -676,10 +802,57 @@ class VllmReasoningParser(_VllmReasoningParser):
         key = tuple(ids)
         text = self._decode_cache.get(key)
         if text is None:
-            text = self.model_tokenizer.decode(list(ids), skip_special_tokens=False)
+            try:
+                text = self.model_tokenizer.decode(list(ids), skip_special_tokens=False)
+            except Exception:  # a tokenizer without decode (vLLM's tests pass stubs)
+                text = self._marker_texts().get(key, "")
             if len(key) <= 8:
                 self._decode_cache[key] = text
         return text
+
+    def _text_delta(self, text: str) -> Optional[DeltaMessage]:
+        if not self._begun:
+            self._begin()
+        tp = self._text_parser
+        first = tp is None
+        if first:
+            tp = self._text_parser = TextReasoningParser(
+                self._family, starts_in_reasoning=self._eng.state != CONTENT)
+        if self._lead_end and first and not self._parser.engine.held:
+            for end in self._family.end:
+                if text.startswith(end):
+                    text = text[len(end):]
+        r, c = tp.feed(text)
+        if not tp.is_reasoning:
+            self._ended = True
+        if c and self._absorb:
+            c = self._drop_ends(c)
+        if r:
+            return self._reasoning_delta(r, c or None)
+        return self._content_delta(None, c) if c else None
+
+    def _drop_leading_end(self, text: str, ids: Sequence[int]) -> tuple[str, Sequence[int]]:
+        """minimax_m3: an end delimiter that opens the output is dropped."""
+        for end in self._family.end:
+            if text.startswith(end):
+                for seq in ids_of_kind(self._parser.tables, END):
+                    if tuple(ids[:len(seq)]) == tuple(seq):
+                        return text[len(end):], list(ids[len(seq):])
+        return text, ids
+
+    def _marker_texts(self) -> dict[tuple[int, ...], str]:
+        """The family's delimiters by their ids, for a tokenizer that cannot
+        decode (the text of anything else then comes from ``delta_text``)."""
+        texts = getattr(self, "_marker_text_map", None)
+        if texts is None:
+            fam, texts = self._family, {}
+            for m in fam.start + fam.end + fam.terminators + fam.header_terminators + fam.headers:
+                try:
+                    texts.setdefault(tuple(self.model_tokenizer.encode(m, add_special_tokens=False)), m)
+                except Exception:
+                    pass
+            self._marker_text_map = texts
+        return texts
 
     def extract_reasoning_streaming(
         self,
@@ -695,17 +868,17 @@ class VllmReasoningParser(_VllmReasoningParser):
                 self._begun = True
                 delta_text = self._start_text_str() + delta_text
             return _delta(None, delta_text) if delta_text else None
-        if not delta_token_ids:
-            # Text without ids (a caller whose ids do not cover its text): no
-            # delimiter can be seen, so the text goes to the side we are on
-            # rather than being dropped.
+        if not delta_token_ids or self._text_parser is not None:
+            # Text without ids (a caller whose ids do not cover its text): from
+            # here on this request is split at the text level, from the side
+            # the ids left it on.
             if not delta_text:
                 return None
-            if not self._begun:
-                self._begin()
-            if self._eng.state == CONTENT:
-                return self._content_delta(None, delta_text)
-            return _delta(delta_text)
+            return self._text_delta(delta_text)
+        if self._lead_end and not self._begun:
+            delta_text, delta_token_ids = self._drop_leading_end(delta_text, delta_token_ids)
+            if not delta_text:
+                return None
         if not self._begun:
             self._begin()
             if self.spec.inject_start_if and self._injects(delta_text, self._start_state):
@@ -886,6 +1059,11 @@ class VllmReasoningParser(_VllmReasoningParser):
         """End of the request: held tokens go to the side they were on."""
         if not self._begun or self._passthrough:
             return None
+        if self._text_parser is not None:
+            r, c = self._text_parser.finish()
+            if not r and not c:
+                return None
+            return _delta(r, c or None) if r else _delta(None, c)
         held = self._parser.engine.held
         if not held:
             return None
