@@ -678,9 +678,6 @@ TOOL_NOT_SERVED: dict[str, str] = {
     "generic": "alias of auto",
     "functionary": "MeetKai Functionary's format has no reasoning_core.tools parser",
     "meetkai": "alias of functionary",
-    "mistral": "vllm-mlx's mistral streams each call's arguments as the model's raw text, delta by delta (its "
-               "tests compare the exact text, e.g. '{\"city\":\"Paris\"}'); our mistral format gives canonical "
-               "JSON, and does not read [TOOL_CALLS]name{...}",
     "qwen3_xml": "vllm-mlx's own qwen3_xml tests drive its private streaming XML reader (_xml_parser) and expect "
                  "a <function=NAME> followed by prose to stay content (its parser abandons the call); composed "
                  "of our qwen3_coder format (values typed by the request's schema, strings without one), 35 "
@@ -1511,9 +1508,155 @@ class RcMlxPoolsideToolParser(RcMlxToolParser):
         return self._deltas(self._parser.finish())
 
 
+from ..tools._json import DONE as _DONE, JsonReader as _JsonReader, NEED as _NEED  # noqa: E402
+from ..tools._json_formats import MistralToolParser as _Mistral  # noqa: E402
+
+_M_NAME = re.compile(r"[A-Za-z0-9_.\-]*")
+
+
+class _RawJsonLane:
+    """The lane our scanner feeds while a JSON value is read: the value is
+    checked by our JSON reader, and the source text it consumed is the call's
+    arguments, as written (vllm-mlx's mistral streams the model's raw text)."""
+
+    __slots__ = ("p", "reader")
+
+    def __init__(self, p: Any) -> None:
+        self.p = p
+        self.reader = _JsonReader(_drop_text, True)
+
+    def feed(self, buf: str, pos: int, eof: bool) -> tuple:
+        end, status = self.reader.feed(buf, pos, eof)
+        if end > pos:
+            self.p._emit_args(buf[pos:end])
+        return end, status
+
+
+def _drop_text(_t: str) -> None:
+    return None
+
+
+class _MlxMistral(_Mistral):
+    """Our mistral format with vllm-mlx's reading of it: after ``[TOOL_CALLS]``
+    a name then ``[ARGS]`` or directly ``{`` (older checkpoints), and the
+    arguments kept as the model wrote them (read by our JSON reader, which
+    also tells where they end, so a ``[TOOL_CALLS]`` inside a string is data)."""
+
+    format_name = "vllm_mlx_mistral"
+
+    def _section(self, opener):
+        yield from self._skip_ws()
+        c = yield from self._peek()
+        if c == "[" or c == "{" or c is None:
+            return (yield from super()._section(opener))
+        name = yield from self._read(_M_NAME, 256)
+        if not name:
+            self._fail()
+            return None
+        yield from self._skip_ws()
+        if not (yield from self._expect("[ARGS]")):
+            c = yield from self._peek()
+            if c != "{":
+                self._fail()
+                return None
+        self._open_call(name)
+        self._close_call((yield from self._raw_json()))
+        return None
+
+    def _raw_json(self):
+        lane = _RawJsonLane(self)
+        self._pos, status = lane.feed(self._buf, self._pos, self._eof)
+        while status == _NEED:
+            self._lane = lane
+            self._lane_args = False
+            yield
+            self._lane = None
+            status = self._lane_status
+            if status is None:
+                self._pos, status = lane.feed(self._buf, self._pos, self._eof)
+            else:
+                self._lane_status = None
+        return status == _DONE
+
+
+def _mistral_id() -> str:
+    # vllm-mlx's mistral ids: 9 alphanumeric characters (Mistral's templates check them)
+    return uuid.uuid4().hex[:9]
+
+
+class RcMlxMistralToolParser(RcMlxToolParser):
+    """vllm-mlx's ``mistral``: ``[TOOL_CALLS]`` calls (a JSON list, or
+    ``NAME[ARGS]{…}`` / ``NAME{…}``) read by our mistral format; streaming
+    sends the name once it is known, then each delta's argument text as the
+    model wrote it, the call's id on its first piece (O(delta): only the new
+    text is read)."""
+
+    tool_format = "mistral"
+
+    def reset(self) -> None:
+        super().reset()
+        self._parser = _MlxMistral()
+        self._ids: dict[int, str] = {}
+
+    def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
+        if "[TOOL_CALLS]" not in model_output:
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        p = _MlxMistral()
+        p._push(model_output, eof=True)
+        calls = [{"id": _mistral_id(), "name": c.name, "arguments": "".join(c.args)} for c in p._calls if c.ok]
+        if not calls:
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        content = model_output.partition("[TOOL_CALLS]")[0].strip()
+        return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=content or None)
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
+                                     request: Any = None) -> Optional[dict]:
+        unseen = _unseen(self, previous_text, current_text, delta_text)
+        if unseen:
+            self._deltas(self._parser.parse_delta(unseen))
+        if not delta_text:
+            return None
+        deltas = self._parser.parse_delta(delta_text)
+        if deltas is None:
+            return {"content": delta_text}
+        return self._deltas(deltas)
+
+    def _deltas(self, deltas: Optional[list]) -> Optional[dict]:
+        if not deltas:
+            return None
+        content: list[str] = []
+        pending: dict[int, dict] = {}
+        ids = self._ids
+        for d in deltas:
+            if d.content is not None:
+                content.append(d.content)
+                continue
+            i = d.index
+            slot = pending.get(i)
+            if slot is None:
+                slot = pending[i] = {"index": i, "type": "function", "function": {}}
+                if i not in ids:
+                    ids[i] = slot["id"] = _mistral_id()
+            fn = slot["function"]
+            if d.name is not None:
+                fn["name"] = d.name
+            if d.arguments:
+                fn["arguments"] = fn.get("arguments", "") + d.arguments
+        out: dict = {}
+        if content:
+            out["content"] = "".join(content)
+        if pending:
+            out["tool_calls"] = list(pending.values())
+        return out or None
+
+    def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
+        return self._deltas(self._parser.finish())
+
+
 # vllm-mlx names served by a class of their own
 _OWN_CLASSES: dict[str, type] = {"harmony": RcMlxHarmonyToolParser, "gpt-oss": RcMlxHarmonyToolParser,
-                                  "poolside_v1": RcMlxPoolsideToolParser}
+                                  "poolside_v1": RcMlxPoolsideToolParser, "mistral": RcMlxMistralToolParser}
 
 _ORIGINAL_TOOL_PARSERS: dict[str, type] = {}
 for _n in [*_TOOL_NAMES, *_MULTI_NAMES, *_OWN_CLASSES]:
