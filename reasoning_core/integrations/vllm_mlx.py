@@ -684,9 +684,6 @@ TOOL_NOT_SERVED: dict[str, str] = {
                  "of those test cases fail: too many to serve the name",
     "qwen3_coder": "alias of qwen3_xml",
     "qwen3.5": "alias of qwen3_xml",
-    "gemma4": "vllm-mlx's gemma4 reads several call:f{...} in one <|tool_call> block (our gemma4 format reads "
-              "one per block) and Python-call fallback forms (```tool_code fences, call:f(...), "
-              "tool_code = f(...)) that no format of ours reads",
 }
 
 
@@ -1654,9 +1651,89 @@ class RcMlxMistralToolParser(RcMlxToolParser):
         return self._deltas(self._parser.finish())
 
 
+from .._tag_calls import G_CALL_END as _G_CALL_END  # noqa: E402
+from ..tools._base import markers as _markers, valid_name as _valid_name  # noqa: E402
+from ..tools._max_formats import G_CALL as _G_CALL, Gemma4ToolParser as _Gemma4, _G_NAME_END  # noqa: E402
+
+_G_NEXT = _markers("call:", _G_CALL_END, _G_CALL)
+
+
+class _MlxGemma4(_Gemma4):
+    """Our gemma4 format reading every ``call:NAME{…}`` in one
+    ``<|tool_call>`` block, as vllm-mlx's gemma4 does (ours reads one per
+    block); text in the block between calls is not content."""
+
+    format_name = "vllm_mlx_gemma4"
+
+    @staticmethod
+    def _string_text(body: str) -> str:
+        return body  # vllm-mlx's gemma4 keeps a <|"|> string as written (no escapes decoded)
+
+    @staticmethod
+    def _key_text(key: str) -> str:
+        key = key.strip()  # a key may be written <|"|>quoted<|"|>
+        if len(key) >= 10 and key.startswith('<|"|>') and key.endswith('<|"|>'):
+            key = key[5:-5]
+        return key
+
+    def _section(self, opener):
+        while True:
+            m = yield from self._until(_G_NEXT, _drop_text)
+            if m != "call:":
+                return m if m == _G_CALL else None
+            name, m = yield from self._text_until(_G_NAME_END)
+            name = name.strip()
+            if m == "{" and _valid_name(name):
+                self._open_call(name)
+                self._close_call((yield from self._args(name)))
+            else:
+                self._fail()
+                if m != "{":
+                    return m if m == _G_CALL else None
+
+
+class RcMlxGemma4ToolParser(RcMlxToolParser):
+    """vllm-mlx's ``gemma4``: ``<|tool_call>call:f{…}call:g{…}<tool_call|>``
+    read by our gemma4 format (several calls per block); each call is sent
+    once it closes; the one-shot content is the text before the first block."""
+
+    tool_format = "gemma4"
+
+    def reset(self) -> None:
+        super().reset()
+        self._parser = _MlxGemma4()
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
+                                     request: Any = None) -> Optional[dict]:
+        unseen = _unseen(self, previous_text, current_text, delta_text)
+        p = self._parser
+        if unseen:
+            p.parse_delta(unseen)
+        deltas = p.parse_delta(delta_text)
+        if deltas is None:
+            return {"content": delta_text} if delta_text else None
+        content = "".join(d.content for d in deltas if d.content is not None)
+        # as vllm-mlx's: a block's calls are sent when the block closes
+        calls = self._closed_calls(False) if _G_CALL_END in delta_text else []
+        return self._result(content, calls)
+
+    def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
+        text = self.strip_think_tags(model_output) if "</think>" in model_output else model_output
+        if _G_CALL in text:
+            p = _MlxGemma4()
+            p._push(text, eof=True)
+            calls = [{"id": _new_id(), "name": c.name, "arguments": "".join(c.args)} for c in p._calls if c.ok]
+            if calls:
+                content = text.partition(_G_CALL)[0].strip()
+                return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=content or None)
+        return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+
+
 # vllm-mlx names served by a class of their own
 _OWN_CLASSES: dict[str, type] = {"harmony": RcMlxHarmonyToolParser, "gpt-oss": RcMlxHarmonyToolParser,
-                                  "poolside_v1": RcMlxPoolsideToolParser, "mistral": RcMlxMistralToolParser}
+                                  "poolside_v1": RcMlxPoolsideToolParser, "mistral": RcMlxMistralToolParser,
+                                  "gemma4": RcMlxGemma4ToolParser}
 
 _ORIGINAL_TOOL_PARSERS: dict[str, type] = {}
 for _n in [*_TOOL_NAMES, *_MULTI_NAMES, *_OWN_CLASSES]:
