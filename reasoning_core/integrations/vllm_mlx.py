@@ -1509,6 +1509,7 @@ from ..tools._json import DONE as _DONE, JsonReader as _JsonReader, NEED as _NEE
 from ..tools._json_formats import MistralToolParser as _Mistral  # noqa: E402
 
 _M_NAME = re.compile(r"[A-Za-z0-9_.\-]*")
+_M_WS = re.compile(r"\s*")
 
 
 class _RawJsonLane:
@@ -1550,11 +1551,12 @@ class _MlxMistral(_Mistral):
         if not name:
             self._fail()
             return None
-        yield from self._skip_ws()
+        ws = yield from self._read(_M_WS, 1 << 20)
         if not (yield from self._expect("[ARGS]")):
             c = yield from self._peek()
             if c != "{":
-                self._fail()
+                # no call after all: the text read is content (vllm-mlx's releases it too)
+                self._content(name + (ws or ""))
                 return None
         self._open_call(name)
         self._close_call((yield from self._raw_json()))
@@ -1692,6 +1694,82 @@ class _MlxGemma4(_Gemma4):
                     return m if m == _G_CALL else None
 
 
+_G_FENCE = re.compile(r"```tool_code\b[^\n]*\n(.*?)```", re.S)
+_G_PAREN = re.compile(r"call:(\w+)\s*\(")
+_G_ASSIGN = re.compile(r"(?m)^[ \t]*tool_code\s*=\s*(\w+)\s*\(")
+_G_BARE = re.compile(r"([A-Za-z_]\w*)\s*\(")
+
+
+def _paren_end(text: str, i: int) -> int:
+    """The index of the ``)`` closing the ``(`` at ``i`` (quoted strings are
+    opaque), or -1."""
+    depth, q = 0, ""
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if q:
+            if ch == "\\":
+                i += 1
+            elif ch == q:
+                q = ""
+        elif ch in "'\"":
+            q = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _py_call(name: str, text: str, paren: int) -> tuple[list[dict], int]:
+    """``NAME(...)`` with its ``(`` at ``paren``, read by our pythonic format: (calls, end)."""
+    end = _paren_end(text, paren)
+    if end < 0:
+        return [], -1
+    return _calls_of("pythonic", "[" + name + text[paren:end + 1] + "]"), end + 1
+
+
+def _gemma_fallback(text: str) -> Optional[tuple[list[dict], str]]:
+    """vllm-mlx gemma4's fallback forms (a ```tool_code fence of calls,
+    ``call:NAME(...)``, ``tool_code = NAME(...)``), each call read by our
+    pythonic format: (calls, the content left), or None without a call."""
+    calls: list[dict] = []
+    spans: list[tuple[int, int]] = []
+    for m in _G_FENCE.finditer(text):
+        code, pos = m.group(1), 0
+        while True:
+            b = _G_BARE.search(code, pos)
+            if b is None:
+                break
+            got, end = _py_call(b.group(1), code, b.end() - 1)
+            if end < 0:
+                break
+            calls.extend(got)
+            pos = end
+        spans.append((m.start(), m.end()))
+    for rx in (_G_PAREN, _G_ASSIGN):
+        for m in rx.finditer(text):
+            if any(a <= m.start() < b for a, b in spans):
+                continue
+            got, end = _py_call(m.group(1), text, m.end() - 1)
+            if got:
+                calls.extend(got)
+                spans.append((m.start(), end))
+    if not calls:
+        return None
+    out, pos = [], 0
+    for a, b in sorted(spans):
+        out.append(text[pos:a])
+        pos = max(pos, b)
+    out.append(text[pos:])
+    content = "".join(out).replace(_G_CALL, "").replace(_G_CALL_END, "")
+    content = re.sub(r"(?m)^[ \t]*print\([^\n]*\)[ \t]*$", "", content)
+    return calls, content.strip()
+
+
 class RcMlxGemma4ToolParser(RcMlxToolParser):
     """vllm-mlx's ``gemma4``: ``<|tool_call>call:f{…}call:g{…}<tool_call|>``
     read by our gemma4 format (several calls per block); each call is sent
@@ -1702,6 +1780,29 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
     def reset(self) -> None:
         super().reset()
         self._parser = _MlxGemma4()
+        self._fb_at: Optional[int] = None  # where a fallback form may begin (offset in the output)
+        self._fb_tail = ""
+        self._fb_done = False
+
+    def _fallback_step(self, chunk: str, current_text: Any, after: int) -> Optional[dict]:
+        """The fallback forms: their markers are looked for in the new text
+        only; once one was seen, a delta that can close a call (``)`` or a
+        fence) reads the output from the marker on."""
+        if self._fb_at is None:
+            w = self._fb_tail + chunk
+            hits = [i for i in (w.find("call:"), w.find("tool_code")) if i >= 0]
+            if hits:
+                self._fb_at = self._fed - after - len(w) + min(hits)
+            else:
+                self._fb_tail = w[-9:]
+                return None
+        if after or self._fb_done or not (")" in chunk or "`" in chunk) or current_text.__class__ is not str:
+            return {}
+        fb = _gemma_fallback(current_text[max(0, self._fb_at - 3):])
+        if fb is None:
+            return {}
+        self._fb_done = True
+        return self._result("", fb[0]) or {}
 
     def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
                                      previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
@@ -1710,12 +1811,22 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
         p = self._parser
         if unseen:
             p.parse_delta(unseen)
+            if not p._calls and self._fb_at is None:
+                # sent already: a fallback call complete in it is not sent again
+                self._fallback_step(unseen, current_text, len(delta_text))
+                if self._fb_at is not None and _gemma_fallback(current_text[max(0, self._fb_at - 3):
+                                                                            len(current_text) - len(delta_text)]):
+                    self._fb_done = True
         deltas = p.parse_delta(delta_text)
+        calls = self._closed_calls(False) if _G_CALL_END in delta_text else []
+        if not calls and not p._calls:
+            fb = self._fallback_step(delta_text, current_text, 0)
+            if fb is not None:
+                return fb or None  # from a fallback marker on, nothing is content (vllm-mlx's rule)
         if deltas is None:
             return {"content": delta_text} if delta_text else None
         content = "".join(d.content for d in deltas if d.content is not None)
         # as vllm-mlx's: a block's calls are sent when the block closes
-        calls = self._closed_calls(False) if _G_CALL_END in delta_text else []
         return self._result(content, calls)
 
     def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
@@ -1727,6 +1838,10 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
             if calls:
                 content = text.partition(_G_CALL)[0].strip()
                 return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=content or None)
+        if "(" in text:
+            fb = _gemma_fallback(text)
+            if fb is not None:
+                return ExtractedToolCallInformation(tools_called=True, tool_calls=fb[0], content=fb[1] or None)
         return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
 
 
