@@ -84,6 +84,12 @@ def _render(fmt, calls, rng):
                     + "</function>"
                 out.append(fn if form == "bare_xml" else f"<tool_call>\n{fn}\n</tool_call>")
         return sep.join(out)
+    if fmt == "gemma4":
+        # several call:NAME{...} in one block (vllm-mlx's reads the first block only)
+        q = '<|"|>'
+        body = "".join("call:" + n + "{" + ",".join(f"{k}:{q}{v}{q}" if isinstance(v, str) else f"{k}:{v}"
+                                                    for k, v in a.items()) + "}" for n, a in calls)
+        return "<|tool_call>" + body + "<tool_call|>"
     if fmt == "mistral":
         # a JSON list after one [TOOL_CALLS], or NAME[ARGS]{...} / NAME{...} after each
         form = rng.choice(["list", "args", "brace"])
@@ -103,7 +109,7 @@ def _render(fmt, calls, rng):
 
 FORMATS = ["deepseek", "kimi", "glm47", "minimax", "nemotron", "granite", "xlam",
            "qwen", "step3p5", "hermes", "llama", "poolside_v1", "deepseek_v4", "harmony",
-           "mistral"]
+           "mistral", "gemma4"]
 
 
 def _case(fmt, rng):
