@@ -678,12 +678,6 @@ TOOL_NOT_SERVED: dict[str, str] = {
     "generic": "alias of auto",
     "functionary": "MeetKai Functionary's format has no reasoning_core.tools parser",
     "meetkai": "alias of functionary",
-    "qwen3_xml": "vllm-mlx's own qwen3_xml tests drive its private streaming XML reader (_xml_parser) and expect "
-                 "a <function=NAME> followed by prose to stay content (its parser abandons the call); composed "
-                 "of our qwen3_coder format (values typed by the request's schema, strings without one), 35 "
-                 "of those test cases fail: too many to serve the name",
-    "qwen3_coder": "alias of qwen3_xml",
-    "qwen3.5": "alias of qwen3_xml",
 }
 
 
@@ -918,6 +912,8 @@ class _Form:
     at_start_only: bool = False  # llama's bare JSON: only as the output's first non-space text
     # a "rest" form whose unfinished call at the end of a stream is not released as content (llama's python tag)
     hide_unfinished: bool = False
+    # a block whose opening tag is followed by prose (not markup) is no call: its text is content (qwen3_xml)
+    prose_abandons: bool = False
 
 
 @dataclass(frozen=True)
@@ -1044,6 +1040,9 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         self._content_ok = self.multi.content_after_marker
         self._tools: Optional[set] = None
         self._unclosed = ""                # one-shot: an unclosed block at the end
+        self._confirmed = True             # prose_abandons: the open block is a call
+        self._head = ""                    # prose_abandons: its text until that is known
+        self._marked_before = False
         self._install_hot_path()
 
     def _install_hot_path(self) -> None:
@@ -1104,6 +1103,10 @@ class RcMlxMultiToolParser(RcMlxToolParser):
                 return
             if self._form is not None:
                 form = self._form
+                if form.prose_abandons and not self._confirmed and text:
+                    text = self._prose_check(form, text, content)
+                    if self._form is None:
+                        continue
                 window = self._tail + text
                 i = window.find(form.closer)
                 if i < 0:
@@ -1160,6 +1163,7 @@ class RcMlxMultiToolParser(RcMlxToolParser):
             if before and (not self._marked or self.multi.content_after_marker):
                 content.append(before)
             self._begun = True
+            marked_before = self._marked
             self._marked = True
             text = window[at:]
             if not best.rest and not best.closer:  # a marker alone (kimi's section tags): not content
@@ -1174,7 +1178,36 @@ class RcMlxMultiToolParser(RcMlxToolParser):
                 continue
             self._form = best
             self._block, self._tail = [best.opener], ""
+            self._confirmed = not best.prose_abandons
+            self._head = ""
+            self._marked_before = marked_before
             text = text[len(best.opener):]
+
+    def _prose_check(self, form: _Form, text: str, content: list[str]) -> str:
+        """Before a ``prose_abandons`` block is confirmed: once the first
+        non-space text after its opening tag is known, markup (``<``)
+        confirms the call; anything else abandons it, and the block's text
+        so far is content, as vllm-mlx's qwen3_xml streams it.  Returns the
+        text still to read (all of it: the check reads ``text`` once)."""
+        head = self._head + text
+        gt = head.find(">")
+        if gt < 0:
+            self._head = head
+            return text
+        rest = head[gt + 1:].lstrip()
+        if not rest:
+            self._head = head
+            return text
+        self._head = ""
+        if rest[0] == "<":
+            self._confirmed = True
+            return text
+        block = "".join(self._block)
+        self._form, self._block, self._tail = None, [], ""
+        self._marked = self._marked_before
+        if not self._marked or self.multi.content_after_marker:
+            content.append(block)
+        return text
 
     def _partial(self, window: str) -> int:
         """Length of the longest suffix of ``window`` that may begin an opener."""
@@ -1255,7 +1288,8 @@ class RcMlxMultiToolParser(RcMlxToolParser):
                                      request: Any = None) -> Optional[dict]:
         fed = self._fed
         form = self._form
-        if form is not None and current_text.__class__ is str and len(current_text) - len(delta_text) == fed:
+        if form is not None and self._confirmed and current_text.__class__ is str \
+                and len(current_text) - len(delta_text) == fed:
             # inside a block: look for its closer in the delta (and the held tail) only
             window = self._tail + delta_text
             if form.closer not in window:
@@ -1264,7 +1298,7 @@ class RcMlxMultiToolParser(RcMlxToolParser):
                     self._block.append(delta_text)
                     self._tail = window[1 - len(form.closer):]
                 return None
-        elif self._rest is None and self._begun and not self._hold \
+        elif form is None and self._rest is None and self._begun and not self._hold \
                 and current_text.__class__ is str and len(current_text) - len(delta_text) == fed:
             # plain text with no character that starts a marker: passed through as it is
             for ch in self._firsts:
@@ -1845,10 +1879,109 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
         return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
 
 
+class _StreamReset:
+    """``parser._xml_parser.reset_streaming_state()``: vllm-mlx's qwen3_xml
+    callers (its tests among them) reset a stream through its XML reader;
+    here that resets our parser's stream."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: Any) -> None:
+        self._owner = owner
+
+    def reset_streaming_state(self) -> None:
+        self._owner.reset()
+
+
+class RcMlxQwen3XmlToolParser(RcMlxMultiToolParser):
+    """vllm-mlx's ``qwen3_xml`` / ``qwen3_coder`` / ``qwen3.5``: ``<function=…>``
+    parameter elements, wrapped in ``<tool_call>`` or bare, read by our
+    qwen3_coder format with the request's schemas (values typed by them,
+    strings without one, as vllm-mlx's); a bare ``<function=NAME>`` followed
+    by prose is no call and stays content; a block left open at the end is
+    read all the same."""
+
+    multi = _QWEN
+    tool_format = "hermes"
+
+    def __init__(self, tokenizer: Any = None) -> None:
+        super().__init__(tokenizer)
+        self._xml_parser = _StreamReset(self)
+
+    def reset(self) -> None:
+        self._schemas: dict = {}
+        self.multi = _Multi(
+            forms=(_Form(_TC_OPEN, _TC_CLOSE, self._read_block),
+                   _Form("<function=", "</function>", self._read_block, prose_abandons=True)),
+            content_after_marker=False, drop_unclosed=True, parse_unclosed=True)
+        super().reset()
+
+    def _read_block(self, block: str) -> list[dict]:
+        p = _Qwen3Coder()
+        if self._schemas:
+            p.set_streaming_tool_schemas(self._schemas)
+        if block.startswith(_TC_OPEN) and not block.endswith(_TC_CLOSE):
+            block += _TC_CLOSE  # left open at the end: read all the same
+        elif block.startswith("<function=") and not block.endswith("</function>"):
+            block += "</function>"
+        try:
+            res = p.parse_complete(block)
+        except ValueError:
+            return []
+        return [{"id": _new_id(), "name": c.name, "arguments": self._literal_objects(c.name, c.arguments)}
+                for c in res.tool_calls]
+
+    def _literal_objects(self, name: str, arguments: str) -> str:
+        """A value the schema declares ``object``/``array`` written as a Python
+        literal (``{'a': 1}``) is read as one, as vllm-mlx's reader does."""
+        props = (self._schemas.get(name) or {}).get("properties")
+        if not isinstance(props, dict) or "'" not in arguments:
+            return arguments
+        import ast
+        import json
+
+        args = json.loads(arguments)
+        changed = False
+        for k, v in args.items():
+            t = props.get(k, {}).get("type") if isinstance(props.get(k), dict) else None
+            if t in ("object", "array") and isinstance(v, str) and v[:1] in "{[":
+                try:
+                    lit = ast.literal_eval(v)
+                except (ValueError, SyntaxError, MemoryError, RecursionError):
+                    continue
+                if isinstance(lit, (dict, list)):
+                    args[k] = lit
+                    changed = True
+        return json.dumps(args, ensure_ascii=False) if changed else arguments
+
+    def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
+        text = self.strip_think_tags(model_output) if "</think>" in model_output else model_output
+        p = type(self)()
+        p._schemas = _request_schemas(request)
+        p._tools = _request_tools(request)
+        content: list[str] = []
+        calls: list[dict] = []
+        p.multi = _replace(p.multi, content_after_marker=True)
+        p._step(text, True, content, calls)
+        if not calls:
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=text)
+        out = "".join(content).strip()
+        return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=out or None)
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
+                                     request: Any = None) -> Optional[dict]:
+        if request is not None and not self._schemas:
+            self._schemas = _request_schemas(request)
+        return super().extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids,
+                                                    current_token_ids, delta_token_ids, request)
+
+
 # vllm-mlx names served by a class of their own
 _OWN_CLASSES: dict[str, type] = {"harmony": RcMlxHarmonyToolParser, "gpt-oss": RcMlxHarmonyToolParser,
                                   "poolside_v1": RcMlxPoolsideToolParser, "mistral": RcMlxMistralToolParser,
-                                  "gemma4": RcMlxGemma4ToolParser}
+                                  "gemma4": RcMlxGemma4ToolParser, "qwen3_xml": RcMlxQwen3XmlToolParser,
+                                  "qwen3_coder": RcMlxQwen3XmlToolParser, "qwen3.5": RcMlxQwen3XmlToolParser}
 
 _ORIGINAL_TOOL_PARSERS: dict[str, type] = {}
 for _n in [*_TOOL_NAMES, *_MULTI_NAMES, *_OWN_CLASSES]:

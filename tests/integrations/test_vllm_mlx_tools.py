@@ -65,12 +65,12 @@ def _render(fmt, calls, rng):
         return "<|tool_call|>" + json.dumps([{"name": n, "arguments": a} for n, a in calls])
     if fmt == "xlam":
         return json.dumps([{"name": n, "arguments": a} for n, a in calls])
-    if fmt in ("qwen", "step3p5", "hermes"):
+    if fmt in ("qwen", "step3p5", "hermes", "qwen3_xml"):
         # the forms vllm-mlx's parser of the name reads: JSON in <tool_call>,
         # <function=...> parameter elements wrapped or (qwen, step3p5) bare,
         # and qwen's [Calling tool: f({...})]; one form per output
         forms = {"qwen": ["json", "xml", "bare_xml", "bracket"], "step3p5": ["xml", "bare_xml", "json"],
-                 "hermes": ["json", "xml"]}[fmt]
+                 "hermes": ["json", "xml"], "qwen3_xml": ["xml", "bare_xml"]}[fmt]
         form = rng.choice(forms)
         sep = rng.choice(["", "\n"])
         out = []
@@ -109,7 +109,7 @@ def _render(fmt, calls, rng):
 
 FORMATS = ["deepseek", "kimi", "glm47", "minimax", "nemotron", "granite", "xlam",
            "qwen", "step3p5", "hermes", "llama", "poolside_v1", "deepseek_v4", "harmony",
-           "mistral", "gemma4"]
+           "mistral", "gemma4", "qwen3_xml"]
 
 
 def _case(fmt, rng):
