@@ -685,6 +685,9 @@ def _new_id() -> str:
     return f"call_{uuid.uuid4().hex[:8]}"
 
 
+_NOCUR = object()  # no current_text seen: never the previous_text of a call
+
+
 def _unseen(parser: Any, previous_text: Any, current_text: Any, delta_text: str) -> str:
     """The output before ``delta_text`` that ``parser`` was not shown ("" in
     the server's normal flow), and ``parser._fed`` moved past the delta.
@@ -729,12 +732,85 @@ class RcMlxToolParser(_MlxToolParser):
         native = _ORIGINAL_TOOL_PARSERS.get(self.mlx_name)
         self.extra_stop_tokens = list(getattr(native, "extra_stop_tokens", []) or [])
         self.reset()
+        self._install_fast_path()
 
     def reset(self) -> None:
         super().reset()
         self._parser = self._rc_tools.create(self.tool_format)
         self._sent = 0
         self._fed = 0  # characters of the output read so far
+        self._idle = 0       # after the last delta: 1 plain text passes through as content, 2 it is dropped
+        self._cur = _NOCUR   # the current_text of the last delta
+
+    # -- the per-delta fast path ----------------------------------------------------
+    # A delta that continues the output we saw (``previous_text`` is the last
+    # ``current_text``), while the parser waits in plain content with nothing
+    # held, and that contains no character a marker of the format starts with,
+    # is content as it is: it costs an identity test and a few ``in`` tests,
+    # not a parser step.  Everything else takes the general path.
+    _fast = True
+
+    def _triggers(self) -> Optional[set]:
+        """The characters a marker the parser looks for in content starts with."""
+        p = self._parser
+        cm = getattr(p, "_content_markers", None)
+        return None if cm is None else {m[0] for m in cm.markers}
+
+    def _idle_state(self) -> int:
+        """After a delta: 1 when the next plain delta is content as it is, 2
+        when it is dropped (no content streams), 0 when it must be read."""
+        p = self._parser
+        lane = p._lane
+        if lane.__class__ is tuple and lane[0] is p._content_markers and p._pos == len(p._buf) \
+                and p._rec is None:
+            return 1
+        return 0
+
+    def _install_fast_path(self) -> None:
+        trig = self._triggers() if self._fast else None
+        if not trig or len(trig) > 3:
+            return
+        a, b, c = (tuple(sorted(trig)) * 3)[:3]
+        method = type(self).extract_tool_calls_streaming
+        me = self
+
+        def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                    delta_token_ids, request):
+            if previous_text is me._cur:
+                me._fed = len(previous_text)  # the plain deltas passed through were read
+            out = method(me, previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                         delta_token_ids, request)
+            if current_text.__class__ is str:
+                me._cur = current_text
+                me._idle = me._idle_state()
+            else:
+                me._cur = _NOCUR
+                me._idle = 0
+            return out
+
+        def extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids=None,
+                                         current_token_ids=None, delta_token_ids=None, request=None):
+            if previous_text is me._cur and a not in delta_text and b not in delta_text \
+                    and c not in delta_text:
+                idle = me._idle
+                if idle:
+                    me._cur = current_text
+                    if idle == 1 and delta_text:
+                        return {"content": delta_text}
+                    return None
+            return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                           delta_token_ids, request)
+
+        self.extract_tool_calls_streaming = extract_tool_calls_streaming  # type: ignore[method-assign]
+        fin = getattr(type(self), "finalize_streaming", None)
+        if fin is not None:
+            def finalize_streaming(current_text: str = "") -> Optional[dict]:
+                if me._cur is not _NOCUR:
+                    me._fed = len(me._cur)  # the plain deltas passed through were read
+                me._cur, me._idle = _NOCUR, 0
+                return fin(me, current_text)
+
+            self.finalize_streaming = finalize_streaming  # type: ignore[method-assign]
 
     def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
         # vllm-mlx's parsers drop think blocks (and an implicit one) first
@@ -1043,32 +1119,14 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         self._confirmed = True             # prose_abandons: the open block is a call
         self._head = ""                    # prose_abandons: its text until that is known
         self._marked_before = False
-        self._install_hot_path()
 
-    def _install_hot_path(self) -> None:
-        """Bind this stream's per-delta call as an instance attribute: plain
-        text with neither character that starts a marker costs two ``in``
-        tests; the rest goes to the general path."""
-        self.__dict__.pop("extract_tool_calls_streaming", None)
-        if len(self._firsts) > 2:
-            return
-        a, b = (self._firsts * 2)[:2]
-        general = self.extract_tool_calls_streaming
-        me = self
+    def _triggers(self) -> Optional[set]:
+        return set(self._firsts)
 
-        def extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids=None,
-                                         current_token_ids=None, delta_token_ids=None, request=None):
-            if a not in delta_text and b not in delta_text and me._begun and me._form is None \
-                    and me._rest is None and not me._hold and current_text.__class__ is str \
-                    and len(current_text) - len(delta_text) == me._fed:
-                me._fed += len(delta_text)
-                if delta_text and (me._content_ok or not me._marked):
-                    return {"content": delta_text}
-                return None
-            return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
-                           delta_token_ids, request)
-
-        self.extract_tool_calls_streaming = extract_tool_calls_streaming  # type: ignore[method-assign]
+    def _idle_state(self) -> int:
+        if self._form is None and self._rest is None and not self._hold and self._begun:
+            return 1 if (self._content_ok or not self._marked) else 2
+        return 0
 
     # -- the machine --------------------------------------------------------------
     def _keep(self, calls: list[dict], form: _Form) -> list[dict]:
@@ -1377,6 +1435,16 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
         super().reset()
         self._split = TextReasoningParser(_HARMONY_TOOL_CONTENT, starts_in_reasoning=None)
         self._called = False
+
+    def _triggers(self) -> Optional[set]:
+        trig = super()._triggers()
+        return None if trig is None else trig | {"<"}
+
+    def _idle_state(self) -> int:
+        sp = self._split
+        if super()._idle_state() and not sp._held and not sp.is_reasoning:
+            return 2 if self._called else 1
+        return 0
 
     def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
         p = self._rc_tools.create("gpt_oss")
@@ -1810,6 +1878,7 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
     once it closes; the one-shot content is the text before the first block."""
 
     tool_format = "gemma4"
+    _fast = False  # its fallback forms' markers are plain words: every delta is looked at
 
     def reset(self) -> None:
         super().reset()

@@ -246,3 +246,48 @@ def test_tool_differential(fmt):
             bad.append(("stream", text, sa, sb))
     print(f"{fmt}: {agree}/{total} agree")
     assert agree / total >= 0.99, f"{fmt}: {agree}/{total}; {bad[:3]}"
+
+
+def _stream_all(parser, chunks, request, same_objects):
+    """Every delta's answer, the previous text passed as the very object of
+    the last current_text (the server's flow: the fast path may answer) or as
+    an equal copy (the general path reads every delta)."""
+    prev = ""
+    out = []
+    for ch in chunks:
+        cur = prev + ch
+        p = prev if same_objects or not prev else (prev + "\0")[:-1]
+        out.append(parser.extract_tool_calls_streaming(p, cur, ch, request=request))
+        prev = cur
+    fin = getattr(parser, "finalize_streaming", None)
+    out.append(fin(prev) if fin is not None else None)
+    content = "".join((d or {}).get("content") or "" for d in out)
+    calls = [(tc.get("index"), tc["function"].get("name"), tc["function"].get("arguments"))
+             for d in out for tc in ((d or {}).get("tool_calls") or [])]
+    return content, calls
+
+
+_PROSE = ["Let me check the weather for you. ", "Sure, a {brace} and a [bracket] first.\n",
+          "Plain text with a < sign, <b>bold</b> and </ tags. ", "Two lines\n\nof prose. ", ""]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_fast_path_answers_as_the_general_path(fmt):
+    """The per-delta fast path (plain text while nothing is pending) gives the
+    same content and calls as reading every delta."""
+    rng = random.Random("fast-" + fmt)
+    request = {"tools": [{"type": "function", "function": {"name": n, "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}
+        for n in ("get_weather", "lookup", "f_2")]}
+    cls = M.TOOL_PARSERS[fmt]
+    for _ in range(20):
+        text, _ = _case(fmt, rng)
+        text = "".join(rng.choice(_PROSE) for _ in range(rng.randint(0, 4))) + text + rng.choice(_PROSE)
+        chunks = _chunks(text, rng)
+        fast = _stream_all(cls(), chunks, request, True)
+        slow = _stream_all(cls(), chunks, request, False)
+        norm = [(i, n, None if a is None else _norm_calls([{"name": n, "arguments": a}])[0][1])
+                for i, n, a in fast[1]]
+        norm_slow = [(i, n, None if a is None else _norm_calls([{"name": n, "arguments": a}])[0][1])
+                     for i, n, a in slow[1]]
+        assert fast[0] == slow[0] and norm == norm_slow, (text, chunks)
