@@ -93,7 +93,7 @@ def _tool_text(name: str, prose: str) -> tuple[str, tuple[str, ...]]:
         body = "\n".join(f"<tool_call>\n{json.dumps({'name': n, 'arguments': a}, ensure_ascii=False)}\n</tool_call>"
                          for n, a in calls)
         return prose + body, ("<tool_call>", "</tool_call>")
-    if name in ("step3p5", "nemotron"):
+    if name in ("step3p5", "nemotron", "qwen3_xml"):
         body = "\n".join("<tool_call>\n<function=" + n + ">\n" + "".join(
             f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in a.items()) + "</function>\n</tool_call>" for n, a in calls)
         return prose + body, ("<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=", "</parameter>")
@@ -133,6 +133,14 @@ def _tool_text(name: str, prose: str) -> tuple[str, tuple[str, ...]]:
         return (prose + f"<{d}tool_calls>\n{inv}\n</{d}tool_calls>",
                 (f"<{d}tool_calls>", f"</{d}tool_calls>", f"<{d}invoke name=", f"</{d}invoke>",
                  f"<{d}parameter name=", f"</{d}parameter>"))
+    if name == "mistral":
+        body = "".join(f"[TOOL_CALLS]{n}[ARGS]{json.dumps(a, ensure_ascii=False)}" for n, a in calls)
+        return prose + body, ("[TOOL_CALLS]", "[ARGS]")
+    if name == "gemma4":
+        q = '<|"|>'
+        body = "".join("call:" + n + "{" + ",".join(f"{k}:{q}{v}{q}" if isinstance(v, str) else f"{k}:{v}"
+                                                    for k, v in a.items()) + "}" for n, a in calls)
+        return prose + "<|tool_call>" + body + "<tool_call|>", ("<|tool_call>", "<tool_call|>", q)
     if name == "harmony":
         # the answer in the final channel, then the calls as commentary messages
         body = "".join(f"<|start|>assistant<|channel|>commentary to=functions.{n} <|constrain|>json<|message|>"
@@ -143,7 +151,7 @@ def _tool_text(name: str, prose: str) -> tuple[str, tuple[str, ...]]:
 
 
 TOOL_NAMES = ["qwen", "step3p5", "hermes", "llama", "harmony", "poolside_v1", "deepseek_v4",
-              "deepseek", "kimi", "glm47", "minimax", "nemotron"]
+              "deepseek", "kimi", "glm47", "minimax", "nemotron", "mistral", "gemma4", "qwen3_xml"]
 
 
 def _time_tools(makers, chunks, repeat: int, request) -> list[list[float]]:

@@ -1878,7 +1878,19 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
     once it closes; the one-shot content is the text before the first block."""
 
     tool_format = "gemma4"
-    _fast = False  # its fallback forms' markers are plain words: every delta is looked at
+
+    def _triggers(self) -> Optional[set]:
+        # its fallback forms' markers (call:, tool_code) hold ":" and "_"
+        trig = super()._triggers()
+        return None if trig is None else trig | {":", "_"}
+
+    def _idle_state(self) -> int:
+        if self._fb_at is not None or self._parser._calls:
+            return 0
+        cur = self._cur
+        if ":" in cur[-9:] or "_" in cur[-9:]:
+            return 0  # a fallback marker may be under way
+        return super()._idle_state()
 
     def reset(self) -> None:
         super().reset()
@@ -1892,6 +1904,9 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
         only; once one was seen, a delta that can close a call (``)`` or a
         fence) reads the output from the marker on."""
         if self._fb_at is None:
+            if current_text.__class__ is str:
+                start = len(current_text) - after - len(chunk)
+                self._fb_tail = current_text[max(0, start - 9):start]
             w = self._fb_tail + chunk
             hits = [i for i in (w.find("call:"), w.find("tool_code")) if i >= 0]
             if hits:

@@ -268,7 +268,9 @@ def _stream_all(parser, chunks, request, same_objects):
 
 
 _PROSE = ["Let me check the weather for you. ", "Sure, a {brace} and a [bracket] first.\n",
-          "Plain text with a < sign, <b>bold</b> and </ tags. ", "Two lines\n\nof prose. ", ""]
+          "Plain text with a < sign, <b>bold</b> and </ tags. ", "Two lines\n\nof prose. ", "",
+          # gemma4's fallback call forms (text to the other names)
+          'Run call:lookup(city="Oslo") now. ', "tool_code = f_2(days=2)\nprint(tool_code)\n"]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
