@@ -739,8 +739,10 @@ class RcMlxToolParser(_MlxToolParser):
         self._parser = self._rc_tools.create(self.tool_format)
         self._sent = 0
         self._fed = 0  # characters of the output read so far
-        self._idle = 0       # after the last delta: 1 plain text passes through as content, 2 it is dropped
+        self._idle = 0       # after the last delta: 1 plain text passes through as content, 2 it is
+        #                      dropped, 3 inside a call (deltas kept until one may end it)
         self._cur = _NOCUR   # the current_text of the last delta
+        self._pend: list[str] = []
 
     # -- the per-delta fast path ----------------------------------------------------
     # A delta that continues the output we saw (``previous_text`` is the last
@@ -764,20 +766,38 @@ class RcMlxToolParser(_MlxToolParser):
         if lane.__class__ is tuple and lane[0] is p._content_markers and p._pos == len(p._buf) \
                 and p._rec is None:
             return 1
+        if self._call_triggers and p._rec is None and (
+                p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content):
+            return 3  # inside a call, or in a tool section (not in content or a think block)
         return 0
+
+    # Inside an open call, where the calls are sent whole when they close: the
+    # characters that may end a call (its closing marker's first character, or
+    # the JSON brackets).  A delta with none of them is kept and read with the
+    # next delta that has one (each character is still read once, by our
+    # parser, which gives the same result whatever the chunking); "" reads
+    # every delta.
+    _call_triggers = ""
 
     def _install_fast_path(self) -> None:
         trig = self._triggers() if self._fast else None
         if not trig or len(trig) > 3:
             return
         a, b, c = (tuple(sorted(trig)) * 3)[:3]
+        x, y = ((self._call_triggers or "\0") * 2)[:2]
         method = type(self).extract_tool_calls_streaming
         me = self
 
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                     delta_token_ids, request):
             if previous_text is me._cur:
-                me._fed = len(previous_text)  # the plain deltas passed through were read
+                if me._pend:
+                    # the deltas kept inside a call are read now, with this one
+                    delta_text = "".join(me._pend) + delta_text
+                    me._pend = []
+                    me._fed = len(current_text) - len(delta_text)
+                else:
+                    me._fed = len(previous_text)  # the plain deltas passed through were read
             out = method(me, previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                          delta_token_ids, request)
             if current_text.__class__ is str:
@@ -790,10 +810,14 @@ class RcMlxToolParser(_MlxToolParser):
 
         def extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids=None,
                                          current_token_ids=None, delta_token_ids=None, request=None):
-            if previous_text is me._cur and a not in delta_text and b not in delta_text \
-                    and c not in delta_text:
+            if previous_text is me._cur:
                 idle = me._idle
-                if idle:
+                if idle == 3:
+                    if x not in delta_text and y not in delta_text:
+                        me._pend.append(delta_text)
+                        me._cur = current_text
+                        return None
+                elif idle and a not in delta_text and b not in delta_text and c not in delta_text:
                     me._cur = current_text
                     if idle == 1 and delta_text:
                         return {"content": delta_text}
@@ -805,10 +829,25 @@ class RcMlxToolParser(_MlxToolParser):
         fin = getattr(type(self), "finalize_streaming", None)
         if fin is not None:
             def finalize_streaming(current_text: str = "") -> Optional[dict]:
-                if me._cur is not _NOCUR:
+                first = None
+                if me._pend:
+                    # deltas kept inside a call: read before the end
+                    pend = "".join(me._pend)
+                    me._pend = []
+                    me._fed = len(me._cur) - len(pend)
+                    first = method(me, None, me._cur, pend, None, None, None, None)
+                elif me._cur is not _NOCUR:
                     me._fed = len(me._cur)  # the plain deltas passed through were read
                 me._cur, me._idle = _NOCUR, 0
-                return fin(me, current_text)
+                last = fin(me, current_text)
+                if not first:
+                    return last
+                if last:
+                    if last.get("content"):
+                        first["content"] = first.get("content", "") + last["content"]
+                    if last.get("tool_calls"):
+                        first["tool_calls"] = (first.get("tool_calls") or []) + last["tool_calls"]
+                return first
 
             self.finalize_streaming = finalize_streaming  # type: ignore[method-assign]
 
@@ -2084,6 +2123,12 @@ _SERVING_ATTRS = ("STREAMING_MARKERS", "SUPPORTS_BARE_JSON_STREAMING", "REQUIRES
                   "SUPPORTS_NATIVE_TOOL_FORMAT", "extra_stop_tokens")
 
 
+# Where a call of these formats may close: at a marker (all start with "<"),
+# or, for the JSON ones, at a closing bracket.
+_CALL_TRIGGERS = {"deepseek_v3": "<", "glm45": "<", "minimax_m2": "<", "qwen3_coder": "<",
+                  "granite": "}]", "xlam": "}]"}
+
+
 def _make_tool_class(name: str, fmt: Any) -> type:
     cls_name = "".join(p.capitalize() for p in name.replace("-", "_").replace(".", "_").split("_")) + "RcMlxToolParser"
     if isinstance(fmt, type):  # a class of its own
@@ -2095,6 +2140,8 @@ def _make_tool_class(name: str, fmt: Any) -> type:
         return type(cls_name, (fmt,), ns)
     multi = isinstance(fmt, _Multi)
     ns = {"mlx_name": name, "tool_format": "hermes" if multi else fmt, "__module__": __name__}
+    if not multi and fmt in _CALL_TRIGGERS:
+        ns["_call_triggers"] = _CALL_TRIGGERS[fmt]
     if multi:
         ns["multi"] = fmt
     native = _ORIGINAL_TOOL_PARSERS[name]
