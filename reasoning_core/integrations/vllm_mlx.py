@@ -1451,6 +1451,19 @@ def _request_tools(request: Any) -> Optional[set]:
     return out
 
 
+from ..tools._base import _drop as _rc_drop  # noqa: E402
+
+_LT_ONLY: dict = {}
+
+
+def _lt_only(ms: Any) -> bool:
+    """Whether every marker of ``ms`` starts with "<" (cached per markers object)."""
+    got = _LT_ONLY.get(id(ms))
+    if got is None or got[0] is not ms:
+        got = _LT_ONLY[id(ms)] = (ms, all(m[:1] == "<" for m in ms.markers))
+    return got[1]
+
+
 # vllm-mlx's harmony tool parser gives the final channel's message as the
 # content: our gpt_oss row with the commentary channel (the calls, read by our
 # gpt_oss tool format) set aside like the analysis channel.
@@ -1480,9 +1493,18 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
         return None if trig is None else trig | {"<"}
 
     def _idle_state(self) -> int:
+        # the content is the text engine's: a plain delta changes neither
+        # reader when the engine holds nothing and our gpt_oss parser waits
+        # for a marker (all start with "<") with text going to content or
+        # nowhere (a message body, text between messages)
         sp = self._split
-        if super()._idle_state() and not sp._held and not sp.is_reasoning:
-            return 2 if self._called else 1
+        if sp._held:
+            return 0
+        p = self._parser
+        lane = p._lane
+        if lane.__class__ is tuple and p._pos == len(p._buf) and p._rec is None and not p._lane_args \
+                and (lane[1] == p._content or lane[1] is _rc_drop) and _lt_only(lane[0]):
+            return 2 if (self._called or sp.is_reasoning) else 1
         return 0
 
     def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:

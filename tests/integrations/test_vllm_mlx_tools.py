@@ -285,6 +285,9 @@ def test_fast_path_answers_as_the_general_path(fmt):
     for _ in range(20):
         text, _ = _case(fmt, rng)
         text = "".join(rng.choice(_PROSE) for _ in range(rng.randint(0, 4))) + text + rng.choice(_PROSE)
+        if fmt == "harmony" and rng.random() < 0.5:
+            # the answer in the final channel before the calls
+            text = "<|channel|>final<|message|>" + rng.choice(_PROSE) * 3 + "<|end|>" + text
         chunks = _chunks(text, rng)
         fast = _stream_all(cls(), chunks, request, True)
         slow = _stream_all(cls(), chunks, request, False)
