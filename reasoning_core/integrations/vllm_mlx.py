@@ -1158,6 +1158,8 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         self._confirmed = True             # prose_abandons: the open block is a call
         self._head = ""                    # prose_abandons: its text until that is known
         self._marked_before = False
+        closers = {f.closer[0] for f in self.multi.forms if f.closer}
+        self._call_triggers = "".join(sorted(closers)) if len(closers) <= 2 else ""
 
     def _triggers(self) -> Optional[set]:
         return set(self._firsts)
@@ -1165,6 +1167,8 @@ class RcMlxMultiToolParser(RcMlxToolParser):
     def _idle_state(self) -> int:
         if self._form is None and self._rest is None and not self._hold and self._begun:
             return 1 if (self._content_ok or not self._marked) else 2
+        if self._form is not None and self._confirmed and self._call_triggers:
+            return 3  # inside a block: only a delta that may hold its closer is read
         return 0
 
     # -- the machine --------------------------------------------------------------
