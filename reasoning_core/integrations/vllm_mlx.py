@@ -766,7 +766,7 @@ class RcMlxToolParser(_MlxToolParser):
         if lane.__class__ is tuple and lane[0] is p._content_markers and p._pos == len(p._buf) \
                 and p._rec is None:
             return 1
-        if self._call_triggers and p._rec is None and (
+        if self._call_triggers and p._rec is None and p._pos == len(p._buf) and (
                 p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content):
             return 3  # inside a call, or in a tool section (not in content or a think block)
         return 0
@@ -1167,7 +1167,12 @@ class RcMlxMultiToolParser(RcMlxToolParser):
     def _idle_state(self) -> int:
         if self._form is None and self._rest is None and not self._hold and self._begun:
             return 1 if (self._content_ok or not self._marked) else 2
-        if self._form is not None and self._confirmed and self._call_triggers:
+        form = self._form
+        if form is not None and self._confirmed and self._call_triggers:
+            tail, closer = self._tail, form.closer
+            for k in range(min(len(tail), len(closer) - 1), 0, -1):
+                if closer.startswith(tail[-k:]):
+                    return 0  # a closer may be under way: the next delta is read
             return 3  # inside a block: only a delta that may hold its closer is read
         return 0
 

@@ -259,12 +259,23 @@ def _stream_all(parser, chunks, request, same_objects):
         p = prev if same_objects or not prev else (prev + "\0")[:-1]
         out.append(parser.extract_tool_calls_streaming(p, cur, ch, request=request))
         prev = cur
+    n_streamed = len(out)
     fin = getattr(parser, "finalize_streaming", None)
     out.append(fin(prev) if fin is not None else None)
     content = "".join((d or {}).get("content") or "" for d in out)
-    calls = [(tc.get("index"), tc["function"].get("name"), tc["function"].get("arguments"))
-             for d in out for tc in ((d or {}).get("tool_calls") or [])]
+    calls = [(tc.get("index"), tc["function"].get("name"), tc["function"].get("arguments"), k < n_streamed)
+             for k, d in enumerate(out) for tc in ((d or {}).get("tool_calls") or [])]
     return content, calls
+
+
+def _split_chunks(text, rng):
+    """Random chunks of 1-8 characters, markers split anywhere."""
+    out, i = [], 0
+    while i < len(text):
+        n = rng.randint(1, 8)
+        out.append(text[i:i + n])
+        i += n
+    return out
 
 
 _PROSE = ["Let me check the weather for you. ", "Sure, a {brace} and a [bracket] first.\n",
@@ -288,11 +299,12 @@ def test_fast_path_answers_as_the_general_path(fmt):
         if fmt == "harmony" and rng.random() < 0.5:
             # the answer in the final channel before the calls
             text = "<|channel|>final<|message|>" + rng.choice(_PROSE) * 3 + "<|end|>" + text
-        chunks = _chunks(text, rng)
-        fast = _stream_all(cls(), chunks, request, True)
-        slow = _stream_all(cls(), chunks, request, False)
-        norm = [(i, n, None if a is None else _norm_calls([{"name": n, "arguments": a}])[0][1])
-                for i, n, a in fast[1]]
-        norm_slow = [(i, n, None if a is None else _norm_calls([{"name": n, "arguments": a}])[0][1])
-                     for i, n, a in slow[1]]
-        assert fast[0] == slow[0] and norm == norm_slow, (text, chunks)
+        # markers whole, and split anywhere; a call is sent before the end by both or neither
+        for chunks in (_chunks(text, rng), _split_chunks(text, rng)):
+            fast = _stream_all(cls(), chunks, request, True)
+            slow = _stream_all(cls(), chunks, request, False)
+            norm = [(i, n, None if a is None else _norm_calls([{"name": n, "arguments": a}])[0][1], early)
+                    for i, n, a, early in fast[1]]
+            norm_slow = [(i, n, None if a is None else _norm_calls([{"name": n, "arguments": a}])[0][1], early)
+                         for i, n, a, early in slow[1]]
+            assert fast[0] == slow[0] and norm == norm_slow, (text, chunks)
