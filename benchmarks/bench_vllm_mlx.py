@@ -18,9 +18,9 @@ the best repeat is the least disturbed one).
 
 ``--tools [NAME ...]`` times the tool parsers instead (``extract_tool_calls_streaming``
 per chunk, then ``finalize_streaming``): the sample's answer (``--long``: its
-reasoning and answer) followed by three calls in each vllm-mlx name's format,
-one chunk per token, markers whole; the floor passes the delta through as
-content.
+reasoning and answer) followed by three calls in each vllm-mlx name's format
+(``--no-calls``: the prose alone, the plain-content path), one chunk per
+token, markers whole; the floor passes the delta through as content.
 """
 from __future__ import annotations
 
@@ -216,6 +216,8 @@ def main(argv=None) -> None:
     ap.add_argument("--names", nargs="*", default=None)
     ap.add_argument("--tools", nargs="*", default=None,
                     help="time tool parsers (these vllm-mlx names; none given: all in TOOL_NAMES) instead")
+    ap.add_argument("--no-calls", action="store_true",
+                    help="tools: the prose alone, no call (the plain-content path)")
     ap.add_argument("--long", action="store_true",
                     help="tools: the sample's reasoning and answer as the prose before the calls (~2.5k tokens)")
     args = ap.parse_args(argv)
@@ -271,10 +273,10 @@ def _main_tools(args, rcm, backend) -> None:
                          for n in ("get_weather", "lookup")]}
     print(f"vllm-mlx tool parsers, per-chunk streaming cost, µs per chunk, median (min-max) of {args.repeat}; "
           f"reasoning_core backend {backend}; the sample {'reasoning and answer' if args.long else 'answer'} "
-          "then three calls")
+          + ("alone (no call)" if args.no_calls else "then three calls"))
     print(f"{'name':12} {'chunks':>7}  {'vllm-mlx':>20}  {'ours (rc_)':>20}  {'floor':>20}  work ratio")
     for name in args.tools or TOOL_NAMES:
-        text, markers = _tool_text(name, prose)
+        text, markers = (prose, ()) if args.no_calls else _tool_text(name, prose)
         chunks = _chunks(text, markers)
         theirs, ours, floor = _time_tools([rcm.ORIGINAL_TOOL_PARSERS[name], rcm.TOOL_PARSERS[name], Floor],
                                           chunks, args.repeat, request)
