@@ -825,6 +825,28 @@ class RcMlxToolParser(_MlxToolParser):
             return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                            delta_token_ids, request)
 
+        if len(trig) == 1:
+            # one character starts every marker (most formats): one ``in`` test
+            def extract_tool_calls_streaming(previous_text, current_text, delta_text,  # noqa: F811
+                                             previous_token_ids=None, current_token_ids=None,
+                                             delta_token_ids=None, request=None):
+                if previous_text is me._cur:
+                    idle = me._idle
+                    if idle == 1:
+                        if a not in delta_text:
+                            me._cur = current_text
+                            return {"content": delta_text} if delta_text else None
+                    elif idle == 3:
+                        if x not in delta_text and y not in delta_text:
+                            me._pend.append(delta_text)
+                            me._cur = current_text
+                            return None
+                    elif idle and a not in delta_text:
+                        me._cur = current_text
+                        return None
+                return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                               delta_token_ids, request)
+
         self.extract_tool_calls_streaming = extract_tool_calls_streaming  # type: ignore[method-assign]
         fin = getattr(type(self), "finalize_streaming", None)
         if fin is not None:
