@@ -18,9 +18,9 @@ the best repeat is the least disturbed one).
 
 ``--tools [NAME ...]`` times the tool parsers instead (``extract_tool_calls_streaming``
 per chunk, then ``finalize_streaming``): the sample's answer (``--long``: its
-reasoning and answer) followed by three calls in each vllm-mlx name's format,
-one chunk per token, markers whole; the floor passes the delta through as
-content.
+reasoning and answer) followed by three calls in each vllm-mlx name's format
+(``--no-calls``: the prose alone, the plain-content path), one chunk per
+token, markers whole; the floor passes the delta through as content.
 """
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def _tool_text(name: str, prose: str) -> tuple[str, tuple[str, ...]]:
         body = "\n".join(f"<tool_call>\n{json.dumps({'name': n, 'arguments': a}, ensure_ascii=False)}\n</tool_call>"
                          for n, a in calls)
         return prose + body, ("<tool_call>", "</tool_call>")
-    if name in ("step3p5", "nemotron"):
+    if name in ("step3p5", "nemotron", "qwen3_xml"):
         body = "\n".join("<tool_call>\n<function=" + n + ">\n" + "".join(
             f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in a.items()) + "</function>\n</tool_call>" for n, a in calls)
         return prose + body, ("<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=", "</parameter>")
@@ -133,6 +133,14 @@ def _tool_text(name: str, prose: str) -> tuple[str, tuple[str, ...]]:
         return (prose + f"<{d}tool_calls>\n{inv}\n</{d}tool_calls>",
                 (f"<{d}tool_calls>", f"</{d}tool_calls>", f"<{d}invoke name=", f"</{d}invoke>",
                  f"<{d}parameter name=", f"</{d}parameter>"))
+    if name == "mistral":
+        body = "".join(f"[TOOL_CALLS]{n}[ARGS]{json.dumps(a, ensure_ascii=False)}" for n, a in calls)
+        return prose + body, ("[TOOL_CALLS]", "[ARGS]")
+    if name == "gemma4":
+        q = '<|"|>'
+        body = "".join("call:" + n + "{" + ",".join(f"{k}:{q}{v}{q}" if isinstance(v, str) else f"{k}:{v}"
+                                                    for k, v in a.items()) + "}" for n, a in calls)
+        return prose + "<|tool_call>" + body + "<tool_call|>", ("<|tool_call>", "<tool_call|>", q)
     if name == "harmony":
         # the answer in the final channel, then the calls as commentary messages
         body = "".join(f"<|start|>assistant<|channel|>commentary to=functions.{n} <|constrain|>json<|message|>"
@@ -143,7 +151,7 @@ def _tool_text(name: str, prose: str) -> tuple[str, tuple[str, ...]]:
 
 
 TOOL_NAMES = ["qwen", "step3p5", "hermes", "llama", "harmony", "poolside_v1", "deepseek_v4",
-              "deepseek", "kimi", "glm47", "minimax", "nemotron"]
+              "deepseek", "kimi", "glm47", "minimax", "nemotron", "mistral", "gemma4", "qwen3_xml"]
 
 
 def _time_tools(makers, chunks, repeat: int, request) -> list[list[float]]:
@@ -208,6 +216,8 @@ def main(argv=None) -> None:
     ap.add_argument("--names", nargs="*", default=None)
     ap.add_argument("--tools", nargs="*", default=None,
                     help="time tool parsers (these vllm-mlx names; none given: all in TOOL_NAMES) instead")
+    ap.add_argument("--no-calls", action="store_true",
+                    help="tools: the prose alone, no call (the plain-content path)")
     ap.add_argument("--long", action="store_true",
                     help="tools: the sample's reasoning and answer as the prose before the calls (~2.5k tokens)")
     args = ap.parse_args(argv)
@@ -263,10 +273,10 @@ def _main_tools(args, rcm, backend) -> None:
                          for n in ("get_weather", "lookup")]}
     print(f"vllm-mlx tool parsers, per-chunk streaming cost, µs per chunk, median (min-max) of {args.repeat}; "
           f"reasoning_core backend {backend}; the sample {'reasoning and answer' if args.long else 'answer'} "
-          "then three calls")
+          + ("alone (no call)" if args.no_calls else "then three calls"))
     print(f"{'name':12} {'chunks':>7}  {'vllm-mlx':>20}  {'ours (rc_)':>20}  {'floor':>20}  work ratio")
     for name in args.tools or TOOL_NAMES:
-        text, markers = _tool_text(name, prose)
+        text, markers = (prose, ()) if args.no_calls else _tool_text(name, prose)
         chunks = _chunks(text, markers)
         theirs, ours, floor = _time_tools([rcm.ORIGINAL_TOOL_PARSERS[name], rcm.TOOL_PARSERS[name], Floor],
                                           chunks, args.repeat, request)

@@ -678,23 +678,14 @@ TOOL_NOT_SERVED: dict[str, str] = {
     "generic": "alias of auto",
     "functionary": "MeetKai Functionary's format has no reasoning_core.tools parser",
     "meetkai": "alias of functionary",
-    "mistral": "vllm-mlx's mistral streams each call's arguments as the model's raw text, delta by delta (its "
-               "tests compare the exact text, e.g. '{\"city\":\"Paris\"}'); our mistral format gives canonical "
-               "JSON, and does not read [TOOL_CALLS]name{...}",
-    "qwen3_xml": "vllm-mlx's own qwen3_xml tests drive its private streaming XML reader (_xml_parser) and expect "
-                 "a <function=NAME> followed by prose to stay content (its parser abandons the call); composed "
-                 "of our qwen3_coder format (values typed by the request's schema, strings without one), 35 "
-                 "of those test cases fail: too many to serve the name",
-    "qwen3_coder": "alias of qwen3_xml",
-    "qwen3.5": "alias of qwen3_xml",
-    "gemma4": "vllm-mlx's gemma4 reads several call:f{...} in one <|tool_call> block (our gemma4 format reads "
-              "one per block) and Python-call fallback forms (```tool_code fences, call:f(...), "
-              "tool_code = f(...)) that no format of ours reads",
 }
 
 
 def _new_id() -> str:
     return f"call_{uuid.uuid4().hex[:8]}"
+
+
+_NOCUR = object()  # no current_text seen: never the previous_text of a call
 
 
 def _unseen(parser: Any, previous_text: Any, current_text: Any, delta_text: str) -> str:
@@ -741,12 +732,146 @@ class RcMlxToolParser(_MlxToolParser):
         native = _ORIGINAL_TOOL_PARSERS.get(self.mlx_name)
         self.extra_stop_tokens = list(getattr(native, "extra_stop_tokens", []) or [])
         self.reset()
+        self._install_fast_path()
 
     def reset(self) -> None:
         super().reset()
         self._parser = self._rc_tools.create(self.tool_format)
         self._sent = 0
         self._fed = 0  # characters of the output read so far
+        self._idle = 0       # after the last delta: 1 plain text passes through as content, 2 it is
+        #                      dropped, 3 inside a call (deltas kept until one may end it)
+        self._cur = _NOCUR   # the current_text of the last delta
+        self._pend: list[str] = []
+
+    # -- the per-delta fast path ----------------------------------------------------
+    # A delta that continues the output we saw (``previous_text`` is the last
+    # ``current_text``), while the parser waits in plain content with nothing
+    # held, and that contains no character a marker of the format starts with,
+    # is content as it is: it costs an identity test and a few ``in`` tests,
+    # not a parser step.  Everything else takes the general path.
+    _fast = True
+
+    def _triggers(self) -> Optional[set]:
+        """The characters a marker the parser looks for in content starts with."""
+        p = self._parser
+        cm = getattr(p, "_content_markers", None)
+        return None if cm is None else {m[0] for m in cm.markers}
+
+    def _idle_state(self) -> int:
+        """After a delta: 1 when the next plain delta is content as it is, 2
+        when it is dropped (no content streams), 0 when it must be read."""
+        p = self._parser
+        lane = p._lane
+        if lane.__class__ is tuple and lane[0] is p._content_markers and p._pos == len(p._buf) \
+                and p._rec is None:
+            return 1
+        if self._call_triggers and p._rec is None and p._pos == len(p._buf) and (
+                p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content):
+            return 3  # inside a call, or in a tool section (not in content or a think block)
+        return 0
+
+    # Inside an open call, where the calls are sent whole when they close: the
+    # characters that may end a call (its closing marker's first character, or
+    # the JSON brackets).  A delta with none of them is kept and read with the
+    # next delta that has one (each character is still read once, by our
+    # parser, which gives the same result whatever the chunking); "" reads
+    # every delta.
+    _call_triggers = ""
+
+    def _install_fast_path(self) -> None:
+        trig = self._triggers() if self._fast else None
+        if not trig or len(trig) > 3:
+            return
+        a, b, c = (tuple(sorted(trig)) * 3)[:3]
+        x, y = ((self._call_triggers or "\0") * 2)[:2]
+        method = type(self).extract_tool_calls_streaming
+        me = self
+
+        def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                    delta_token_ids, request):
+            if previous_text is me._cur:
+                if me._pend:
+                    # the deltas kept inside a call are read now, with this one
+                    delta_text = "".join(me._pend) + delta_text
+                    me._pend = []
+                    me._fed = len(current_text) - len(delta_text)
+                else:
+                    me._fed = len(previous_text)  # the plain deltas passed through were read
+            out = method(me, previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                         delta_token_ids, request)
+            if current_text.__class__ is str:
+                me._cur = current_text
+                me._idle = me._idle_state()
+            else:
+                me._cur = _NOCUR
+                me._idle = 0
+            return out
+
+        def extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids=None,
+                                         current_token_ids=None, delta_token_ids=None, request=None):
+            if previous_text is me._cur:
+                idle = me._idle
+                if idle == 3:
+                    if x not in delta_text and y not in delta_text:
+                        me._pend.append(delta_text)
+                        me._cur = current_text
+                        return None
+                elif idle and a not in delta_text and b not in delta_text and c not in delta_text:
+                    me._cur = current_text
+                    if idle == 1 and delta_text:
+                        return {"content": delta_text}
+                    return None
+            return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                           delta_token_ids, request)
+
+        if len(trig) == 1:
+            # one character starts every marker (most formats): one ``in`` test
+            def extract_tool_calls_streaming(previous_text, current_text, delta_text,  # noqa: F811
+                                             previous_token_ids=None, current_token_ids=None,
+                                             delta_token_ids=None, request=None):
+                if previous_text is me._cur:
+                    idle = me._idle
+                    if idle == 1:
+                        if a not in delta_text:
+                            me._cur = current_text
+                            return {"content": delta_text} if delta_text else None
+                    elif idle == 3:
+                        if x not in delta_text and y not in delta_text:
+                            me._pend.append(delta_text)
+                            me._cur = current_text
+                            return None
+                    elif idle and a not in delta_text:
+                        me._cur = current_text
+                        return None
+                return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                               delta_token_ids, request)
+
+        self.extract_tool_calls_streaming = extract_tool_calls_streaming  # type: ignore[method-assign]
+        fin = getattr(type(self), "finalize_streaming", None)
+        if fin is not None:
+            def finalize_streaming(current_text: str = "") -> Optional[dict]:
+                first = None
+                if me._pend:
+                    # deltas kept inside a call: read before the end
+                    pend = "".join(me._pend)
+                    me._pend = []
+                    me._fed = len(me._cur) - len(pend)
+                    first = method(me, None, me._cur, pend, None, None, None, None)
+                elif me._cur is not _NOCUR:
+                    me._fed = len(me._cur)  # the plain deltas passed through were read
+                me._cur, me._idle = _NOCUR, 0
+                last = fin(me, current_text)
+                if not first:
+                    return last
+                if last:
+                    if last.get("content"):
+                        first["content"] = first.get("content", "") + last["content"]
+                    if last.get("tool_calls"):
+                        first["tool_calls"] = (first.get("tool_calls") or []) + last["tool_calls"]
+                return first
+
+            self.finalize_streaming = finalize_streaming  # type: ignore[method-assign]
 
     def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
         # vllm-mlx's parsers drop think blocks (and an implicit one) first
@@ -924,6 +1049,8 @@ class _Form:
     at_start_only: bool = False  # llama's bare JSON: only as the output's first non-space text
     # a "rest" form whose unfinished call at the end of a stream is not released as content (llama's python tag)
     hide_unfinished: bool = False
+    # a block whose opening tag is followed by prose (not markup) is no call: its text is content (qwen3_xml)
+    prose_abandons: bool = False
 
 
 @dataclass(frozen=True)
@@ -1050,32 +1177,26 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         self._content_ok = self.multi.content_after_marker
         self._tools: Optional[set] = None
         self._unclosed = ""                # one-shot: an unclosed block at the end
-        self._install_hot_path()
+        self._confirmed = True             # prose_abandons: the open block is a call
+        self._head = ""                    # prose_abandons: its text until that is known
+        self._marked_before = False
+        closers = {f.closer[0] for f in self.multi.forms if f.closer}
+        self._call_triggers = "".join(sorted(closers)) if len(closers) <= 2 else ""
 
-    def _install_hot_path(self) -> None:
-        """Bind this stream's per-delta call as an instance attribute: plain
-        text with neither character that starts a marker costs two ``in``
-        tests; the rest goes to the general path."""
-        self.__dict__.pop("extract_tool_calls_streaming", None)
-        if len(self._firsts) > 2:
-            return
-        a, b = (self._firsts * 2)[:2]
-        general = self.extract_tool_calls_streaming
-        me = self
+    def _triggers(self) -> Optional[set]:
+        return set(self._firsts)
 
-        def extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids=None,
-                                         current_token_ids=None, delta_token_ids=None, request=None):
-            if a not in delta_text and b not in delta_text and me._begun and me._form is None \
-                    and me._rest is None and not me._hold and current_text.__class__ is str \
-                    and len(current_text) - len(delta_text) == me._fed:
-                me._fed += len(delta_text)
-                if delta_text and (me._content_ok or not me._marked):
-                    return {"content": delta_text}
-                return None
-            return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
-                           delta_token_ids, request)
-
-        self.extract_tool_calls_streaming = extract_tool_calls_streaming  # type: ignore[method-assign]
+    def _idle_state(self) -> int:
+        if self._form is None and self._rest is None and not self._hold and self._begun:
+            return 1 if (self._content_ok or not self._marked) else 2
+        form = self._form
+        if form is not None and self._confirmed and self._call_triggers:
+            tail, closer = self._tail, form.closer
+            for k in range(min(len(tail), len(closer) - 1), 0, -1):
+                if closer.startswith(tail[-k:]):
+                    return 0  # a closer may be under way: the next delta is read
+            return 3  # inside a block: only a delta that may hold its closer is read
+        return 0
 
     # -- the machine --------------------------------------------------------------
     def _keep(self, calls: list[dict], form: _Form) -> list[dict]:
@@ -1110,6 +1231,10 @@ class RcMlxMultiToolParser(RcMlxToolParser):
                 return
             if self._form is not None:
                 form = self._form
+                if form.prose_abandons and not self._confirmed and text:
+                    text = self._prose_check(form, text, content)
+                    if self._form is None:
+                        continue
                 window = self._tail + text
                 i = window.find(form.closer)
                 if i < 0:
@@ -1166,6 +1291,7 @@ class RcMlxMultiToolParser(RcMlxToolParser):
             if before and (not self._marked or self.multi.content_after_marker):
                 content.append(before)
             self._begun = True
+            marked_before = self._marked
             self._marked = True
             text = window[at:]
             if not best.rest and not best.closer:  # a marker alone (kimi's section tags): not content
@@ -1180,7 +1306,36 @@ class RcMlxMultiToolParser(RcMlxToolParser):
                 continue
             self._form = best
             self._block, self._tail = [best.opener], ""
+            self._confirmed = not best.prose_abandons
+            self._head = ""
+            self._marked_before = marked_before
             text = text[len(best.opener):]
+
+    def _prose_check(self, form: _Form, text: str, content: list[str]) -> str:
+        """Before a ``prose_abandons`` block is confirmed: once the first
+        non-space text after its opening tag is known, markup (``<``)
+        confirms the call; anything else abandons it, and the block's text
+        so far is content, as vllm-mlx's qwen3_xml streams it.  Returns the
+        text still to read (all of it: the check reads ``text`` once)."""
+        head = self._head + text
+        gt = head.find(">")
+        if gt < 0:
+            self._head = head
+            return text
+        rest = head[gt + 1:].lstrip()
+        if not rest:
+            self._head = head
+            return text
+        self._head = ""
+        if rest[0] == "<":
+            self._confirmed = True
+            return text
+        block = "".join(self._block)
+        self._form, self._block, self._tail = None, [], ""
+        self._marked = self._marked_before
+        if not self._marked or self.multi.content_after_marker:
+            content.append(block)
+        return text
 
     def _partial(self, window: str) -> int:
         """Length of the longest suffix of ``window`` that may begin an opener."""
@@ -1261,7 +1416,8 @@ class RcMlxMultiToolParser(RcMlxToolParser):
                                      request: Any = None) -> Optional[dict]:
         fed = self._fed
         form = self._form
-        if form is not None and current_text.__class__ is str and len(current_text) - len(delta_text) == fed:
+        if form is not None and self._confirmed and current_text.__class__ is str \
+                and len(current_text) - len(delta_text) == fed:
             # inside a block: look for its closer in the delta (and the held tail) only
             window = self._tail + delta_text
             if form.closer not in window:
@@ -1270,7 +1426,7 @@ class RcMlxMultiToolParser(RcMlxToolParser):
                     self._block.append(delta_text)
                     self._tail = window[1 - len(form.closer):]
                 return None
-        elif self._rest is None and self._begun and not self._hold \
+        elif form is None and self._rest is None and self._begun and not self._hold \
                 and current_text.__class__ is str and len(current_text) - len(delta_text) == fed:
             # plain text with no character that starts a marker: passed through as it is
             for ch in self._firsts:
@@ -1326,6 +1482,19 @@ def _request_tools(request: Any) -> Optional[set]:
     return out
 
 
+from ..tools._base import _drop as _rc_drop  # noqa: E402
+
+_LT_ONLY: dict = {}
+
+
+def _lt_only(ms: Any) -> bool:
+    """Whether every marker of ``ms`` starts with "<" (cached per markers object)."""
+    got = _LT_ONLY.get(id(ms))
+    if got is None or got[0] is not ms:
+        got = _LT_ONLY[id(ms)] = (ms, all(m[:1] == "<" for m in ms.markers))
+    return got[1]
+
+
 # vllm-mlx's harmony tool parser gives the final channel's message as the
 # content: our gpt_oss row with the commentary channel (the calls, read by our
 # gpt_oss tool format) set aside like the analysis channel.
@@ -1349,6 +1518,25 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
         super().reset()
         self._split = TextReasoningParser(_HARMONY_TOOL_CONTENT, starts_in_reasoning=None)
         self._called = False
+
+    def _triggers(self) -> Optional[set]:
+        trig = super()._triggers()
+        return None if trig is None else trig | {"<"}
+
+    def _idle_state(self) -> int:
+        # the content is the text engine's: a plain delta changes neither
+        # reader when the engine holds nothing and our gpt_oss parser waits
+        # for a marker (all start with "<") with text going to content or
+        # nowhere (a message body, text between messages)
+        sp = self._split
+        if sp._held:
+            return 0
+        p = self._parser
+        lane = p._lane
+        if lane.__class__ is tuple and p._pos == len(p._buf) and p._rec is None and not p._lane_args \
+                and (lane[1] == p._content or lane[1] is _rc_drop) and _lt_only(lane[0]):
+            return 2 if (self._called or sp.is_reasoning) else 1
+        return 0
 
     def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
         p = self._rc_tools.create("gpt_oss")
@@ -1511,9 +1699,465 @@ class RcMlxPoolsideToolParser(RcMlxToolParser):
         return self._deltas(self._parser.finish())
 
 
+from ..tools._json import DONE as _DONE, JsonReader as _JsonReader, NEED as _NEED  # noqa: E402
+from ..tools._json_formats import MistralToolParser as _Mistral  # noqa: E402
+
+_M_NAME = re.compile(r"[A-Za-z0-9_.\-]*")
+_M_WS = re.compile(r"\s*")
+
+
+class _RawJsonLane:
+    """The lane our scanner feeds while a JSON value is read: the value is
+    checked by our JSON reader, and the source text it consumed is the call's
+    arguments, as written (vllm-mlx's mistral streams the model's raw text)."""
+
+    __slots__ = ("p", "reader")
+
+    def __init__(self, p: Any) -> None:
+        self.p = p
+        self.reader = _JsonReader(_drop_text, True)
+
+    def feed(self, buf: str, pos: int, eof: bool) -> tuple:
+        end, status = self.reader.feed(buf, pos, eof)
+        if end > pos:
+            self.p._emit_args(buf[pos:end])
+        return end, status
+
+
+def _drop_text(_t: str) -> None:
+    return None
+
+
+class _MlxMistral(_Mistral):
+    """Our mistral format with vllm-mlx's reading of it: after ``[TOOL_CALLS]``
+    a name then ``[ARGS]`` or directly ``{`` (older checkpoints), and the
+    arguments kept as the model wrote them (read by our JSON reader, which
+    also tells where they end, so a ``[TOOL_CALLS]`` inside a string is data)."""
+
+    format_name = "vllm_mlx_mistral"
+
+    def _section(self, opener):
+        yield from self._skip_ws()
+        c = yield from self._peek()
+        if c == "[" or c == "{" or c is None:
+            return (yield from super()._section(opener))
+        name = yield from self._read(_M_NAME, 256)
+        if not name:
+            self._fail()
+            return None
+        ws = yield from self._read(_M_WS, 1 << 20)
+        if not (yield from self._expect("[ARGS]")):
+            c = yield from self._peek()
+            if c != "{":
+                # no call after all: the text read is content (vllm-mlx's releases it too)
+                self._content(name + (ws or ""))
+                return None
+        self._open_call(name)
+        self._close_call((yield from self._raw_json()))
+        return None
+
+    def _raw_json(self):
+        lane = _RawJsonLane(self)
+        self._pos, status = lane.feed(self._buf, self._pos, self._eof)
+        while status == _NEED:
+            self._lane = lane
+            self._lane_args = False
+            yield
+            self._lane = None
+            status = self._lane_status
+            if status is None:
+                self._pos, status = lane.feed(self._buf, self._pos, self._eof)
+            else:
+                self._lane_status = None
+        return status == _DONE
+
+
+def _mistral_id() -> str:
+    # vllm-mlx's mistral ids: 9 alphanumeric characters (Mistral's templates check them)
+    return uuid.uuid4().hex[:9]
+
+
+class RcMlxMistralToolParser(RcMlxToolParser):
+    """vllm-mlx's ``mistral``: ``[TOOL_CALLS]`` calls (a JSON list, or
+    ``NAME[ARGS]{…}`` / ``NAME{…}``) read by our mistral format; streaming
+    sends the name once it is known, then each delta's argument text as the
+    model wrote it, the call's id on its first piece (O(delta): only the new
+    text is read)."""
+
+    tool_format = "mistral"
+
+    def reset(self) -> None:
+        super().reset()
+        self._parser = _MlxMistral()
+        self._ids: dict[int, str] = {}
+
+    def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
+        if "[TOOL_CALLS]" not in model_output:
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        p = _MlxMistral()
+        p._push(model_output, eof=True)
+        calls = [{"id": _mistral_id(), "name": c.name, "arguments": "".join(c.args)} for c in p._calls if c.ok]
+        if not calls:
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        content = model_output.partition("[TOOL_CALLS]")[0].strip()
+        return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=content or None)
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
+                                     request: Any = None) -> Optional[dict]:
+        unseen = _unseen(self, previous_text, current_text, delta_text)
+        if unseen:
+            self._deltas(self._parser.parse_delta(unseen))
+        if not delta_text:
+            return None
+        deltas = self._parser.parse_delta(delta_text)
+        if deltas is None:
+            return {"content": delta_text}
+        return self._deltas(deltas)
+
+    def _deltas(self, deltas: Optional[list]) -> Optional[dict]:
+        if not deltas:
+            return None
+        content: list[str] = []
+        pending: dict[int, dict] = {}
+        ids = self._ids
+        for d in deltas:
+            if d.content is not None:
+                content.append(d.content)
+                continue
+            i = d.index
+            slot = pending.get(i)
+            if slot is None:
+                slot = pending[i] = {"index": i, "type": "function", "function": {}}
+                if i not in ids:
+                    ids[i] = slot["id"] = _mistral_id()
+            fn = slot["function"]
+            if d.name is not None:
+                fn["name"] = d.name
+            if d.arguments:
+                fn["arguments"] = fn.get("arguments", "") + d.arguments
+        out: dict = {}
+        if content:
+            out["content"] = "".join(content)
+        if pending:
+            out["tool_calls"] = list(pending.values())
+        return out or None
+
+    def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
+        return self._deltas(self._parser.finish())
+
+
+from .._tag_calls import G_CALL_END as _G_CALL_END  # noqa: E402
+from ..tools._base import markers as _markers, valid_name as _valid_name  # noqa: E402
+from ..tools._max_formats import G_CALL as _G_CALL, Gemma4ToolParser as _Gemma4, _G_NAME_END  # noqa: E402
+
+_G_NEXT = _markers("call:", _G_CALL_END, _G_CALL)
+
+
+class _MlxGemma4(_Gemma4):
+    """Our gemma4 format reading every ``call:NAME{…}`` in one
+    ``<|tool_call>`` block, as vllm-mlx's gemma4 does (ours reads one per
+    block); text in the block between calls is not content."""
+
+    format_name = "vllm_mlx_gemma4"
+
+    @staticmethod
+    def _string_text(body: str) -> str:
+        return body  # vllm-mlx's gemma4 keeps a <|"|> string as written (no escapes decoded)
+
+    @staticmethod
+    def _key_text(key: str) -> str:
+        key = key.strip()  # a key may be written <|"|>quoted<|"|>
+        if len(key) >= 10 and key.startswith('<|"|>') and key.endswith('<|"|>'):
+            key = key[5:-5]
+        return key
+
+    def _section(self, opener):
+        while True:
+            m = yield from self._until(_G_NEXT, _drop_text)
+            if m != "call:":
+                return m if m == _G_CALL else None
+            name, m = yield from self._text_until(_G_NAME_END)
+            name = name.strip()
+            if m == "{" and _valid_name(name):
+                self._open_call(name)
+                self._close_call((yield from self._args(name)))
+            else:
+                self._fail()
+                if m != "{":
+                    return m if m == _G_CALL else None
+
+
+_G_FENCE = re.compile(r"```tool_code\b[^\n]*\n(.*?)```", re.S)
+_G_PAREN = re.compile(r"call:(\w+)\s*\(")
+_G_ASSIGN = re.compile(r"(?m)^[ \t]*tool_code\s*=\s*(\w+)\s*\(")
+_G_BARE = re.compile(r"([A-Za-z_]\w*)\s*\(")
+
+
+def _paren_end(text: str, i: int) -> int:
+    """The index of the ``)`` closing the ``(`` at ``i`` (quoted strings are
+    opaque), or -1."""
+    depth, q = 0, ""
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if q:
+            if ch == "\\":
+                i += 1
+            elif ch == q:
+                q = ""
+        elif ch in "'\"":
+            q = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _py_call(name: str, text: str, paren: int) -> tuple[list[dict], int]:
+    """``NAME(...)`` with its ``(`` at ``paren``, read by our pythonic format: (calls, end)."""
+    end = _paren_end(text, paren)
+    if end < 0:
+        return [], -1
+    return _calls_of("pythonic", "[" + name + text[paren:end + 1] + "]"), end + 1
+
+
+def _gemma_fallback(text: str) -> Optional[tuple[list[dict], str]]:
+    """vllm-mlx gemma4's fallback forms (a ```tool_code fence of calls,
+    ``call:NAME(...)``, ``tool_code = NAME(...)``), each call read by our
+    pythonic format: (calls, the content left), or None without a call."""
+    calls: list[dict] = []
+    spans: list[tuple[int, int]] = []
+    for m in _G_FENCE.finditer(text):
+        code, pos = m.group(1), 0
+        while True:
+            b = _G_BARE.search(code, pos)
+            if b is None:
+                break
+            got, end = _py_call(b.group(1), code, b.end() - 1)
+            if end < 0:
+                break
+            calls.extend(got)
+            pos = end
+        spans.append((m.start(), m.end()))
+    for rx in (_G_PAREN, _G_ASSIGN):
+        for m in rx.finditer(text):
+            if any(a <= m.start() < b for a, b in spans):
+                continue
+            got, end = _py_call(m.group(1), text, m.end() - 1)
+            if got:
+                calls.extend(got)
+                spans.append((m.start(), end))
+    if not calls:
+        return None
+    out, pos = [], 0
+    for a, b in sorted(spans):
+        out.append(text[pos:a])
+        pos = max(pos, b)
+    out.append(text[pos:])
+    content = "".join(out).replace(_G_CALL, "").replace(_G_CALL_END, "")
+    content = re.sub(r"(?m)^[ \t]*print\([^\n]*\)[ \t]*$", "", content)
+    return calls, content.strip()
+
+
+class RcMlxGemma4ToolParser(RcMlxToolParser):
+    """vllm-mlx's ``gemma4``: ``<|tool_call>call:f{…}call:g{…}<tool_call|>``
+    read by our gemma4 format (several calls per block); each call is sent
+    once it closes; the one-shot content is the text before the first block."""
+
+    tool_format = "gemma4"
+
+    def _triggers(self) -> Optional[set]:
+        # its fallback forms' markers (call:, tool_code) hold ":" and "_"
+        trig = super()._triggers()
+        return None if trig is None else trig | {":", "_"}
+
+    def _idle_state(self) -> int:
+        if self._fb_at is not None or self._parser._calls:
+            return 0
+        cur = self._cur
+        if ":" in cur[-9:] or "_" in cur[-9:]:
+            return 0  # a fallback marker may be under way
+        return super()._idle_state()
+
+    def reset(self) -> None:
+        super().reset()
+        self._parser = _MlxGemma4()
+        self._fb_at: Optional[int] = None  # where a fallback form may begin (offset in the output)
+        self._fb_tail = ""
+        self._fb_done = False
+
+    def _fallback_step(self, chunk: str, current_text: Any, after: int) -> Optional[dict]:
+        """The fallback forms: their markers are looked for in the new text
+        only; once one was seen, a delta that can close a call (``)`` or a
+        fence) reads the output from the marker on."""
+        if self._fb_at is None:
+            if current_text.__class__ is str:
+                start = len(current_text) - after - len(chunk)
+                self._fb_tail = current_text[max(0, start - 9):start]
+            w = self._fb_tail + chunk
+            hits = [i for i in (w.find("call:"), w.find("tool_code")) if i >= 0]
+            if hits:
+                self._fb_at = self._fed - after - len(w) + min(hits)
+            else:
+                self._fb_tail = w[-9:]
+                return None
+        if after or self._fb_done or not (")" in chunk or "`" in chunk) or current_text.__class__ is not str:
+            return {}
+        fb = _gemma_fallback(current_text[max(0, self._fb_at - 3):])
+        if fb is None:
+            return {}
+        self._fb_done = True
+        return self._result("", fb[0]) or {}
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
+                                     request: Any = None) -> Optional[dict]:
+        unseen = _unseen(self, previous_text, current_text, delta_text)
+        p = self._parser
+        if unseen:
+            p.parse_delta(unseen)
+            if not p._calls and self._fb_at is None:
+                # sent already: a fallback call complete in it is not sent again
+                self._fallback_step(unseen, current_text, len(delta_text))
+                if self._fb_at is not None and _gemma_fallback(current_text[max(0, self._fb_at - 3):
+                                                                            len(current_text) - len(delta_text)]):
+                    self._fb_done = True
+        deltas = p.parse_delta(delta_text)
+        calls = self._closed_calls(False) if _G_CALL_END in delta_text else []
+        if not calls and not p._calls:
+            fb = self._fallback_step(delta_text, current_text, 0)
+            if fb is not None:
+                return fb or None  # from a fallback marker on, nothing is content (vllm-mlx's rule)
+        if deltas is None:
+            return {"content": delta_text} if delta_text else None
+        content = "".join(d.content for d in deltas if d.content is not None)
+        # as vllm-mlx's: a block's calls are sent when the block closes
+        return self._result(content, calls)
+
+    def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
+        text = self.strip_think_tags(model_output) if "</think>" in model_output else model_output
+        if _G_CALL in text:
+            p = _MlxGemma4()
+            p._push(text, eof=True)
+            calls = [{"id": _new_id(), "name": c.name, "arguments": "".join(c.args)} for c in p._calls if c.ok]
+            if calls:
+                content = text.partition(_G_CALL)[0].strip()
+                return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=content or None)
+        if "(" in text:
+            fb = _gemma_fallback(text)
+            if fb is not None:
+                return ExtractedToolCallInformation(tools_called=True, tool_calls=fb[0], content=fb[1] or None)
+        return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+
+
+class _StreamReset:
+    """``parser._xml_parser.reset_streaming_state()``: vllm-mlx's qwen3_xml
+    callers (its tests among them) reset a stream through its XML reader;
+    here that resets our parser's stream."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: Any) -> None:
+        self._owner = owner
+
+    def reset_streaming_state(self) -> None:
+        self._owner.reset()
+
+
+class RcMlxQwen3XmlToolParser(RcMlxMultiToolParser):
+    """vllm-mlx's ``qwen3_xml`` / ``qwen3_coder`` / ``qwen3.5``: ``<function=…>``
+    parameter elements, wrapped in ``<tool_call>`` or bare, read by our
+    qwen3_coder format with the request's schemas (values typed by them,
+    strings without one, as vllm-mlx's); a bare ``<function=NAME>`` followed
+    by prose is no call and stays content; a block left open at the end is
+    read all the same."""
+
+    multi = _QWEN
+    tool_format = "hermes"
+
+    def __init__(self, tokenizer: Any = None) -> None:
+        super().__init__(tokenizer)
+        self._xml_parser = _StreamReset(self)
+
+    def reset(self) -> None:
+        self._schemas: dict = {}
+        self.multi = _Multi(
+            forms=(_Form(_TC_OPEN, _TC_CLOSE, self._read_block),
+                   _Form("<function=", "</function>", self._read_block, prose_abandons=True)),
+            content_after_marker=False, drop_unclosed=True, parse_unclosed=True)
+        super().reset()
+
+    def _read_block(self, block: str) -> list[dict]:
+        p = _Qwen3Coder()
+        if self._schemas:
+            p.set_streaming_tool_schemas(self._schemas)
+        if block.startswith(_TC_OPEN) and not block.endswith(_TC_CLOSE):
+            block += _TC_CLOSE  # left open at the end: read all the same
+        elif block.startswith("<function=") and not block.endswith("</function>"):
+            block += "</function>"
+        try:
+            res = p.parse_complete(block)
+        except ValueError:
+            return []
+        return [{"id": _new_id(), "name": c.name, "arguments": self._literal_objects(c.name, c.arguments)}
+                for c in res.tool_calls]
+
+    def _literal_objects(self, name: str, arguments: str) -> str:
+        """A value the schema declares ``object``/``array`` written as a Python
+        literal (``{'a': 1}``) is read as one, as vllm-mlx's reader does."""
+        props = (self._schemas.get(name) or {}).get("properties")
+        if not isinstance(props, dict) or "'" not in arguments:
+            return arguments
+        import ast
+        import json
+
+        args = json.loads(arguments)
+        changed = False
+        for k, v in args.items():
+            t = props.get(k, {}).get("type") if isinstance(props.get(k), dict) else None
+            if t in ("object", "array") and isinstance(v, str) and v[:1] in "{[":
+                try:
+                    lit = ast.literal_eval(v)
+                except (ValueError, SyntaxError, MemoryError, RecursionError):
+                    continue
+                if isinstance(lit, (dict, list)):
+                    args[k] = lit
+                    changed = True
+        return json.dumps(args, ensure_ascii=False) if changed else arguments
+
+    def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
+        text = self.strip_think_tags(model_output) if "</think>" in model_output else model_output
+        p = type(self)()
+        p._schemas = _request_schemas(request)
+        p._tools = _request_tools(request)
+        content: list[str] = []
+        calls: list[dict] = []
+        p.multi = _replace(p.multi, content_after_marker=True)
+        p._step(text, True, content, calls)
+        if not calls:
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=text)
+        out = "".join(content).strip()
+        return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=out or None)
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
+                                     request: Any = None) -> Optional[dict]:
+        if request is not None and not self._schemas:
+            self._schemas = _request_schemas(request)
+        return super().extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids,
+                                                    current_token_ids, delta_token_ids, request)
+
+
 # vllm-mlx names served by a class of their own
 _OWN_CLASSES: dict[str, type] = {"harmony": RcMlxHarmonyToolParser, "gpt-oss": RcMlxHarmonyToolParser,
-                                  "poolside_v1": RcMlxPoolsideToolParser}
+                                  "poolside_v1": RcMlxPoolsideToolParser, "mistral": RcMlxMistralToolParser,
+                                  "gemma4": RcMlxGemma4ToolParser, "qwen3_xml": RcMlxQwen3XmlToolParser,
+                                  "qwen3_coder": RcMlxQwen3XmlToolParser, "qwen3.5": RcMlxQwen3XmlToolParser}
 
 _ORIGINAL_TOOL_PARSERS: dict[str, type] = {}
 for _n in [*_TOOL_NAMES, *_MULTI_NAMES, *_OWN_CLASSES]:
@@ -1532,6 +2176,12 @@ _SERVING_ATTRS = ("STREAMING_MARKERS", "SUPPORTS_BARE_JSON_STREAMING", "REQUIRES
                   "SUPPORTS_NATIVE_TOOL_FORMAT", "extra_stop_tokens")
 
 
+# Where a call of these formats may close: at a marker (all start with "<"),
+# or, for the JSON ones, at a closing bracket.
+_CALL_TRIGGERS = {"deepseek_v3": "<", "glm45": "<", "minimax_m2": "<", "qwen3_coder": "<",
+                  "granite": "}]", "xlam": "}]"}
+
+
 def _make_tool_class(name: str, fmt: Any) -> type:
     cls_name = "".join(p.capitalize() for p in name.replace("-", "_").replace(".", "_").split("_")) + "RcMlxToolParser"
     if isinstance(fmt, type):  # a class of its own
@@ -1543,6 +2193,8 @@ def _make_tool_class(name: str, fmt: Any) -> type:
         return type(cls_name, (fmt,), ns)
     multi = isinstance(fmt, _Multi)
     ns = {"mlx_name": name, "tool_format": "hermes" if multi else fmt, "__module__": __name__}
+    if not multi and fmt in _CALL_TRIGGERS:
+        ns["_call_triggers"] = _CALL_TRIGGERS[fmt]
     if multi:
         ns["multi"] = fmt
     native = _ORIGINAL_TOOL_PARSERS[name]

@@ -240,6 +240,13 @@ class Gemma4ToolParser(BaseToolParser):
         m = yield from self._until(_G_AFTER, _drop)
         return m if m == G_CALL else None
 
+    # how a key and a <|"|> string body read (a variant may differ: vllm-mlx's keeps strings raw)
+    _string_text = staticmethod(_gemma_string)
+
+    @staticmethod
+    def _key_text(key: str) -> str:
+        return key.strip()
+
     def _skip(self, rx):
         while True:
             self._pos = rx.match(self._buf, self._pos).end()
@@ -271,7 +278,7 @@ class Gemma4ToolParser(BaseToolParser):
                 key, m = yield from self._text_until(_G_KEY_END)
                 if m != ":":
                     return self._unread(m)
-                key = key.strip()
+                key = self._key_text(key)
                 self._emit_args(sep + dump_str(key) + ": ")
                 if len(stack) == 1:
                     types = self._types_for(fname, key)
@@ -291,7 +298,7 @@ class Gemma4ToolParser(BaseToolParser):
                 body, m = yield from self._text_until(_G_STR_END)
                 if m != G_STR:
                     return self._unread(m)
-                self._emit_args(dump_str(_gemma_string(body)))
+                self._emit_args(dump_str(self._string_text(body)))
                 continue
             raw, m = yield from self._text_until(_G_BARE_END)
             if m is None or m == G_CALL_END:

@@ -36,6 +36,13 @@ FILES = [
     "test_native_tool_format.py",
 ]
 
+# Tests whose behaviour passes on ours but which then read private attributes
+# of vllm-mlx's own classes: left out of the baseline, with why.
+EXCLUDED = {
+    "tests.test_tool_parsers.TestStreamingParsing::test_mistral_streaming_marker_never_arrives_emits_content":
+        "the released content matches; it then reads MistralToolParser's private _name_buffer/_name_buffer_overflow",
+}
+
 # Loaded with ``-p rc_swap`` before the test modules import vllm-mlx's classes.
 SWAP_PLUGIN = '''
 import importlib, pkgutil
@@ -95,7 +102,7 @@ def test_vllm_mlx_own_parser_tests_pass_on_our_classes(tmp_path):
     (tmp_path / "rc_swap.py").write_text(SWAP_PLUGIN)
     theirs = _run(tmp_path, False, "theirs")
     ours = _run(tmp_path, True, "ours")
-    passing = [k for k, ok in theirs.items() if ok]
+    passing = [k for k, ok in theirs.items() if ok and k not in EXCLUDED]
     assert len(passing) >= 500, f"only {len(passing)} of vllm-mlx's tests pass on its own parsers here"
     kept = [k for k in passing if ours.get(k)]
     rate = len(kept) / len(passing)
