@@ -732,9 +732,10 @@ class RcMlxToolParser(_MlxToolParser):
         content = (res.content or "").strip()
         return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=content or None)
 
-    def _closed_calls(self, final: bool) -> list[dict]:
+    def _closed_calls(self, final: bool, calls: Optional[list] = None) -> list[dict]:
         out = []
-        calls = self._parser._calls
+        if calls is None:
+            calls = self._parser._calls
         while self._sent < len(calls):
             c = calls[self._sent]
             if c.ok is None and not final:
@@ -777,9 +778,15 @@ class RcMlxToolParser(_MlxToolParser):
         return self._result(content, self._closed_calls(False))
 
     def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
+        # finish() completes the last call and resets the parser (a new list
+        # of calls): the open calls are read from the list it completed.
+        calls = self._parser._calls
         deltas = self._parser.finish()
         content = "".join(d.content for d in deltas if d.content is not None)
-        return self._result(content, self._closed_calls(True))
+        out = self._result(content, self._closed_calls(True, calls))
+        self._sent = 0
+        self._fed = 0
+        return out
 
 
 _ORIGINAL_TOOL_PARSERS: dict[str, type] = {}
