@@ -135,6 +135,10 @@ def run_target(target: str, seconds: float, artifacts: str, corpus: str | None =
            "--artifacts", artifacts, "--child"]
     if corpus:
         cmd += ["--corpus", corpus]
+    if env is None:
+        # MAX's import sets PYTHONEXECUTABLE (the base interpreter) in this
+        # process's environment: a child given it would lose its venv.
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONEXECUTABLE"}
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=seconds + 300)
     out = proc.stdout + proc.stderr
     m = re.findall(r"stat::number_of_executed_units:\s*(\d+)", out) or re.findall(r"Done (\d+) runs", out)
