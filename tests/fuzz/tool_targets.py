@@ -750,6 +750,12 @@ def _mlx_oracles(cls, text, chunks, content, calls, case) -> None:
     want_calls = [(n, a or "{}") for n, a in want[1]]
     if core_consistent(make, text, want):
         assert calls == want_calls, f"streamed calls {calls!r} != the format's {want_calls!r}\n{case!r}"
+        if "</think>" not in text:  # (one-shot drops think blocks first, as vllm-mlx's parsers do)
+            STATS["one-shot"] += 1
+            one = _mlx_oneshot(cls(None).extract_tool_calls(text))
+            assert list(one[2]) == calls and one[0] == bool(calls), f"one-shot {one!r} != streamed {calls!r}\n{case!r}"
+            want_content = (_strip(content) or None) if calls else content
+            assert one[1] == want_content, f"one-shot content {one[1]!r} != {want_content!r}\n{case!r}"
     else:
         it = iter(want_calls)
         assert all(c in it for c in calls), f"streamed calls {calls!r} not among the format's {want_calls!r}\n{case!r}"
