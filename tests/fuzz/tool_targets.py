@@ -322,7 +322,6 @@ def _vllm_book(p):
 
 
 def check_vllm_tools(data: bytes) -> None:
-    from reasoning_core import tools as rct
     from reasoning_core.integrations import vllm as rcv
 
     tok, requests, tool_lists = _vllm_setup()
@@ -454,7 +453,6 @@ def _fc_tuple(res):
 
 
 def check_sglang_tools(data: bytes) -> None:
-    from reasoning_core import tools as rct
     from reasoning_core.integrations import sglang as rcs
     from sglang.srt.function_call.function_call_parser import FunctionCallParser
 
@@ -585,7 +583,6 @@ def _max_resp(res):
 
 
 def check_max_tools(data: bytes) -> None:
-    from reasoning_core import tools as rct
     from reasoning_core.integrations import max as rcm
 
     r = Reader(data)
@@ -692,7 +689,6 @@ def _mlx_oneshot(info):
 
 
 def check_mlx_tools(data: bytes) -> None:
-    from reasoning_core import tools as rct
     from reasoning_core.integrations import vllm_mlx as rcx
 
     r = Reader(data)
@@ -768,8 +764,6 @@ TARGETS = {"vllm_tools": check_vllm_tools, "sglang_tools": check_sglang_tools, "
 def prepare(target: str) -> None:
     """Import the engine, build the requests and the call templates before fuzzing starts."""
     global VLLM_TOOL_NAMES, SGLANG_TOOL_NAMES, MAX_TOOL_NAMES, MLX_TOOL_NAMES
-    from reasoning_core import tools
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if target == "vllm_tools":
@@ -799,4 +793,3 @@ def prepare(target: str) -> None:
             call_template(f)
         for be in BACKENDS:
             _scanner_patches(be)
-        del tools
