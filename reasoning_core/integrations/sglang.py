@@ -883,9 +883,20 @@ if _FC is not None:
 
         # -- detection --------------------------------------------------------------
         def has_tool_call(self, text: str) -> bool:
-            if self._native is not None:
-                return self._native.has_tool_call(text)
-            return any(m in text for m in self._parser.openers)
+            # SGLang parses a whole response only when this says yes: a call
+            # our format reads but SGLang's detector does not recognize (a
+            # lenient form) must say yes too, or one-shot would keep as text
+            # what streaming parses.
+            if self._native is not None and self._native.has_tool_call(text):
+                return True
+            if not any(m in text for m in self._parser.openers):
+                return False
+            if self._native is None:
+                return True
+            try:
+                return bool(self._new_parser(self.undeclared_oneshot).parse_complete(text).tool_calls)
+            except ValueError:
+                return False
 
         def _set_schemas(self, parser: Any, tools: Any) -> dict[str, int]:
             names: dict[str, int] = {}

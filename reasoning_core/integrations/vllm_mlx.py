@@ -931,10 +931,15 @@ class RcMlxToolParser(_MlxToolParser):
         return self._result(content, self._closed_calls(False))
 
     def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
-        calls = self._parser._calls  # finish() starts a new list: this one keeps the calls
+        # finish() completes the last call and resets the parser (a new list
+        # of calls): the open calls are read from the list it completed.
+        calls = self._parser._calls
         deltas = self._parser.finish()
         content = "".join(d.content for d in deltas if d.content is not None)
-        return self._result(content, self._closed_calls(True, calls))
+        out = self._result(content, self._closed_calls(True, calls))
+        self._sent = 0
+        self._fed = 0
+        return out
 
 
 # ---------------------------------------------------------------------------

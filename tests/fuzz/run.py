@@ -22,6 +22,16 @@ into a structured case and checks it:
   raises, and compiled and pure instances agree call by call.  Not part of
   ``all``; ``tests/fuzz/test_fuzz_integrations.py`` runs each for
   ``REASONING_CORE_INTEGRATION_FUZZ_SECONDS`` (default 10) seconds.
+- ``vllm_tools``, ``sglang_tools``, ``max_tools``, ``mlx_tools``
+  (``tool_targets.py``; need the engines, vllm-mlx for ``mlx_tools``): each
+  engine's tool-parser classes fed hostile model output (marker soup, partial
+  markers, invalid JSON, huge and odd names, empty deltas, reused instances,
+  end-of-stream hooks in any order): nothing raises, compiled and pure
+  scanners agree call by call, the wrapper streams what the format's own
+  parser streams, and a well-formed output streams as it parses one-shot.
+  The pytest entry runs each engine's reasoning and tool targets in one
+  process (``vllm+vllm_tools``, ...: the first input byte picks), and
+  ``mlx_tools`` where vllm-mlx imports.
 
 Run (from the repository root, with ``pip install atheris``)::
 
@@ -51,7 +61,33 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NAMES = ("engine", "batch", "text", "decoder", "tools")
 # The serving engines' classes (tests/fuzz/integration_targets.py): they need
 # the engines installed (the peers venv), so the default run leaves them out.
-INTEGRATION_NAMES = ("vllm", "sglang", "max")
+INTEGRATION_NAMES = ("vllm", "sglang", "max", "vllm_tools", "sglang_tools", "max_tools", "mlx_tools")
+TOOL_TARGET_NAMES = ("vllm_tools", "sglang_tools", "max_tools", "mlx_tools")  # in tests/fuzz/tool_targets.py
+# One process for an engine's reasoning and tool targets (the first input byte
+# picks which): what CI runs, so that it pays each engine's import once.
+COMBINED_NAMES = ("vllm+vllm_tools", "sglang+sglang_tools", "max+max_tools")
+
+
+def _integration_check(target: str):
+    """The check of an integration target (``a+b``: both, the first byte picks),
+    its engine imported and its vocabularies built."""
+    parts = target.split("+")
+    checks = []
+    for part in parts:
+        if part in TOOL_TARGET_NAMES:
+            import tool_targets as mod
+        else:
+            import integration_targets as mod
+        mod.prepare(part)
+        checks.append(mod.TARGETS[part])
+    if len(checks) == 1:
+        return checks[0]
+
+    def check(data: bytes) -> None:
+        if data:
+            checks[data[0] % len(checks)](data[1:])
+
+    return check
 
 
 def _fuzz_one(target: str, seconds: float, artifacts: str, corpus: str | None, files: list[str],
@@ -62,11 +98,10 @@ def _fuzz_one(target: str, seconds: float, artifacts: str, corpus: str | None, f
         sys.path.insert(0, HERE)
         import targets
 
-        if target in INTEGRATION_NAMES:
-            import integration_targets
-
-            integration_targets.prepare(target)  # engine imports and vocabularies, before the clock
-    check = integration_targets.TARGETS[target] if target in INTEGRATION_NAMES else targets.TARGETS[target]
+        if target in INTEGRATION_NAMES + COMBINED_NAMES:
+            check = _integration_check(target)  # engine imports and vocabularies, before the clock
+        else:
+            check = targets.TARGETS[target]
     if target == "decoder":  # train the small vocabularies before the clock starts
         from vocab import family_tokenizer
 
@@ -100,6 +135,10 @@ def run_target(target: str, seconds: float, artifacts: str, corpus: str | None =
            "--artifacts", artifacts, "--child"]
     if corpus:
         cmd += ["--corpus", corpus]
+    if env is None:
+        # MAX's import sets PYTHONEXECUTABLE (the base interpreter) in this
+        # process's environment: a child given it would lose its venv.
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONEXECUTABLE"}
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=seconds + 300)
     out = proc.stdout + proc.stderr
     m = re.findall(r"stat::number_of_executed_units:\s*(\d+)", out) or re.findall(r"Done (\d+) runs", out)
@@ -108,7 +147,7 @@ def run_target(target: str, seconds: float, artifacts: str, corpus: str | None =
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("target", choices=NAMES + INTEGRATION_NAMES + ("all",))
+    ap.add_argument("target", choices=NAMES + INTEGRATION_NAMES + COMBINED_NAMES + ("all",))
     ap.add_argument("files", nargs="*", help="inputs to replay instead of fuzzing")
     ap.add_argument("--seconds", type=float, default=60.0, help="fuzzing time (for 'all': in total)")
     ap.add_argument("--artifacts", default=os.path.join(HERE, "artifacts"))
