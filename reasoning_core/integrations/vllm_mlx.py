@@ -1581,7 +1581,12 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
         self._parser.finish()
         content = self._split.finish()[1]
         calls = self._closed_calls(True, calls)
-        return self._result("" if (self._called or calls) else content, calls)
+        out = self._result("" if (self._called or calls) else content, calls)
+        # the stream is over: a reused instance starts the next one clean
+        self._sent = self._fed = 0
+        self._split = TextReasoningParser(_HARMONY_TOOL_CONTENT, starts_in_reasoning=None)
+        self._called = False
+        return out
 
 
 from ..tools._json import _STRING_ONLY, escape as _json_escape  # noqa: E402
