@@ -171,12 +171,36 @@ class _Spec:
     # Use ``family`` here rather than ENGINE_PARSER_NAMES (which maps this name
     # to a family for its reasoning split; this class needs the markers).
     own_family: bool = False
-    # count_reasoning_tokens counts the blocks even with thinking off (hy_v3:
-    # vLLM's class counts with its R1 rules whatever the delegate).
+    # count_reasoning_tokens (usage.reasoning_tokens): vLLM's counting rule for this name.
+    #   "engine": the ids our parser puts in reasoning, from the start state the
+    #       thinking switches give (never the prompt's open block), less the special
+    #       tokens vLLM's parser engine drops (EOS and any special token that is not
+    #       a marker).  "" means "engine" for styles "engine" and "legacy".
+    #   "depth": vLLM's R1 depth counter: tokens between start and end markers,
+    #       nested starts deepen, a stray end is ignored, markers are not counted.
+    #       "" means "depth" for style "r1".
+    #   "to_end": every token before the first end marker (all of them without
+    #       one), start and EOS included (step3).
+    #   "to_end_after_start": as "to_end", a leading start token not counted (hy_v4).
+    #   "open_close": starts in reasoning; the start opens, the end closes, and
+    #       before any start ``count_close_also`` closes too (kimi_k3).
+    #   "none": 0 (vLLM's base class: granite, hunyuan_a13b, gpt-oss, ...).
+    #   "vllm": vLLM's class of this name counts (its rule reads the decoded text).
+    count: str = ""
+    # "depth": the count starts inside a block when this chat_template_kwargs
+    # (key, value) pair is given (minimax_m3: thinking_mode="enabled").
+    count_open_if: tuple[str, str] = ("", "")
+    # "open_close": a marker (text) that ends reasoning before any start was seen.
+    count_close_also: str = ""
+    # "engine": marker tokens vLLM's grammar for this name passes through in any
+    # state, never counted (minicpmv: <|im_end|> and its reserved markers).
+    count_skip: tuple[str, ...] = ()
+    # The count ignores the thinking switches (hy_v3's class counts with its R1
+    # rules whatever its delegate; step3 has no switch).
     count_when_off: bool = False
-    # count_reasoning_tokens counts from the first token (the prompt opened the
-    # block: hy_v4), not only inside start ... end (vLLM's R1 depth counter).
-    count_from_start: bool = False
+    # Thinking for the count: the first of these chat_template_kwargs keys that is
+    # given decides (kimi_k3: "thinking", then "enable_thinking"); () : as above.
+    count_thinking_keys: tuple[str, ...] = ()
     # is_reasoning_end as vLLM's class of this name answers it whatever the
     # ids: "none" (granite: vLLM's base method, None), "false" (muse: only a
     # tool channel ends it), "true" (openai_gptoss); "" : from the ids.
@@ -203,12 +227,14 @@ _SPECS: dict[str, _Spec] = {
     "k2_horizon": _Spec("k2_horizon", style="r1", one_shot_no_end="content", thinking_keys=()),
     "minimax_m3": _Spec("minimax_m3", start=False, wait=True, rstrip_reasoning=False, absorb_stray_end=False,
                         start_text_in_content=False,
-                         empty_reasoning_when_opened=True),
-    "step3": _Spec("step3", style="r1", thinking_keys=()),
+                         empty_reasoning_when_opened=True, count="depth",
+                         count_open_if=("thinking_mode", "enabled"), count_when_off=True),
+    "step3": _Spec("step3", style="r1", thinking_keys=(), count="to_end", count_when_off=True),
     # vLLM's ParserEngine grammars
     "qwen3": _Spec("qwen3", rstrip_reasoning=False),
     "mimo": _Spec("mimo", rstrip_reasoning=False),
-    "minicpmv": _Spec("qwen3_5", rstrip_reasoning=False, start_text_in_content=False),
+    "minicpmv": _Spec("qwen3_5", rstrip_reasoning=False, start_text_in_content=False,
+                      count_skip=("<|im_end|>",) + tuple(f"<reserved_{i}>" for i in range(12, 16))),
     "granite_thinking_parser": _Spec("granite_thinking", lstrip_content=True),
     "glm45": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
     "glm47": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
@@ -227,22 +253,23 @@ _SPECS: dict[str, _Spec] = {
     "plamo3": _Spec("plamo3", rstrip_reasoning=False, start_text_in_content=False),
     "inkling": _Spec("inkling", start=False, start_text_in_content=False),
     # vLLM's own one-off parsers
-    "cohere_command3": _Spec("cohere_command", style="legacy"),
-    "cohere_command4": _Spec("cohere_command", style="legacy"),
-    "granite": _Spec("granite", style="legacy", thinking=False, reasoning_end_answer="none"),
-    "hunyuan_a13b": _Spec("hunyuan_a13b", style="legacy", thinking=False),
+    "cohere_command3": _Spec("cohere_command", style="legacy", count="none"),
+    "cohere_command4": _Spec("cohere_command", style="legacy", count="none"),
+    "granite": _Spec("granite", style="legacy", thinking=False, reasoning_end_answer="none", count="none"),
+    "hunyuan_a13b": _Spec("hunyuan_a13b", style="legacy", thinking=False, count="none"),
     "hy_v4": _Spec("hy_v4", style="r1", thinking_from_effort=True, default_effort="high", off_passthrough=True,
-                   count_from_start=True),
-    "kimi_k3": _Spec("kimi_k3", style="legacy"),
+                   count="to_end_after_start"),
+    "kimi_k3": _Spec("kimi_k3", style="legacy", count="open_close", count_close_also="<|open|>response<|sep|>",
+                     count_thinking_keys=("thinking", "enable_thinking")),
     "minimax_m2_append_think": _Spec("minimax_m2", style="append_think", terminators_end=False, wait=True,
-                                      own_family=True),
+                                      own_family=True, count="none"),
     "muse": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false"),
     "musespark1x": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false"),
-    "muse_glimmer": _Spec("muse_glimmer", style="legacy", thinking=False, reasoning_end_answer="false"),
-    "olmo3": _Spec("olmo3", style="legacy"),
-    "openai_gptoss": _Spec("gpt_oss", style="legacy", thinking=False, reasoning_end_answer="true"),
-    "beam": _Spec("passthrough", style="legacy"),
-    "hf": _Spec("passthrough", style="legacy"),
+    "muse_glimmer": _Spec("muse_glimmer", style="legacy", thinking=False, reasoning_end_answer="false", count="none"),
+    "olmo3": _Spec("olmo3", style="legacy", count="none"),
+    "openai_gptoss": _Spec("gpt_oss", style="legacy", thinking=False, reasoning_end_answer="true", count="none"),
+    "beam": _Spec("passthrough", style="legacy", count="vllm"),
+    "hf": _Spec("passthrough", style="legacy", count="vllm"),
 }
 
 NOT_SERVED: dict[str, str] = {}
@@ -362,6 +389,30 @@ def _single_ids(seqs: Iterable[tuple[int, ...]]) -> frozenset[int]:
 
 
 _DECIDE_START, _DECIDE_END, _DECIDE_BOUNDARY = 1, 2, 3
+# tokenizer id -> (tokenizer, family, the special ids vLLM's parser engine drops)
+_DROPPED: dict[int, tuple[Any, Any, frozenset[int]]] = {}
+
+
+def _depth_count(ids: Sequence[int], start: tuple[int, ...], end: tuple[int, ...], depth: int) -> int:
+    """Tokens inside start ... end, nested starts deepening, stray ends ignored,
+    markers (id sequences) not counted."""
+    count, i, n = 0, 0, len(ids)
+    s0, e0, ls, le = start[0], end[0] if end else None, len(start), len(end)
+    while i < n:
+        t = ids[i]
+        if t == s0 and (ls == 1 or tuple(ids[i:i + ls]) == start):
+            depth += 1
+            i += ls
+            continue
+        if t == e0 and (le == 1 or tuple(ids[i:i + le]) == end):
+            if depth > 0:
+                depth -= 1
+            i += le
+            continue
+        if depth > 0:
+            count += 1
+        i += 1
+    return count
 
 
 class VllmReasoningParser(_VllmReasoningParser):
@@ -420,6 +471,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         for i in self._boundary_ids:
             self._decisive.setdefault(i, _DECIDE_BOUNDARY)
         self._start_state: bool = thinking if spec.start is None else spec.start
+        self._count_setup(chat, thinking)
         self._begun = False
         self._ended = False
         self._pending_text = ""        # text of held tokens (a partial delimiter)
@@ -495,6 +547,7 @@ class VllmReasoningParser(_VllmReasoningParser):
             return
         if self._start_state and self._boundary_ids and self._is_reasoning_end(prompt_token_ids):
             self._start_state = False
+            self._count_start = False  # vLLM's counting engine starts in content too
 
     def adjust_initial_state_from_prompt(self, prompt_token_ids: Sequence[int]) -> None:
         """The prompt decides the start state when it says anything: an open
@@ -607,33 +660,161 @@ class VllmReasoningParser(_VllmReasoningParser):
                     return input_ids[i:]
         return input_ids
 
+    def _count_setup(self, chat: dict, thinking: bool) -> None:
+        """The count's rule and switches, fixed at construction (vLLM's classes
+        read them from the constructor, never from the prompt)."""
+        spec = self.spec
+        kind = spec.count or {"r1": "depth", "append_think": "none"}.get(spec.style, "engine")
+        on = True  # (thinking off: the start state says it, for rule "engine")
+        if spec.count_thinking_keys:
+            said = [chat[k] for k in spec.count_thinking_keys if chat.get(k) is not None]
+            on = bool(said[0]) if said else spec.thinking
+        if spec.count_when_off:
+            on = True
+        elif spec.off_passthrough and not thinking:
+            on = False
+        self._count_kind = kind if on else "none"
+        self._count_start = self._start_state
+        self._count_depth = 0
+        key, value = spec.count_open_if
+        if key and chat.get(key) == value:
+            self._count_depth = 1
+
+    def _count_dropped(self) -> frozenset[int]:
+        """Special tokens vLLM's parser engine drops (never reasoning): every
+        special token of the tokenizer that is not one of the family's markers."""
+        tok = self.model_tokenizer
+        hit = _DROPPED.get(id(tok))
+        if hit is not None and hit[0] is tok and hit[1] is self.spec:
+            return hit[2]
+        try:
+            specials = frozenset(int(i) for i in (getattr(tok, "all_special_ids", None) or ()))
+        except Exception:
+            specials = frozenset()
+        tables = self._parser.tables
+        markers = set()
+        for kind in (START, END, TERM):
+            for seq in ids_of_kind(tables, kind):
+                markers.update(seq)
+        dropped = specials - markers
+        if self.spec.count_skip:
+            vocab = self.vocab
+            dropped |= {vocab[t] for t in self.spec.count_skip if t in vocab}
+        if len(_DROPPED) > 64:
+            _DROPPED.clear()
+        _DROPPED[id(tok)] = (tok, self.spec, dropped)
+        return dropped
+
     def count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
-        """``usage.completion_tokens_details.reasoning_tokens``: counted as
-        vLLM's parser of this name counts them (once per request, on the
-        output ids with the EOS id, with this request's thinking switches);
-        ours when vLLM's class is unavailable."""
-        own = self._vllm_own()
-        if own is not None:
+        """``usage.completion_tokens_details.reasoning_tokens``: counted by the
+        rule vLLM's parser of this name counts with (``_Spec.count``), on the
+        output ids (with the EOS id) and this request's thinking switches; the
+        prompt's open block does not count (vLLM's counters start from the
+        constructor's state).  One O(n) pass over the ids."""
+        kind = self._count_kind
+        if kind == "none" or not token_ids:
+            return 0
+        if kind == "vllm":
+            own = self._vllm_own()
+            if own is not None:
+                try:
+                    return int(own.count_reasoning_tokens(token_ids))
+                except Exception:
+                    pass
+            kind = "engine"
+        ids = token_ids if isinstance(token_ids, (list, tuple)) else list(token_ids)
+        if kind == "to_end" or kind == "to_end_after_start":
+            skip = 1 if kind == "to_end_after_start" and ids[0] == self.start_token_id else 0
             try:
-                return int(own.count_reasoning_tokens(token_ids))
-            except Exception:
-                pass
-        return self._count_reasoning_tokens(token_ids)
+                return ids.index(self.end_token_id, skip) - skip
+            except ValueError:
+                return len(ids) - skip
+        if kind == "depth":
+            return self._count_depth_rule(ids)
+        if kind == "open_close":
+            return self._count_open_close(ids)
+        return self._count_reasoning_tokens(ids)
+
+    def _marker_seq(self, kind: int) -> tuple[int, ...]:
+        seqs = ids_of_kind(self._parser.tables, kind)
+        return tuple(seqs[0]) if seqs else ()
+
+    def _count_depth_rule(self, ids: Sequence[int]) -> int:
+        """vLLM's R1 depth counter (see ``_Spec.count``)."""
+        start, end = self._marker_seq(START), self._marker_seq(END)
+        depth = self._count_depth
+        if not start:
+            return len(ids) if depth else 0
+        if len(start) == 1 and len(end) == 1 and not depth:
+            s, e = start[0], end[0]
+            n_starts = ids.count(s)
+            if n_starts == 0:
+                return 0
+            if n_starts == 1:  # one block: C-speed scans
+                i = ids.index(s)
+                try:
+                    return ids.index(e, i + 1) - i - 1
+                except ValueError:
+                    return len(ids) - i - 1
+        return _depth_count(ids, start, end, depth)
+
+    def _count_open_close(self, ids: Sequence[int]) -> int:
+        """Kimi K3's rule (see ``_Spec.count``): in reasoning from the first token."""
+        opener, closer = self._marker_seq(START), self._marker_seq(END)
+        other = self._count_close_ids()
+        heads = {m[0] for m in (opener, closer, other) if m}
+        n, i, count, inside, opened = len(ids), 0, 0, True, False
+        while i < n:
+            t = ids[i]
+            if t in heads:
+                if opener and tuple(ids[i:i + len(opener)]) == opener:
+                    inside = opened = True
+                    i += len(opener)
+                    continue
+                if closer and tuple(ids[i:i + len(closer)]) == closer:
+                    inside = False
+                    i += len(closer)
+                    continue
+                if other and not opened and tuple(ids[i:i + len(other)]) == other:
+                    inside = False
+                    i += len(other)
+                    continue
+            if inside:
+                count += 1
+            i += 1
+        return count
+
+    def _count_close_ids(self) -> tuple[int, ...]:
+        text = self.spec.count_close_also
+        if not text:
+            return ()
+        ids = getattr(self, "_close_also_ids", None)
+        if ids is None:
+            ids = self._close_also_ids = tuple(self.model_tokenizer.encode(text, add_special_tokens=False))
+        return ids
 
     def _count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
-        if not token_ids or (self._passthrough and not self.spec.count_when_off):
+        """Rule "engine": the ids our parser puts in reasoning."""
+        if not token_ids or self._passthrough:
             return 0
         ids = list(token_ids)
         p = parser_class(self._family)(self._parser.tables)
-        p.begin(starts_in_reasoning=self._start_state if self.spec.style == "engine" or self.spec.count_from_start
-                else False)
+        start = self._count_start if self.spec.style == "engine" else False
+        p.begin(starts_in_reasoning=start)
         sid = self.start_token_id
         if self.spec.inject_start_if and sid is not None and sid not in ids \
                 and self._injects(self._decode(ids[:4]) if self._end_ids.isdisjoint(ids) else self._family.end[0],
-                                  self._start_state):
+                                  start):
             p.split([sid])  # vLLM's start injection (gemma4)
-        n = len(p.split(ids).reasoning_ids)
-        return n + len(p.finish().reasoning_ids)
+        reasoning = list(p.split(ids).reasoning_ids)
+        reasoning += p.finish().reasoning_ids
+        n = len(reasoning)
+        if self.spec.style == "engine" and n:
+            dropped = self._count_dropped()
+            if dropped:
+                for t in dropped.intersection(reasoning):
+                    n -= reasoning.count(t)
+        return n
 
     # -- one-shot -----------------------------------------------------------------
     def extract_reasoning(self, model_output: str, request: Any = None) -> tuple[Optional[str], Optional[str]]:
