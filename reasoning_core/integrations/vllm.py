@@ -184,8 +184,13 @@ class _Spec:
     #   "to_end_after_start": as "to_end", a leading start token not counted (hy_v4).
     #   "open_close": starts in reasoning; the start opens, the end closes, and
     #       before any start ``count_close_also`` closes too (kimi_k3).
+    #   "engine_all": as "engine", special tokens counted too (inkling's own
+    #       counter: its thinking marker opens, end-of-message closes, EOS counts).
     #   "none": 0 (vLLM's base class: granite, hunyuan_a13b, gpt-oss, ...).
-    #   "vllm": vLLM's class of this name counts (its rule reads the decoded text).
+    #   "vllm": vLLM's class of this name counts: hf (its rule parses the decoded
+    #       text with the checkpoint's response template), beam (not buildable
+    #       here, unchecked), inkling (its counter's end-of-message ids are not our
+    #       family's end; not yet expressed as data).
     count: str = ""
     # "depth": the count starts inside a block when this chat_template_kwargs
     # (key, value) pair is given (minimax_m3: thinking_mode="enabled").
@@ -198,6 +203,9 @@ class _Spec:
     # The count ignores the thinking switches (hy_v3's class counts with its R1
     # rules whatever its delegate; step3 has no switch).
     count_when_off: bool = False
+    # Thinking switched off: vLLM's no-thinking grammar for this name never
+    # enters reasoning, so the count is 0 (its start marker is content text).
+    count_zero_when_off: bool = False
     # Thinking for the count: the first of these chat_template_kwargs keys that is
     # given decides (kimi_k3: "thinking", then "enable_thinking"); () : as above.
     count_thinking_keys: tuple[str, ...] = ()
@@ -231,27 +239,37 @@ _SPECS: dict[str, _Spec] = {
                          count_open_if=("thinking_mode", "enabled"), count_when_off=True),
     "step3": _Spec("step3", style="r1", thinking_keys=(), count="to_end", count_when_off=True),
     # vLLM's ParserEngine grammars
-    "qwen3": _Spec("qwen3", rstrip_reasoning=False),
-    "mimo": _Spec("mimo", rstrip_reasoning=False),
+    "qwen3": _Spec("qwen3", rstrip_reasoning=False,
+                   count_zero_when_off=True),
+    "mimo": _Spec("mimo", rstrip_reasoning=False,
+                  count_zero_when_off=True),
     "minicpmv": _Spec("qwen3_5", rstrip_reasoning=False, start_text_in_content=False,
                       count_skip=("<|im_end|>",) + tuple(f"<reserved_{i}>" for i in range(12, 16))),
-    "granite_thinking_parser": _Spec("granite_thinking", lstrip_content=True),
-    "glm45": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
-    "glm47": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
-    "ling3": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
+    "granite_thinking_parser": _Spec("granite_thinking", lstrip_content=True,
+                                     count_zero_when_off=True),
+    "glm45": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True,
+                   count_zero_when_off=True),
+    "glm47": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True,
+                   count_zero_when_off=True),
+    "ling3": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True,
+                   count_zero_when_off=True),
     "kimi_k2": _Spec("kimi_k2", thinking_keys=_TT, rstrip_reasoning=True, content_ids_missing="none",
-                     off_markers_text=True),
+                     off_markers_text=True,
+                     count_zero_when_off=True),
     "minimax_m2": _Spec("minimax_m2", thinking_keys=(), content_ids_missing="none"),
-    "nemotron_v3": _Spec("nemotron_v3"),
-    "seed_oss": _Spec("seed_oss", rstrip_reasoning=False, extra_terminators=("<seed:tool_call>",)),
+    "nemotron_v3": _Spec("nemotron_v3",
+                         count_zero_when_off=True),
+    "seed_oss": _Spec("seed_oss", rstrip_reasoning=False, extra_terminators=("<seed:tool_call>",),
+                      count_zero_when_off=True),
     "step3p5": _Spec("step3", thinking_keys=(), extra_terminators=("<tool_call>",)),
     "mistral": _Spec("mistral", thinking_keys=(), start=False, start_text_in_content=False),
     "gemma4": _Spec("gemma4", thinking=False, start=False, off_is_identity=False, start_text_in_content=False,
                     inject_start_if=("thought\n", "thought")),
     "deepseek_v4": _Spec("deepseek_v3", thinking_keys=_TT, off_is_identity=False, start_text_in_content=False),
     "deepseek_v41": _Spec("deepseek_v3", thinking_keys=_TT, off_is_identity=False, start_text_in_content=False),
-    "plamo3": _Spec("plamo3", rstrip_reasoning=False, start_text_in_content=False),
-    "inkling": _Spec("inkling", start=False, start_text_in_content=False),
+    "plamo3": _Spec("plamo3", rstrip_reasoning=False, start_text_in_content=False,
+                    count_zero_when_off=True),
+    "inkling": _Spec("inkling", start=False, start_text_in_content=False, count="vllm"),
     # vLLM's own one-off parsers
     "cohere_command3": _Spec("cohere_command", style="legacy", count="none"),
     "cohere_command4": _Spec("cohere_command", style="legacy", count="none"),
@@ -671,7 +689,7 @@ class VllmReasoningParser(_VllmReasoningParser):
             on = bool(said[0]) if said else spec.thinking
         if spec.count_when_off:
             on = True
-        elif spec.off_passthrough and not thinking:
+        elif (spec.off_passthrough or spec.count_zero_when_off) and not thinking:
             on = False
         self._count_kind = kind if on else "none"
         self._count_start = self._start_state
@@ -733,7 +751,7 @@ class VllmReasoningParser(_VllmReasoningParser):
             return self._count_depth_rule(ids)
         if kind == "open_close":
             return self._count_open_close(ids)
-        return self._count_reasoning_tokens(ids)
+        return self._count_reasoning_tokens(ids)  # "engine", "engine_all"
 
     def _marker_seq(self, kind: int) -> tuple[int, ...]:
         seqs = ids_of_kind(self._parser.tables, kind)
@@ -809,7 +827,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         reasoning = list(p.split(ids).reasoning_ids)
         reasoning += p.finish().reasoning_ids
         n = len(reasoning)
-        if self.spec.style == "engine" and n:
+        if self._count_kind == "engine" and self.spec.style == "engine" and n:
             dropped = self._count_dropped()
             if dropped:
                 for t in dropped.intersection(reasoning):
