@@ -182,21 +182,23 @@ class _Spec:
     #   "to_end": every token before the first end marker (all of them without
     #       one), start and EOS included (step3).
     #   "to_end_after_start": as "to_end", a leading start token not counted (hy_v4).
-    #   "open_close": starts in reasoning; the start opens, the end closes, and
-    #       before any start ``count_close_also`` closes too (kimi_k3).
-    #   "engine_all": as "engine", special tokens counted too (inkling's own
-    #       counter: its thinking marker opens, end-of-message closes, EOS counts).
+    #   "open_close": the start marker opens (no nesting), the end marker and
+    #       ``count_close_also`` close, ``count_close_before_open`` closes only
+    #       before any start; markers are not counted, everything else inside is
+    #       (EOS included).  Inside from the first token if ``count_inside_first``
+    #       (kimi_k3; inkling: outside).
     #   "none": 0 (vLLM's base class: granite, hunyuan_a13b, gpt-oss, ...).
     #   "vllm": vLLM's class of this name counts: hf (its rule parses the decoded
-    #       text with the checkpoint's response template), beam (not buildable
-    #       here, unchecked), inkling (its counter's end-of-message ids are not our
-    #       family's end; not yet expressed as data).
+    #       text with the checkpoint's response template) and beam (its class does
+    #       not build here, so its rule is unchecked).
     count: str = ""
     # "depth": the count starts inside a block when this chat_template_kwargs
     # (key, value) pair is given (minimax_m3: thinking_mode="enabled").
     count_open_if: tuple[str, str] = ("", "")
-    # "open_close": a marker (text) that ends reasoning before any start was seen.
-    count_close_also: str = ""
+    # "open_close": see above (marker texts).
+    count_close_also: tuple[str, ...] = ()
+    count_close_before_open: str = ""
+    count_inside_first: bool = False
     # "engine": marker tokens vLLM's grammar for this name passes through in any
     # state, never counted (minicpmv: <|im_end|> and its reserved markers).
     count_skip: tuple[str, ...] = ()
@@ -269,7 +271,8 @@ _SPECS: dict[str, _Spec] = {
     "deepseek_v41": _Spec("deepseek_v3", thinking_keys=_TT, off_is_identity=False, start_text_in_content=False),
     "plamo3": _Spec("plamo3", rstrip_reasoning=False, start_text_in_content=False,
                     count_zero_when_off=True),
-    "inkling": _Spec("inkling", start=False, start_text_in_content=False, count="vllm"),
+    "inkling": _Spec("inkling", start=False, start_text_in_content=False, count="open_close",
+                      count_close_also=("<|content_model_end_sampling|>",)),
     # vLLM's own one-off parsers
     "cohere_command3": _Spec("cohere_command", style="legacy", count="none"),
     "cohere_command4": _Spec("cohere_command", style="legacy", count="none"),
@@ -277,7 +280,8 @@ _SPECS: dict[str, _Spec] = {
     "hunyuan_a13b": _Spec("hunyuan_a13b", style="legacy", thinking=False, count="none"),
     "hy_v4": _Spec("hy_v4", style="r1", thinking_from_effort=True, default_effort="high", off_passthrough=True,
                    count="to_end_after_start"),
-    "kimi_k3": _Spec("kimi_k3", style="legacy", count="open_close", count_close_also="<|open|>response<|sep|>",
+    "kimi_k3": _Spec("kimi_k3", style="legacy", count="open_close", count_inside_first=True,
+                     count_close_before_open="<|open|>response<|sep|>",
                      count_thinking_keys=("thinking", "enable_thinking")),
     "minimax_m2_append_think": _Spec("minimax_m2", style="append_think", terminators_end=False, wait=True,
                                       own_family=True, count="none"),
@@ -751,7 +755,7 @@ class VllmReasoningParser(_VllmReasoningParser):
             return self._count_depth_rule(ids)
         if kind == "open_close":
             return self._count_open_close(ids)
-        return self._count_reasoning_tokens(ids)  # "engine", "engine_all"
+        return self._count_reasoning_tokens(ids)
 
     def _marker_seq(self, kind: int) -> tuple[int, ...]:
         seqs = ids_of_kind(self._parser.tables, kind)
@@ -777,11 +781,12 @@ class VllmReasoningParser(_VllmReasoningParser):
         return _depth_count(ids, start, end, depth)
 
     def _count_open_close(self, ids: Sequence[int]) -> int:
-        """Kimi K3's rule (see ``_Spec.count``): in reasoning from the first token."""
-        opener, closer = self._marker_seq(START), self._marker_seq(END)
-        other = self._count_close_ids()
-        heads = {m[0] for m in (opener, closer, other) if m}
-        n, i, count, inside, opened = len(ids), 0, 0, True, False
+        """Rule "open_close" (see ``_Spec.count``)."""
+        rule = getattr(self, "_open_close", None)
+        if rule is None:
+            rule = self._open_close = self._open_close_rule()
+        opener, closers, early, heads = rule
+        n, i, count, inside, opened = len(ids), 0, 0, self.spec.count_inside_first, False
         while i < n:
             t = ids[i]
             if t in heads:
@@ -789,27 +794,33 @@ class VllmReasoningParser(_VllmReasoningParser):
                     inside = opened = True
                     i += len(opener)
                     continue
-                if closer and tuple(ids[i:i + len(closer)]) == closer:
+                hit = 0
+                for c in closers:
+                    if tuple(ids[i:i + len(c)]) == c:
+                        hit = len(c)
+                        break
+                if not hit and early and not opened and tuple(ids[i:i + len(early)]) == early:
+                    hit = len(early)
+                if hit:
                     inside = False
-                    i += len(closer)
-                    continue
-                if other and not opened and tuple(ids[i:i + len(other)]) == other:
-                    inside = False
-                    i += len(other)
+                    i += hit
                     continue
             if inside:
                 count += 1
             i += 1
         return count
 
-    def _count_close_ids(self) -> tuple[int, ...]:
-        text = self.spec.count_close_also
-        if not text:
-            return ()
-        ids = getattr(self, "_close_also_ids", None)
-        if ids is None:
-            ids = self._close_also_ids = tuple(self.model_tokenizer.encode(text, add_special_tokens=False))
-        return ids
+    def _open_close_rule(self) -> tuple:
+        spec, tok = self.spec, self.model_tokenizer
+
+        def enc(text: str) -> tuple[int, ...]:
+            return tuple(tok.encode(text, add_special_tokens=False)) if text else ()
+
+        opener = self._marker_seq(START)
+        closers = tuple(c for c in (self._marker_seq(END),) + tuple(enc(t) for t in spec.count_close_also) if c)
+        early = enc(spec.count_close_before_open)
+        heads = frozenset(m[0] for m in (opener, early) + closers if m)
+        return opener, closers, early, heads
 
     def _count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
         """Rule "engine": the ids our parser puts in reasoning."""
@@ -827,7 +838,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         reasoning = list(p.split(ids).reasoning_ids)
         reasoning += p.finish().reasoning_ids
         n = len(reasoning)
-        if self._count_kind == "engine" and self.spec.style == "engine" and n:
+        if self.spec.style == "engine" and n:
             dropped = self._count_dropped()
             if dropped:
                 for t in dropped.intersection(reasoning):
