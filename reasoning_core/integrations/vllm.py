@@ -202,6 +202,15 @@ class _Spec:
     # "engine": marker tokens vLLM's grammar for this name passes through in any
     # state, never counted (minicpmv: <|im_end|> and its reserved markers).
     count_skip: tuple[str, ...] = ()
+    # "engine": where counting stops for good (vLLM's grammar never returns to
+    # reasoning): "block" at the first end or terminator of a block open from
+    # the first token (the default where a later start is content text), "tool"
+    # at the first terminator (a tool call), "none": never.
+    count_cut: str = ""
+    count_cut_when_off: str = ""          # thinking off: another grammar (minicpmv)
+    # "engine": terminator texts vLLM's grammar for this name reads as plain
+    # reasoning text (kimi_k2's singular section marker).
+    count_not_end: tuple[str, ...] = ()
     # The count ignores the thinking switches (hy_v3's class counts with its R1
     # rules whatever its delegate; step3 has no switch).
     count_when_off: bool = False
@@ -246,18 +255,19 @@ _SPECS: dict[str, _Spec] = {
     "mimo": _Spec("mimo", rstrip_reasoning=False,
                   count_zero_when_off=True),
     "minicpmv": _Spec("qwen3_5", rstrip_reasoning=False, start_text_in_content=False,
-                      count_skip=("<|im_end|>",) + tuple(f"<reserved_{i}>" for i in range(12, 16))),
+                      count_skip=("<|im_end|>",) + tuple(f"<reserved_{i}>" for i in range(12, 16)), count_cut="block",
+                      count_cut_when_off="tool"),
     "granite_thinking_parser": _Spec("granite_thinking", lstrip_content=True,
                                      count_zero_when_off=True),
     "glm45": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True,
-                   count_zero_when_off=True),
+                   count_zero_when_off=True, count_cut="tool"),
     "glm47": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True,
-                   count_zero_when_off=True),
+                   count_zero_when_off=True, count_cut="tool"),
     "ling3": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True,
-                   count_zero_when_off=True),
+                   count_zero_when_off=True, count_cut="tool"),
     "kimi_k2": _Spec("kimi_k2", thinking_keys=_TT, rstrip_reasoning=True, content_ids_missing="none",
                      off_markers_text=True,
-                     count_zero_when_off=True),
+                     count_zero_when_off=True, count_not_end=("<|tool_call_section_begin|>",)),
     "minimax_m2": _Spec("minimax_m2", thinking_keys=(), content_ids_missing="none"),
     "nemotron_v3": _Spec("nemotron_v3",
                          count_zero_when_off=True),
@@ -266,11 +276,11 @@ _SPECS: dict[str, _Spec] = {
     "step3p5": _Spec("step3", thinking_keys=(), extra_terminators=("<tool_call>",)),
     "mistral": _Spec("mistral", thinking_keys=(), start=False, start_text_in_content=False),
     "gemma4": _Spec("gemma4", thinking=False, start=False, off_is_identity=False, start_text_in_content=False,
-                    inject_start_if=("thought\n", "thought")),
+                    inject_start_if=("thought\n", "thought"), count_cut="tool"),
     "deepseek_v4": _Spec("deepseek_v3", thinking_keys=_TT, off_is_identity=False, start_text_in_content=False),
     "deepseek_v41": _Spec("deepseek_v3", thinking_keys=_TT, off_is_identity=False, start_text_in_content=False),
     "plamo3": _Spec("plamo3", rstrip_reasoning=False, start_text_in_content=False,
-                    count_zero_when_off=True),
+                    count_zero_when_off=True, count_cut="tool"),
     "inkling": _Spec("inkling", start=False, start_text_in_content=False, count="open_close",
                       count_close_also=("<|content_model_end_sampling|>",)),
     # vLLM's own one-off parsers
@@ -413,6 +423,18 @@ def _single_ids(seqs: Iterable[tuple[int, ...]]) -> frozenset[int]:
 _DECIDE_START, _DECIDE_END, _DECIDE_BOUNDARY = 1, 2, 3
 # tokenizer id -> (tokenizer, family, the special ids vLLM's parser engine drops)
 _DROPPED: dict[int, tuple[Any, Any, frozenset[int]]] = {}
+
+
+def _first_of(ids: list[int], marks: Iterable[int]) -> int:
+    """Index of the first id of ``ids`` in ``marks`` (len(ids) if none): one
+    C-level scan per marker, each bounded by the best index so far."""
+    cut = len(ids)
+    for t in marks:
+        try:
+            cut = ids.index(t, 0, cut)
+        except ValueError:
+            pass
+    return cut
 
 
 def _depth_count(ids: Sequence[int], start: tuple[int, ...], end: tuple[int, ...], depth: int) -> int:
@@ -697,6 +719,10 @@ class VllmReasoningParser(_VllmReasoningParser):
             on = False
         self._count_kind = kind if on else "none"
         self._count_start = self._start_state
+        cut = spec.count_cut_when_off if spec.count_cut_when_off and not thinking else spec.count_cut
+        self._count_cut = cut or ("block" if self._start_text and spec.style == "engine" else "none")
+        not_end = frozenset(self.vocab[t] for t in spec.count_not_end if t in self.vocab) if spec.count_not_end else ()
+        self._count_block_ends = frozenset(i for i in self._end_like if i not in not_end)
         self._count_depth = 0
         key, value = spec.count_open_if
         if key and chat.get(key) == value:
@@ -718,7 +744,8 @@ class VllmReasoningParser(_VllmReasoningParser):
         for kind in (START, END, TERM):
             for seq in ids_of_kind(tables, kind):
                 markers.update(seq)
-        dropped = specials - markers
+        # A start inside an open block is a no-op in vLLM's grammars, never reasoning.
+        dropped = (specials - markers) | self._start_ids
         if self.spec.count_skip:
             vocab = self.vocab
             dropped |= {vocab[t] for t in self.spec.count_skip if t in vocab}
@@ -827,13 +854,32 @@ class VllmReasoningParser(_VllmReasoningParser):
         if not token_ids or self._passthrough:
             return 0
         ids = list(token_ids)
-        p = parser_class(self._family)(self._parser.tables)
-        start = self._count_start if self.spec.style == "engine" else False
-        p.begin(starts_in_reasoning=start)
+        engine = self.spec.style == "engine"
+        start = self._count_start if engine else False
         sid = self.start_token_id
-        if self.spec.inject_start_if and sid is not None and sid not in ids \
-                and self._injects(self._decode(ids[:4]) if self._end_ids.isdisjoint(ids) else self._family.end[0],
-                                  start):
+        inject = bool(self.spec.inject_start_if) and sid is not None and sid not in ids and self._injects(
+            self._decode(ids[:4]) if self._end_ids.isdisjoint(ids) else self._family.end[0], start)
+        cut_rule = self._count_cut
+        if cut_rule == "block" and start:
+            # Open from the first token, closed for good by its first end or
+            # terminator: every id before that is reasoning but the dropped ones.
+            cut = _first_of(ids, self._count_block_ends)
+            n = cut
+            dropped = self._count_dropped()
+            head = ids[:cut] if cut < len(ids) else ids
+            for t in dropped.intersection(head):
+                n -= head.count(t)
+            return n
+        if cut_rule == "tool":
+            del ids[_first_of(ids, self._term_ids):]
+        elif cut_rule == "block":  # the block opens at the first start, if any
+            s0 = _first_of(ids, self._start_ids)
+            del ids[s0 + 1 + _first_of(ids[s0 + 1:], self._count_block_ends):]
+        if not ids:
+            return 0
+        p = parser_class(self._family)(self._parser.tables)
+        p.begin(starts_in_reasoning=start)
+        if inject:
             p.split([sid])  # vLLM's start injection (gemma4)
         reasoning = list(p.split(ids).reasoning_ids)
         reasoning += p.finish().reasoning_ids
