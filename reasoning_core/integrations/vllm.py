@@ -187,6 +187,10 @@ class _Spec:
     #       before any start; markers are not counted, everything else inside is
     #       (EOS included).  Inside from the first token if ``count_inside_first``
     #       (kimi_k3; inkling: outside).
+    #   "header": Harmony-like messages (muse): ``count_header[0]`` ends a header;
+    #       the message is reasoning when its header names no recipient
+    #       (``to=NAME`` at its end) or names ``count_header[1]``; the other texts
+    #       end a message; every token inside a reasoning message counts.
     #   "none": 0 (vLLM's base class: granite, hunyuan_a13b, gpt-oss, ...).
     #   "vllm": vLLM's class of this name counts: hf (its rule parses the decoded
     #       text with the checkpoint's response template) and beam (its class does
@@ -207,6 +211,8 @@ class _Spec:
     # the first token (the default where a later start is content text), "tool"
     # at the first terminator (a tool call), "none": never.
     count_cut: str = ""
+    # "header": (header end, reasoning recipient, message end texts...)
+    count_header: tuple[str, ...] = ()
     count_cut_when_off: str = ""          # thinking off: another grammar (minicpmv)
     # "engine": terminator texts vLLM's grammar for this name reads as plain
     # reasoning text (kimi_k2's singular section marker).
@@ -234,6 +240,7 @@ class _Spec:
 # ["vllm"] (built per tokenizer by family_for_tokenizer for the names whose
 # markers come from the checkpoint); ``family`` here is only the fallback.
 _TT = ("thinking", "enable_thinking")
+_MUSE_HEADER = ("<|message|>", "self", "<|eom|>", "<|eot|>", "<|start|>")
 _SPECS: dict[str, _Spec] = {
     # vLLM's BaseThinkingReasoningParser family (DeepSeek R1 rules)
     "deepseek_r1": _Spec("deepseek_r1", style="r1", thinking_keys=()),
@@ -295,8 +302,10 @@ _SPECS: dict[str, _Spec] = {
                      count_thinking_keys=("thinking", "enable_thinking")),
     "minimax_m2_append_think": _Spec("minimax_m2", style="append_think", terminators_end=False, wait=True,
                                       own_family=True, count="none"),
-    "muse": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false"),
-    "musespark1x": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false"),
+    "muse": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false",
+                  count="header", count_header=_MUSE_HEADER),
+    "musespark1x": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false",
+                         count="header", count_header=_MUSE_HEADER),
     "muse_glimmer": _Spec("muse_glimmer", style="legacy", thinking=False, reasoning_end_answer="false", count="none"),
     "olmo3": _Spec("olmo3", style="legacy", count="none"),
     "openai_gptoss": _Spec("gpt_oss", style="legacy", thinking=False, reasoning_end_answer="true", count="none"),
@@ -782,6 +791,8 @@ class VllmReasoningParser(_VllmReasoningParser):
             return self._count_depth_rule(ids)
         if kind == "open_close":
             return self._count_open_close(ids)
+        if kind == "header":
+            return self._count_headers(ids)
         return self._count_reasoning_tokens(ids)
 
     def _marker_seq(self, kind: int) -> tuple[int, ...]:
@@ -835,6 +846,34 @@ class VllmReasoningParser(_VllmReasoningParser):
             if inside:
                 count += 1
             i += 1
+        return count
+
+    def _count_headers(self, ids: Sequence[int]) -> int:
+        """Rule "header" (see ``_Spec.count``): one decode per message header."""
+        vocab = self.vocab
+        head_end, own, *ends = self.spec.count_header
+        message = vocab.get(head_end)
+        enders = frozenset(vocab[t] for t in ends if t in vocab)
+        count, header_start, inside = 0, 0, False
+        for i, t in enumerate(ids):
+            if t == message:
+                header = self.model_tokenizer.decode(list(ids[header_start:i])).rstrip()
+                name, at = "", header.rfind("to=")
+                while at >= 0:  # the recipient runs to the header's end: no space, no "<"
+                    rest = header[at + 3:]
+                    if any(c.isspace() or c == "<" for c in rest):
+                        break
+                    if rest:
+                        name = rest
+                        break
+                    at = header.rfind("to=", 0, at)
+                inside = not name or name == own
+                header_start = i + 1
+            elif t in enders:
+                inside = False
+                header_start = i + 1
+            elif inside:
+                count += 1
         return count
 
     def _open_close_rule(self) -> tuple:

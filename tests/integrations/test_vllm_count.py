@@ -4,10 +4,9 @@ name gives, for every name whose vLLM class builds here.
 
 Each sequence is an output shape a model writes (at most one reasoning
 block, its start optional, content, a tool-call opener, the EOS id), cut
-anywhere (truncation), counted under several thinking switches
-(``chat_template_kwargs``).  Repeated or nested markers and other families'
-special tokens inside a block are outside what this checks (vLLM's grammars
-drop some of them; see docs/engines/vllm.md).  Runs on the compiled and the pure
+anywhere (truncation), and scrambled shapes (markers repeated, nested or
+stray, other families' markers, EOS anywhere), counted under several
+thinking switches (``chat_template_kwargs``).  Runs on the compiled and the pure
 backend (``REASONING_CORE_NO_EXTENSIONS=1``).  Skips without vLLM.
 """
 from __future__ import annotations
@@ -82,6 +81,31 @@ def _sequences(tok, name: str, rng: random.Random) -> list[list[int]]:
         elif rng.random() < 0.8:
             ids.append(tok.convert_tokens_to_ids(EOS))
         out.append(ids)
+    return out + _scrambled(tok, fam, rng)
+
+
+OTHERS = ("<think>", "</think>", "<|im_start|>", "<tool_call>", "<|channel>", "<channel|>",
+          "<|start|>assistant to=functions.get_weather<|message|>", "<|eom|>")
+
+
+def _scrambled(tok, fam, rng: random.Random) -> list[list[int]]:
+    """Shapes no template asks for: markers repeated, nested or stray, other
+    families' markers, EOS anywhere."""
+    markers = [m for m in fam.start + fam.end + fam.terminators if m]
+    out = []
+    for _ in range(N_SEQS):
+        pieces = []
+        for _ in range(rng.randint(0, 12)):
+            r = rng.random()
+            if r < 0.35 and markers:
+                pieces.append(rng.choice(markers))
+            elif r < 0.42:
+                pieces.append(EOS)
+            elif r < 0.5:
+                pieces.append(rng.choice(OTHERS))
+            else:
+                pieces.append(rng.choice(WORDS))
+        out.append([i for p in pieces for i in tok.encode(p, add_special_tokens=False)])
     return out
 
 
@@ -114,7 +138,7 @@ def test_count_equals_vllm(tok, name):
             ours = ours_p.count_reasoning_tokens(tuple(ids))
             assert ours == theirs, (name, kw, tok.convert_ids_to_tokens(ids), ours, theirs)
             compared += 1
-    assert compared >= N_SEQS
+    assert compared >= 2 * N_SEQS
 
 
 def test_count_builds_no_vllm_class(tok, monkeypatch):
