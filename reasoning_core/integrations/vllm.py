@@ -749,7 +749,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         except Exception:
             specials = frozenset()
         tables = self._parser.tables
-        markers = set()
+        markers: set[int] = set()
         for kind in (START, END, TERM):
             for seq in ids_of_kind(tables, kind):
                 markers.update(seq)
@@ -918,7 +918,7 @@ class VllmReasoningParser(_VllmReasoningParser):
             return 0
         p = parser_class(self._family)(self._parser.tables)
         p.begin(starts_in_reasoning=start)
-        if inject:
+        if inject and sid is not None:
             p.split([sid])  # vLLM's start injection (gemma4)
         reasoning = list(p.split(ids).reasoning_ids)
         reasoning += p.finish().reasoning_ids
