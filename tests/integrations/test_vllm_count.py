@@ -148,3 +148,18 @@ def test_count_builds_no_vllm_class(tok, monkeypatch):
     ids = tok.encode("<think>Let me think</think>The answer", add_special_tokens=False)
     for name in names:
         rcv.REASONING_PARSERS[name](tok).count_reasoning_tokens(tuple(ids))
+
+
+@pytest.fixture(scope="module")
+def plain_tok():
+    from vllm_helpers import vllm_tokenizer
+    from vllm_serving_helpers import union_specials
+
+    return vllm_tokenizer(union_specials())  # no token flagged special: EOS is plain text
+
+
+@pytest.mark.parametrize("name", _names())
+def test_count_equals_vllm_eos_not_special(plain_tok, name):
+    """The same with a vocabulary that flags no special token (vLLM's engine
+    then drops nothing, save the markers its grammar for the name lists)."""
+    test_count_equals_vllm(plain_tok, name)
