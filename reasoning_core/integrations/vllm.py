@@ -172,12 +172,61 @@ class _Spec:
     # Use ``family`` here rather than ENGINE_PARSER_NAMES (which maps this name
     # to a family for its reasoning split; this class needs the markers).
     own_family: bool = False
-    # count_reasoning_tokens counts the blocks even with thinking off (hy_v3:
-    # vLLM's class counts with its R1 rules whatever the delegate).
+    # count_reasoning_tokens (usage.reasoning_tokens): vLLM's counting rule for this name.
+    #   "engine": the ids our parser puts in reasoning, from the start state the
+    #       thinking switches give (never the prompt's open block), less the special
+    #       tokens vLLM's parser engine drops (EOS and any special token that is not
+    #       a marker).  "" means "engine" for styles "engine" and "legacy".
+    #   "depth": vLLM's R1 depth counter: tokens between start and end markers,
+    #       nested starts deepen, a stray end is ignored, markers are not counted.
+    #       "" means "depth" for style "r1".
+    #   "to_end": every token before the first end marker (all of them without
+    #       one), start and EOS included (step3).
+    #   "to_end_after_start": as "to_end", a leading start token not counted (hy_v4).
+    #   "open_close": the start marker opens (no nesting), the end marker and
+    #       ``count_close_also`` close, ``count_close_before_open`` closes only
+    #       before any start; markers are not counted, everything else inside is
+    #       (EOS included).  Inside from the first token if ``count_inside_first``
+    #       (kimi_k3; inkling: outside).
+    #   "header": Harmony-like messages (muse): ``count_header[0]`` ends a header;
+    #       the message is reasoning when its header names no recipient
+    #       (``to=NAME`` at its end) or names ``count_header[1]``; the other texts
+    #       end a message; every token inside a reasoning message counts.
+    #   "none": 0 (vLLM's base class: granite, hunyuan_a13b, gpt-oss, ...).
+    #   "vllm": vLLM's class of this name counts: hf (its rule parses the decoded
+    #       text with the checkpoint's response template) and beam (its class does
+    #       not build here, so its rule is unchecked).
+    count: str = ""
+    # "depth": the count starts inside a block when this chat_template_kwargs
+    # (key, value) pair is given (minimax_m3: thinking_mode="enabled").
+    count_open_if: tuple[str, str] = ("", "")
+    # "open_close": see above (marker texts).
+    count_close_also: tuple[str, ...] = ()
+    count_close_before_open: str = ""
+    count_inside_first: bool = False
+    # "engine": marker tokens vLLM's grammar for this name passes through in any
+    # state, never counted (minicpmv: <|im_end|> and its reserved markers).
+    count_skip: tuple[str, ...] = ()
+    # "engine": where counting stops for good (vLLM's grammar never returns to
+    # reasoning): "block" at the first end or terminator of a block open from
+    # the first token (the default where a later start is content text), "tool"
+    # at the first terminator (a tool call), "none": never.
+    count_cut: str = ""
+    # "header": (header end, reasoning recipient, message end texts...)
+    count_header: tuple[str, ...] = ()
+    count_cut_when_off: str = ""          # thinking off: another grammar (minicpmv)
+    # "engine": terminator texts vLLM's grammar for this name reads as plain
+    # reasoning text (kimi_k2's singular section marker).
+    count_not_end: tuple[str, ...] = ()
+    # The count ignores the thinking switches (hy_v3's class counts with its R1
+    # rules whatever its delegate; step3 has no switch).
     count_when_off: bool = False
-    # count_reasoning_tokens counts from the first token (the prompt opened the
-    # block: hy_v4), not only inside start ... end (vLLM's R1 depth counter).
-    count_from_start: bool = False
+    # Thinking switched off: vLLM's no-thinking grammar for this name never
+    # enters reasoning, so the count is 0 (its start marker is content text).
+    count_zero_when_off: bool = False
+    # Thinking for the count: the first of these chat_template_kwargs keys that is
+    # given decides (kimi_k3: "thinking", then "enable_thinking"); () : as above.
+    count_thinking_keys: tuple[str, ...] = ()
     # is_reasoning_end as vLLM's class of this name answers it whatever the
     # ids: "none" (granite: vLLM's base method, None), "false" (muse: only a
     # tool channel ends it), "true" (openai_gptoss); "" : from the ids.
@@ -208,6 +257,7 @@ class _Spec:
 # ["vllm"] (built per tokenizer by family_for_tokenizer for the names whose
 # markers come from the checkpoint); ``family`` here is only the fallback.
 _TT = ("thinking", "enable_thinking")
+_MUSE_HEADER = ("<|message|>", "self", "<|eom|>", "<|eot|>", "<|start|>")
 _SPECS: dict[str, _Spec] = {
     # vLLM's BaseThinkingReasoningParser family (DeepSeek R1 rules)
     "deepseek_r1": _Spec("deepseek_r1", style="r1", thinking_keys=()),
@@ -223,46 +273,64 @@ _SPECS: dict[str, _Spec] = {
                                  ("low", "<ifm|think_faster>", "</ifm|think_faster>"))),
     "minimax_m3": _Spec("minimax_m3", start=False, wait=True, rstrip_reasoning=False, absorb_stray_end=False,
                         start_text_in_content=False, start_when=("thinking_mode", "enabled"),
-                        drop_leading_end=True, empty_reasoning_when_opened=True, content_ids_missing="open"),
-    "step3": _Spec("step3", style="r1", thinking_keys=()),
+                        drop_leading_end=True, empty_reasoning_when_opened=True, content_ids_missing="open",
+                        count="depth", count_open_if=("thinking_mode", "enabled"), count_when_off=True),
+    "step3": _Spec("step3", style="r1", thinking_keys=(), count="to_end", count_when_off=True),
     # vLLM's ParserEngine grammars
-    "qwen3": _Spec("qwen3", rstrip_reasoning=False),
-    "mimo": _Spec("mimo", rstrip_reasoning=False),
-    "minicpmv": _Spec("qwen3_5", rstrip_reasoning=False, start_text_in_content=False),
-    "granite_thinking_parser": _Spec("granite_thinking", lstrip_content=True, force_content="absent"),
-    "glm45": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
-    "glm47": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
-    "ling3": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True),
+    "qwen3": _Spec("qwen3", rstrip_reasoning=False,
+                   count_zero_when_off=True),
+    "mimo": _Spec("mimo", rstrip_reasoning=False,
+                  count_zero_when_off=True),
+    "minicpmv": _Spec("qwen3_5", rstrip_reasoning=False, start_text_in_content=False,
+                      count_skip=("<|im_end|>",) + tuple(f"<reserved_{i}>" for i in range(12, 16)), count_cut="block",
+                      count_cut_when_off="tool"),
+    "granite_thinking_parser": _Spec("granite_thinking", lstrip_content=True, force_content="absent",
+                                     count_zero_when_off=True),
+    "glm45": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True,
+                   count_zero_when_off=True, count_cut="tool"),
+    "glm47": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True,
+                   count_zero_when_off=True, count_cut="tool"),
+    "ling3": _Spec("glm47", thinking_keys=_TT, start_text_in_content=False, off_markers_text=True,
+                   count_zero_when_off=True, count_cut="tool"),
     "kimi_k2": _Spec("kimi_k2", thinking_keys=_TT, rstrip_reasoning=True, content_ids_missing="none",
-                     off_markers_text=True),
+                     off_markers_text=True,
+                     count_zero_when_off=True, count_not_end=("<|tool_call_section_begin|>",)),
     "minimax_m2": _Spec("minimax_m2", thinking_keys=(), content_ids_missing="none"),
-    "nemotron_v3": _Spec("nemotron_v3", force_content="blank"),
-    "seed_oss": _Spec("seed_oss", rstrip_reasoning=False, extra_terminators=("<seed:tool_call>",)),
+    "nemotron_v3": _Spec("nemotron_v3", force_content="blank",
+                         count_zero_when_off=True),
+    "seed_oss": _Spec("seed_oss", rstrip_reasoning=False, extra_terminators=("<seed:tool_call>",),
+                      count_zero_when_off=True),
     "step3p5": _Spec("step3", thinking_keys=(), extra_terminators=("<tool_call>",)),
     "mistral": _Spec("mistral", thinking_keys=(), start=False, start_text_in_content=False),
     "gemma4": _Spec("gemma4", thinking=False, start=False, off_is_identity=False, start_text_in_content=False,
-                    inject_start_if=("thought\n", "thought")),
+                    inject_start_if=("thought\n", "thought"), count_cut="tool"),
     "deepseek_v4": _Spec("deepseek_v3", thinking_keys=_TT, off_is_identity=False, start_text_in_content=False),
     "deepseek_v41": _Spec("deepseek_v3", thinking_keys=_TT, off_is_identity=False, start_text_in_content=False),
-    "plamo3": _Spec("plamo3", rstrip_reasoning=False, start_text_in_content=False),
-    "inkling": _Spec("inkling", start=False, start_text_in_content=False),
+    "plamo3": _Spec("plamo3", rstrip_reasoning=False, start_text_in_content=False,
+                    count_zero_when_off=True, count_cut="tool"),
+    "inkling": _Spec("inkling", start=False, start_text_in_content=False, count="open_close",
+                      count_close_also=("<|content_model_end_sampling|>",)),
     # vLLM's own one-off parsers
-    "cohere_command3": _Spec("cohere_command", style="legacy"),
-    "cohere_command4": _Spec("cohere_command", style="legacy"),
-    "granite": _Spec("granite", style="legacy", thinking=False, reasoning_end_answer="none"),
-    "hunyuan_a13b": _Spec("hunyuan_a13b", style="legacy", thinking=False),
+    "cohere_command3": _Spec("cohere_command", style="legacy", count="none"),
+    "cohere_command4": _Spec("cohere_command", style="legacy", count="none"),
+    "granite": _Spec("granite", style="legacy", thinking=False, reasoning_end_answer="none", count="none"),
+    "hunyuan_a13b": _Spec("hunyuan_a13b", style="legacy", thinking=False, count="none"),
     "hy_v4": _Spec("hy_v4", style="r1", thinking_from_effort=True, default_effort="high", off_passthrough=True,
-                   count_from_start=True),
-    "kimi_k3": _Spec("kimi_k3", style="legacy", thinking_keys=_TT, off_passthrough=True),
+                   count="to_end_after_start"),
+    "kimi_k3": _Spec("kimi_k3", style="legacy", thinking_keys=_TT, off_passthrough=True, count="open_close",
+                     count_inside_first=True, count_close_before_open="<|open|>response<|sep|>",
+                     count_thinking_keys=("thinking", "enable_thinking")),
     "minimax_m2_append_think": _Spec("minimax_m2", style="append_think", terminators_end=False, wait=True,
-                                      own_family=True),
-    "muse": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false"),
-    "musespark1x": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false"),
-    "muse_glimmer": _Spec("muse_glimmer", style="legacy", thinking=False, reasoning_end_answer="false"),
-    "olmo3": _Spec("olmo3", style="legacy"),
-    "openai_gptoss": _Spec("gpt_oss", style="legacy", thinking=False, reasoning_end_answer="true"),
-    "beam": _Spec("passthrough", style="legacy"),
-    "hf": _Spec("passthrough", style="legacy"),
+                                      own_family=True, count="none"),
+    "muse": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false",
+                  count="header", count_header=_MUSE_HEADER),
+    "musespark1x": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false",
+                         count="header", count_header=_MUSE_HEADER),
+    "muse_glimmer": _Spec("muse_glimmer", style="legacy", thinking=False, reasoning_end_answer="false", count="none"),
+    "olmo3": _Spec("olmo3", style="legacy", count="none"),
+    "openai_gptoss": _Spec("gpt_oss", style="legacy", thinking=False, reasoning_end_answer="true", count="none"),
+    "beam": _Spec("passthrough", style="legacy", count="vllm"),
+    "hf": _Spec("passthrough", style="legacy", count="vllm"),
 }
 
 NOT_SERVED: dict[str, str] = {}
@@ -382,6 +450,42 @@ def _single_ids(seqs: Iterable[tuple[int, ...]]) -> frozenset[int]:
 
 
 _DECIDE_START, _DECIDE_END, _DECIDE_BOUNDARY = 1, 2, 3
+# tokenizer id -> (tokenizer, family, the special ids vLLM's parser engine drops)
+_DROPPED: dict[int, tuple[Any, Any, frozenset[int]]] = {}
+
+
+def _first_of(ids: list[int], marks: Iterable[int]) -> int:
+    """Index of the first id of ``ids`` in ``marks`` (len(ids) if none): one
+    C-level scan per marker, each bounded by the best index so far."""
+    cut = len(ids)
+    for t in marks:
+        try:
+            cut = ids.index(t, 0, cut)
+        except ValueError:
+            pass
+    return cut
+
+
+def _depth_count(ids: Sequence[int], start: tuple[int, ...], end: tuple[int, ...], depth: int) -> int:
+    """Tokens inside start ... end, nested starts deepening, stray ends ignored,
+    markers (id sequences) not counted."""
+    count, i, n = 0, 0, len(ids)
+    s0, e0, ls, le = start[0], end[0] if end else None, len(start), len(end)
+    while i < n:
+        t = ids[i]
+        if t == s0 and (ls == 1 or tuple(ids[i:i + ls]) == start):
+            depth += 1
+            i += ls
+            continue
+        if t == e0 and (le == 1 or tuple(ids[i:i + le]) == end):
+            if depth > 0:
+                depth -= 1
+            i += le
+            continue
+        if depth > 0:
+            count += 1
+        i += 1
+    return count
 
 
 class VllmReasoningParser(_VllmReasoningParser):
@@ -467,6 +571,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         if spec.start_when and chat.get(spec.start_when[0]) == spec.start_when[1]:
             self._start_state = True
         self._lead_end = spec.drop_leading_end and not self._start_state
+        self._count_setup(chat, thinking)
         self._begun = False
         self._ended = False
         self._pending_text = ""        # text of held tokens (a partial delimiter)
@@ -589,6 +694,7 @@ class VllmReasoningParser(_VllmReasoningParser):
             return
         if self._start_state and self._boundary_ids and self._is_reasoning_end(prompt_token_ids):
             self._start_state = False
+            self._count_start = False  # vLLM's counting engine starts in content too
 
     def adjust_initial_state_from_prompt(self, prompt_token_ids: Sequence[int]) -> None:
         """The prompt decides the start state when it says anything: an open
@@ -714,33 +820,222 @@ class VllmReasoningParser(_VllmReasoningParser):
                     return input_ids[i:]
         return input_ids
 
+    def _count_setup(self, chat: dict, thinking: bool) -> None:
+        """The count's rule and switches, fixed at construction (vLLM's classes
+        read them from the constructor, never from the prompt)."""
+        spec = self.spec
+        kind = spec.count or {"r1": "depth", "append_think": "none"}.get(spec.style, "engine")
+        on = True  # (thinking off: the start state says it, for rule "engine")
+        if spec.count_thinking_keys:
+            said = [chat[k] for k in spec.count_thinking_keys if chat.get(k) is not None]
+            on = bool(said[0]) if said else spec.thinking
+        if spec.count_when_off:
+            on = True
+        elif (spec.off_passthrough or spec.count_zero_when_off) and not thinking:
+            on = False
+        self._count_kind = kind if on else "none"
+        self._count_start = self._start_state
+        cut = spec.count_cut_when_off if spec.count_cut_when_off and not thinking else spec.count_cut
+        self._count_cut = cut or ("block" if self._start_text and spec.style == "engine" else "none")
+        not_end = frozenset(self.vocab[t] for t in spec.count_not_end if t in self.vocab) if spec.count_not_end else ()
+        self._count_block_ends = frozenset(i for i in self._end_like if i not in not_end)
+        self._count_depth = 0
+        key, value = spec.count_open_if
+        if key and chat.get(key) == value:
+            self._count_depth = 1
+
+    def _count_dropped(self) -> frozenset[int]:
+        """Special tokens vLLM's parser engine drops (never reasoning): every
+        special token of the tokenizer that is not one of the family's markers."""
+        tok = self.model_tokenizer
+        hit = _DROPPED.get(id(tok))
+        if hit is not None and hit[0] is tok and hit[1] is self.spec:
+            return hit[2]
+        try:
+            specials = frozenset(int(i) for i in (getattr(tok, "all_special_ids", None) or ()))
+        except Exception:
+            specials = frozenset()
+        tables = self._parser.tables
+        markers: set[int] = set()
+        for kind in (START, END, TERM):
+            for seq in ids_of_kind(tables, kind):
+                markers.update(seq)
+        # A start inside an open block is a no-op in vLLM's grammars, never reasoning.
+        dropped = (specials - markers) | self._start_ids
+        if self.spec.count_skip:
+            vocab = self.vocab
+            dropped |= {vocab[t] for t in self.spec.count_skip if t in vocab}
+        if len(_DROPPED) > 64:
+            _DROPPED.clear()
+        _DROPPED[id(tok)] = (tok, self.spec, dropped)
+        return dropped
+
     def count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
-        """``usage.completion_tokens_details.reasoning_tokens``: counted as
-        vLLM's parser of this name counts them (once per request, on the
-        output ids with the EOS id, with this request's thinking switches);
-        ours when vLLM's class is unavailable."""
-        own = self._vllm_own()
-        if own is not None:
+        """``usage.completion_tokens_details.reasoning_tokens``: counted by the
+        rule vLLM's parser of this name counts with (``_Spec.count``), on the
+        output ids (with the EOS id) and this request's thinking switches; the
+        prompt's open block does not count (vLLM's counters start from the
+        constructor's state).  One O(n) pass over the ids."""
+        kind = self._count_kind
+        if kind == "none" or not token_ids:
+            return 0
+        if kind == "vllm":
+            own = self._vllm_own()
+            if own is not None:
+                try:
+                    return int(own.count_reasoning_tokens(token_ids))
+                except Exception:
+                    pass
+            kind = "engine"
+        ids = token_ids if isinstance(token_ids, (list, tuple)) else list(token_ids)
+        if kind == "to_end" or kind == "to_end_after_start":
+            skip = 1 if kind == "to_end_after_start" and ids[0] == self.start_token_id else 0
             try:
-                return int(own.count_reasoning_tokens(token_ids))
-            except Exception:
-                pass
-        return self._count_reasoning_tokens(token_ids)
+                return ids.index(self.end_token_id, skip) - skip
+            except ValueError:
+                return len(ids) - skip
+        if kind == "depth":
+            return self._count_depth_rule(ids)
+        if kind == "open_close":
+            return self._count_open_close(ids)
+        if kind == "header":
+            return self._count_headers(ids)
+        return self._count_reasoning_tokens(ids)
+
+    def _marker_seq(self, kind: int) -> tuple[int, ...]:
+        seqs = ids_of_kind(self._parser.tables, kind)
+        return tuple(seqs[0]) if seqs else ()
+
+    def _count_depth_rule(self, ids: Sequence[int]) -> int:
+        """vLLM's R1 depth counter (see ``_Spec.count``)."""
+        start, end = self._marker_seq(START), self._marker_seq(END)
+        depth = self._count_depth
+        if not start:
+            return len(ids) if depth else 0
+        if len(start) == 1 and len(end) == 1 and not depth:
+            s, e = start[0], end[0]
+            n_starts = ids.count(s)
+            if n_starts == 0:
+                return 0
+            if n_starts == 1:  # one block: C-speed scans
+                i = ids.index(s)
+                try:
+                    return ids.index(e, i + 1) - i - 1
+                except ValueError:
+                    return len(ids) - i - 1
+        return _depth_count(ids, start, end, depth)
+
+    def _count_open_close(self, ids: Sequence[int]) -> int:
+        """Rule "open_close" (see ``_Spec.count``)."""
+        rule = getattr(self, "_open_close", None)
+        if rule is None:
+            rule = self._open_close = self._open_close_rule()
+        opener, closers, early, heads = rule
+        n, i, count, inside, opened = len(ids), 0, 0, self.spec.count_inside_first, False
+        while i < n:
+            t = ids[i]
+            if t in heads:
+                if opener and tuple(ids[i:i + len(opener)]) == opener:
+                    inside = opened = True
+                    i += len(opener)
+                    continue
+                hit = 0
+                for c in closers:
+                    if tuple(ids[i:i + len(c)]) == c:
+                        hit = len(c)
+                        break
+                if not hit and early and not opened and tuple(ids[i:i + len(early)]) == early:
+                    hit = len(early)
+                if hit:
+                    inside = False
+                    i += hit
+                    continue
+            if inside:
+                count += 1
+            i += 1
+        return count
+
+    def _count_headers(self, ids: Sequence[int]) -> int:
+        """Rule "header" (see ``_Spec.count``): one decode per message header."""
+        vocab = self.vocab
+        head_end, own, *ends = self.spec.count_header
+        message = vocab.get(head_end)
+        enders = frozenset(vocab[t] for t in ends if t in vocab)
+        count, header_start, inside = 0, 0, False
+        for i, t in enumerate(ids):
+            if t == message:
+                header = self.model_tokenizer.decode(list(ids[header_start:i])).rstrip()
+                name, at = "", header.rfind("to=")
+                while at >= 0:  # the recipient runs to the header's end: no space, no "<"
+                    rest = header[at + 3:]
+                    if any(c.isspace() or c == "<" for c in rest):
+                        break
+                    if rest:
+                        name = rest
+                        break
+                    at = header.rfind("to=", 0, at)
+                inside = not name or name == own
+                header_start = i + 1
+            elif t in enders:
+                inside = False
+                header_start = i + 1
+            elif inside:
+                count += 1
+        return count
+
+    def _open_close_rule(self) -> tuple:
+        spec, tok = self.spec, self.model_tokenizer
+
+        def enc(text: str) -> tuple[int, ...]:
+            return tuple(tok.encode(text, add_special_tokens=False)) if text else ()
+
+        opener = self._marker_seq(START)
+        closers = tuple(c for c in (self._marker_seq(END),) + tuple(enc(t) for t in spec.count_close_also) if c)
+        early = enc(spec.count_close_before_open)
+        heads = frozenset(m[0] for m in (opener, early) + closers if m)
+        return opener, closers, early, heads
 
     def _count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
-        if not token_ids or (self._passthrough and not self.spec.count_when_off):
+        """Rule "engine": the ids our parser puts in reasoning."""
+        if not token_ids or self._passthrough:
             return 0
         ids = list(token_ids)
-        p = parser_class(self._family)(self._parser.tables)
-        p.begin(starts_in_reasoning=self._start_state if self.spec.style == "engine" or self.spec.count_from_start
-                else False)
+        engine = self.spec.style == "engine"
+        start = self._count_start if engine else False
         sid = self.start_token_id
-        if self.spec.inject_start_if and sid is not None and sid not in ids \
-                and self._injects(self._decode(ids[:4]) if self._end_ids.isdisjoint(ids) else self._family.end[0],
-                                  self._start_state):
+        inject = bool(self.spec.inject_start_if) and sid is not None and sid not in ids and self._injects(
+            self._decode(ids[:4]) if self._end_ids.isdisjoint(ids) else self._family.end[0], start)
+        cut_rule = self._count_cut
+        if cut_rule == "block" and start:
+            # Open from the first token, closed for good by its first end or
+            # terminator: every id before that is reasoning but the dropped ones.
+            cut = _first_of(ids, self._count_block_ends)
+            n = cut
+            dropped = self._count_dropped()
+            head = ids[:cut] if cut < len(ids) else ids
+            for t in dropped.intersection(head):
+                n -= head.count(t)
+            return n
+        if cut_rule == "tool":
+            del ids[_first_of(ids, self._term_ids):]
+        elif cut_rule == "block":  # the block opens at the first start, if any
+            s0 = _first_of(ids, self._start_ids)
+            del ids[s0 + 1 + _first_of(ids[s0 + 1:], self._count_block_ends):]
+        if not ids:
+            return 0
+        p = parser_class(self._family)(self._parser.tables)
+        p.begin(starts_in_reasoning=start)
+        if inject and sid is not None:
             p.split([sid])  # vLLM's start injection (gemma4)
-        n = len(p.split(ids).reasoning_ids)
-        return n + len(p.finish().reasoning_ids)
+        reasoning = list(p.split(ids).reasoning_ids)
+        reasoning += p.finish().reasoning_ids
+        n = len(reasoning)
+        if self.spec.style == "engine" and n:
+            dropped = self._count_dropped()
+            if dropped:
+                for t in dropped.intersection(reasoning):
+                    n -= reasoning.count(t)
+        return n
 
     # -- one-shot -----------------------------------------------------------------
     def extract_reasoning(self, model_output: str, request: Any = None) -> tuple[Optional[str], Optional[str]]:
