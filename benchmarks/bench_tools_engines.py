@@ -132,15 +132,24 @@ def vllm_runner(fmt: str):
     req = chat_request(tools=tools)
 
     class Floor:
+        """Wraps the delta as call 0's arguments, built the cheapest way we know
+        (the builder ours uses: no pydantic validation, checked against it)."""
+
         def __init__(self, tokenizer, tools=None):
             pass
+
+        def extract_tool_calls_streaming(self, pt, ct, dt, pi, ci, di, request, _m=rcv._args_message):
+            return _m(0, dt)
+
+    class ValidatedFloor(Floor):
+        """The same with vLLM's validated constructors, as vLLM's own parsers build them."""
 
         def extract_tool_calls_streaming(self, pt, ct, dt, pi, ci, di, request):
             return DeltaMessage(tool_calls=[DeltaToolCall(index=0, function=DeltaFunctionCall(arguments=dt))])
 
     makers = {"engine": lambda: ToolParserManager.get_tool_parser(vname)(tok, None),
               "ours": lambda: rcv.TOOL_PARSERS[vname](tok, None),
-              "floor": lambda: Floor(tok)}
+              "floor": lambda: Floor(tok), "floor_validated": lambda: ValidatedFloor(tok)}
 
     def run(which, deltas, cap):
         p = makers[which]()

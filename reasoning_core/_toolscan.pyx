@@ -11,6 +11,8 @@ events into ``ParsedToolCallDelta`` objects, and the per-chunk fast lane
 """
 
 from cpython.list cimport PyList_GET_SIZE
+from cpython.object cimport PyObject_GenericSetAttr
+from cpython.set cimport PySet_New
 from cpython.unicode cimport PyUnicode_FromOrdinal, PyUnicode_Substring
 
 import re
@@ -507,6 +509,27 @@ cdef inline object _new(cls, index, cid, name, arguments, content):
     return cls(index=index, id=cid, name=name, arguments=arguments, content=content)
 
 
+cdef str _DICT = "__dict__"
+cdef str _FSET = "__pydantic_fields_set__"
+cdef str _EXTRA = "__pydantic_extra__"
+cdef str _PRIV = "__pydantic_private__"
+
+
+def model_new(cls, dict values, fields, bint extra):
+    """An instance of the pydantic model ``cls`` holding ``values`` (taken as its
+    ``__dict__``, not copied), built without validation: fields set = a new set
+    of ``fields``, ``__pydantic_extra__`` = a new ``{}`` when ``extra`` (a model
+    with ``extra="allow"``) else ``None``, no private attributes.  Callers check
+    it against the validated constructor before using it (the engines' result
+    types, ``reasoning_core.integrations``)."""
+    m = _object_new(cls)
+    PyObject_GenericSetAttr(m, _DICT, values)
+    PyObject_GenericSetAttr(m, _FSET, PySet_New(fields))
+    PyObject_GenericSetAttr(m, _EXTRA, {} if extra else None)
+    PyObject_GenericSetAttr(m, _PRIV, None)
+    return m
+
+
 def to_deltas(list events, cls):
     """A chunk's events in text order -> ``cls`` deltas, joining neighbours of the
     same kind (pieces joined once per delta)."""
@@ -545,6 +568,16 @@ def step(p, str delta, cls):
     """``p.parse_delta(delta)`` for a checked, non-empty ``delta`` (see the twin):
     the chunk goes straight to the scan the parser waits in while that scan
     cannot finish in it; otherwise the parser's generator resumes."""
+    return _step(p, delta, cls, False)
+
+
+def step_args(p, str delta, cls):
+    """``step``, except that a result made of one piece of the open call's
+    arguments (``p._cur``) comes back as that piece's text (a ``str``)."""
+    return _step(p, delta, cls, True)
+
+
+cdef object _step(p, str delta, cls, bint raw):
     cdef str buf
     cdef object text = None
     cdef Py_ssize_t pos, h, k
@@ -600,6 +633,8 @@ def step(p, str delta, cls):
         if text:
             cur = p._cur
             cur.args.append(text)
+            if raw:
+                return text
             return [_new(cls, cur.index, None, None, text, None)]
     events = p._events
     if PyList_GET_SIZE(events) == 0:
@@ -610,6 +645,10 @@ def step(p, str delta, cls):
         if e[0] == "c" and e[2] == delta:
             return None
         if e[0] == "a":
+            if raw:
+                cur = p._cur
+                if cur is not None and cur.index == e[1]:
+                    return e[2]
             return [_new(cls, e[1], None, None, e[2], None)]
     else:
         for e in events:
