@@ -210,18 +210,24 @@ def sglang_runner(fmt: str):
         def detect_and_parse(self, text, tools):
             return StreamingParseResult(normal_text="", calls=[])
 
-        def parse_streaming_increment(self, new_text, tools):
-            return StreamingParseResult(normal_text="", calls=[ToolCallItem(tool_index=0, name=None,
-                                                                           parameters=new_text)])
+        def parse_streaming_increment(self, new_text, tools, _r=rcs._fc_args_result):
+            # built the cheapest way we know: the builder ours uses (no validation, checked against it)
+            return _r(0, new_text)
 
         def structure_info(self):  # pragma: no cover - never asked here
             raise NotImplementedError
 
+    class ValidatedFloorDetector(FloorDetector):
+        def parse_streaming_increment(self, new_text, tools):
+            return StreamingParseResult(normal_text="", calls=[ToolCallItem(tool_index=0, name=None,
+                                                                           parameters=new_text)])
+
     FunctionCallParser.ToolCallParserEnum["bench_floor"] = FloorDetector
+    FunctionCallParser.ToolCallParserEnum["bench_floor_validated"] = ValidatedFloorDetector
     _, sname, vocab = ENGINE_FORMATS[fmt]
     tok = _tokenizer(vocab)
     tools = [Tool(type="function", function=Function(name=TOOL, description="d", parameters=SCHEMA))]
-    names = {"engine": sname, "ours": f"rc_{sname}", "floor": "bench_floor"}
+    names = {"engine": sname, "ours": f"rc_{sname}", "floor": "bench_floor", "floor_validated": "bench_floor_validated"}
 
     def run(which, deltas, cap):
         p = FunctionCallParser(tools, names[which])

@@ -465,6 +465,52 @@ cdef class XmlStringSink:
         return escape(out)
 
 
+cdef class JsonCloser:
+    """Says, one piece at a time and in O(piece), when a JSON value streamed in
+    pieces first closes: ``feed`` answers True for the piece in which its
+    outermost ``}`` / ``]`` comes (never again after)."""
+
+    cdef public int depth
+    cdef public bint in_str, esc, done
+
+    def __init__(self):
+        self.depth = 0
+        self.in_str = False
+        self.esc = False
+        self.done = False
+
+    def feed(self, str s):
+        cdef Py_ssize_t i = 0, n = len(s)
+        cdef Py_UCS4 c
+        if self.done:
+            return False
+        if self.esc and n:
+            self.esc = False
+            i = 1
+        while i < n:
+            c = s[i]
+            if self.in_str:
+                if c == u"\\":
+                    if i + 1 >= n:
+                        self.esc = True
+                        return False
+                    i += 2
+                    continue
+                if c == u'"':
+                    self.in_str = False
+            elif c == u'"':
+                self.in_str = True
+            elif c == u"{" or c == u"[":
+                self.depth += 1
+            elif c == u"}" or c == u"]":
+                self.depth -= 1
+                if self.depth <= 0:
+                    self.done = True
+                    return True
+            i += 1
+        return False
+
+
 # -- result objects ------------------------------------------------------------------
 
 _FIELDS = ("index", "id", "name", "arguments", "content")

@@ -307,6 +307,63 @@ class XmlStringSink:
         return escape(out)
 
 
+_JSON_STRUCT = re.compile(r'["{}\[\]]')
+_JSON_STR_STOP = re.compile(r'["\\]')
+
+
+class JsonCloser:
+    """Says, one piece at a time and in O(piece), when a JSON value streamed in
+    pieces first closes: ``feed`` answers True for the piece in which its
+    outermost ``}`` / ``]`` comes (never again after)."""
+
+    __slots__ = ("depth", "in_str", "esc", "done")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.in_str = False
+        self.esc = False
+        self.done = False
+
+    def feed(self, s: str) -> bool:
+        if self.done:
+            return False
+        i, n = 0, len(s)
+        if self.esc and n:
+            self.esc = False
+            i = 1
+        while i < n:
+            if self.in_str:
+                m = _JSON_STR_STOP.search(s, i)
+                if m is None:
+                    return False
+                j = m.start()
+                if s[j] == "\\":
+                    if j + 1 >= n:
+                        self.esc = True
+                        return False
+                    i = j + 2
+                    continue
+                self.in_str = False
+                i = j + 1
+            else:
+                m = _JSON_STRUCT.search(s, i)
+                if m is None:
+                    return False
+                j = m.start()
+                c = s[j]
+                i = j + 1
+                if c == '"':
+                    self.in_str = True
+                elif c == "{" or c == "[":
+                    self.depth += 1
+                else:
+                    self.depth -= 1
+                    if self.depth <= 0:
+                        self.done = True
+                        return True
+        return False
+
+
 # -- result objects ------------------------------------------------------------------
 
 _FIELDS = ("index", "id", "name", "arguments", "content")

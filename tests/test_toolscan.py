@@ -461,3 +461,35 @@ def test_model_new_builds_what_the_validated_constructor_builds(backend):
     assert call.model_dump()["name_hint"] == "x"
     with pytest.raises(TypeError):
         mod.model_new(Call, [("index", 0)], (), True)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), text=st.text(alphabet='{}[]"\\ab:,', max_size=40))
+def test_json_closer_matches_the_twin(data, text):
+    chunks = _cuts(data.draw, text)
+    mods = [pure] + ([compiled] if compiled is not None else [])
+    runs = []
+    for mod in mods:
+        c = mod.JsonCloser()
+        runs.append(([c.feed(x) for x in chunks], c.depth, c.in_str, c.esc, c.done))
+    assert all(r == runs[0] for r in runs)
+
+
+@given(data=st.data(), value=st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='ab"\\{}[]\n\u00e9', max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet='k"}\\', max_size=3), inner,
+                                                                 max_size=3), max_leaves=8))
+def test_json_closer_fires_where_the_value_first_parses(data, value):
+    """For an object streamed in pieces (trailing text after it), the closer
+    fires on the piece that holds its last character, and only there."""
+    whole = json.dumps({"v": value}, ensure_ascii=data.draw(st.booleans()))
+    chunks = _cuts(data.draw, whole + data.draw(st.sampled_from(["", " ", "}", "]x", '{"a":1}'])))
+    ends, n = [], 0
+    for x in chunks:
+        n += len(x)
+        ends.append(n)
+    want = [False] * len(chunks)
+    want[next(i for i, e in enumerate(ends) if e >= len(whole))] = True
+    for mod in [pure] + ([compiled] if compiled is not None else []):
+        c = mod.JsonCloser()
+        assert [c.feed(x) for x in chunks] == want
