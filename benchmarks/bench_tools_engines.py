@@ -335,7 +335,7 @@ RUNNERS = {"vllm": (vllm_runner, list(ENGINE_FORMATS)), "sglang": (sglang_runner
 
 # ---------------------------------------------------------------- the table
 
-def measure(engines, sizes, rates, repeats, cap, progress=print):
+def measure(engines, sizes, rates, repeats, cap, progress=print, repeats_1mb=1):
     rows = []
     for engine in engines:
         make, fmts = RUNNERS[engine]
@@ -354,7 +354,7 @@ def measure(engines, sizes, rates, repeats, cap, progress=print):
                            "deltas": len(deltas), "chars": len(text)}
                     for which in ("engine", "ours", "floor") + (("floor_validated",) if engine != "max" else ()):
                         per, shares = [], []
-                        for _ in range(repeats):
+                        for _ in range(repeats_1mb if size == "1MB" else repeats):
                             gc.collect()
                             gc.disable()  # as timeit does: no collector pause lands in one parser's clock
                             try:
@@ -539,6 +539,7 @@ def main(argv=None):
     ap.add_argument("--sizes", help="comma-separated among 2KB,32KB,1MB")
     ap.add_argument("--rates", default="1,4", help="tokens per delta")
     ap.add_argument("--repeats", type=int)
+    ap.add_argument("--repeats-1mb", type=int, default=1, help="repeats of the 1 MB cells (default 1)")
     ap.add_argument("--cap", type=float, help="seconds of parser time per stream before it is cut")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--json", metavar="FILE")
@@ -580,7 +581,7 @@ def main(argv=None):
                                                   indent=1) + "\n")
         return 0
     rows = measure(engines, sizes, [int(x) for x in args.rates.split(",")], repeats, cap,
-                   progress=lambda s: print(s, file=sys.stderr, flush=True))
+                   progress=lambda s: print(s, file=sys.stderr, flush=True), repeats_1mb=args.repeats_1mb)
     print(table(rows, markdown=args.markdown))
     if args.json:
         Path(args.json).write_text(json.dumps({"scanner": scan.SCAN_BACKEND, "cap_s": cap, "repeats": repeats,

@@ -379,13 +379,18 @@ cdef inline bint _is_first(Py_UCS4 c, Py_UCS4* firsts, int nf):
 
 
 cdef Py_ssize_t _hold(ms, str buf, Py_ssize_t pos) except -1:
+    cdef Py_UCS4 firsts[16]
+    cdef int nf = _firsts(ms.markers, firsts)
+    return _hold_f(ms, firsts, nf, buf, pos)
+
+
+cdef Py_ssize_t _hold_f(ms, Py_UCS4* firsts, int nf, str buf, Py_ssize_t pos) except -1:
+    """``_hold`` with the markers' first characters already known."""
     cdef Py_ssize_t n = len(buf), k, i, maxk
     cdef tuple ms_markers = ms.markers
     cdef str m
     cdef Py_ssize_t ml
     cdef bint ok
-    cdef Py_UCS4 firsts[16]
-    cdef int nf = _firsts(ms_markers, firsts)
     maxk = <Py_ssize_t>ms.maxlen - 1
     if n - pos < maxk:
         maxk = n - pos
@@ -408,11 +413,9 @@ cdef Py_ssize_t _hold(ms, str buf, Py_ssize_t pos) except -1:
     return n
 
 
-cdef bint _may_start(ms, str buf) except -1:
-    """Whether ``buf`` holds the first character of a marker of ``ms`` (without
-    one, neither a marker nor a held suffix can be in it)."""
-    cdef Py_UCS4 firsts[16]
-    cdef int nf = _firsts(ms.markers, firsts)
+cdef bint _may_start_f(Py_UCS4* firsts, int nf, str buf) except -1:
+    """Whether ``buf`` holds the first character of a marker (without one,
+    neither a marker nor a held suffix can be in it)."""
     cdef Py_ssize_t n = len(buf), i
     for i in range(n):
         if _is_first(buf[i], firsts, nf):
@@ -626,29 +629,36 @@ def step_args(p, str delta, cls):
 cdef object _step(p, str delta, cls, bint raw):
     cdef str buf
     cdef object text = None
-    cdef Py_ssize_t pos, h, k
-    cdef int status
+    cdef Py_ssize_t pos, h, k, n
+    cdef int status, nf
     cdef tuple e
     cdef list events, out
     cdef JsonReader reader
-    lane = p._lane
-    if lane is None or p._rec is not None:
+    cdef Py_UCS4 firsts[16]
+    # The parser's attributes, read and written in its instance dict (plain
+    # attributes: no descriptor of these names exists on any parser class).
+    cdef dict d = p.__dict__
+    lane = d["_lane"]
+    if lane is None or d["_rec"] is not None:
         p._push(delta)
     else:
-        buf = p._buf
-        pos = p._pos
-        p._base += pos
-        buf = (PyUnicode_Substring(buf, pos, len(buf)) + delta) if pos < len(buf) else delta
-        p._buf = buf
-        p._pos = 0
+        buf = <str>d["_buf"]
+        pos = d["_pos"]
+        n = len(buf)
+        if pos:
+            d["_base"] = d["_base"] + pos
+        buf = (PyUnicode_Substring(buf, pos, n) + delta) if pos < n else delta
+        d["_buf"] = buf
         if type(lane) is tuple:
             ms, sink = <tuple>lane
-            if _may_start(ms, buf) and ms.rx.search(buf) is not None:
+            nf = _firsts(ms.markers, firsts)
+            if _may_start_f(firsts, nf, buf) and ms.rx.search(buf) is not None:
+                d["_pos"] = 0
                 p._resume()
             else:
-                h = _hold(ms, buf, 0)
-                p._pos = h
-                if p._lane_args:
+                h = _hold_f(ms, firsts, nf, buf, 0)
+                d["_pos"] = h
+                if d["_lane_args"]:
                     text = (<XmlStringSink>sink).text_of(PyUnicode_Substring(buf, 0, h))
                 else:
                     sink(PyUnicode_Substring(buf, 0, h))
@@ -662,22 +672,22 @@ cdef object _step(p, str delta, cls, bint raw):
                 if k:
                     text = out[0] if k == 1 else "".join(out)
                     del out[:]
-                    if not p._lane_args:
+                    if not d["_lane_args"]:
                         reader.sink(text)
                         text = None
             else:
                 pos_status = lane.feed(buf, 0, False)
                 pos = pos_status[0]
                 status = pos_status[1]
-            p._pos = pos
+            d["_pos"] = pos
             if status != C_NEED:
                 if text:
                     p._emit_args(text)
                     text = None
-                p._lane_status = status
+                d["_lane_status"] = status
                 p._resume()
         if text:
-            cur = p._cur
+            cur = d["_cur"]
             cur.args.append(text)
             if raw:
                 return text
