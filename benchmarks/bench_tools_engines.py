@@ -56,6 +56,7 @@ sys.path.insert(0, str(ROOT / "tests" / "integrations"))
 import workloads as W  # noqa: E402
 
 SIZES = {"2KB": 2_000, "32KB": 32_000, "1MB": 1_000_000}
+LONG = 500_000  # characters: a stream this long gives ours and the vLLM floors no previous/current text
 TOOL = "write_file"
 PROPS = {"path": {"type": "string"}, "content": {"type": "string"}}
 SCHEMA = {"type": "object", "properties": PROPS}
@@ -132,25 +133,38 @@ def vllm_runner(fmt: str):
     req = chat_request(tools=tools)
 
     class Floor:
+        """Wraps the delta as call 0's arguments, built the cheapest way we know
+        (the builder ours uses: no pydantic validation, checked against it)."""
+
         def __init__(self, tokenizer, tools=None):
             pass
+
+        def extract_tool_calls_streaming(self, pt, ct, dt, pi, ci, di, request, _m=rcv._args_message):
+            return _m(0, dt)
+
+    class ValidatedFloor(Floor):
+        """The same with vLLM's validated constructors, as vLLM's own parsers build them."""
 
         def extract_tool_calls_streaming(self, pt, ct, dt, pi, ci, di, request):
             return DeltaMessage(tool_calls=[DeltaToolCall(index=0, function=DeltaFunctionCall(arguments=dt))])
 
     makers = {"engine": lambda: ToolParserManager.get_tool_parser(vname)(tok, None),
               "ours": lambda: rcv.TOOL_PARSERS[vname](tok, None),
-              "floor": lambda: Floor(tok)}
+              "floor": lambda: Floor(tok), "floor_validated": lambda: ValidatedFloor(tok)}
 
-    def run(which, deltas, cap):
+    def run(which, deltas, cap, marks=None):
         p = makers[which]()
         f = p.extract_tool_calls_streaming
         state = {"text": "", "prev_ids": [], "ids": [], "args": []}
         args = state["args"]
+        # previous_text + delta per delta, as vLLM's serving loop builds it: quadratic
+        # in the harness, outside the clock. A long stream gives ours and the floors
+        # (which never read the two texts) empty ones instead.
+        texts = which == "engine" or sum(len(d[0]) for d in deltas) < LONG
 
         def timed(i, dt, di):
             prev = state["text"]
-            cur = prev + dt
+            cur = prev + dt if texts else ""
             state["text"] = cur
             prev_ids, ids = state["prev_ids"], state["ids"]
             if i:
@@ -169,6 +183,8 @@ def vllm_runner(fmt: str):
         state["spent"] = 0.0
         for i, (dt, di) in enumerate(deltas):
             timed(i, dt, di)
+            if marks is not None and (i + 1) * 4 >= n * (len(marks) + 1):
+                marks.append(state["spent"])
             if state["spent"] > cap:
                 return state["spent"] / (i + 1), (i + 1) / n, "".join(args)
         if which == "ours" and hasattr(p, "finish_streaming"):
@@ -201,20 +217,26 @@ def sglang_runner(fmt: str):
         def detect_and_parse(self, text, tools):
             return StreamingParseResult(normal_text="", calls=[])
 
-        def parse_streaming_increment(self, new_text, tools):
-            return StreamingParseResult(normal_text="", calls=[ToolCallItem(tool_index=0, name=None,
-                                                                           parameters=new_text)])
+        def parse_streaming_increment(self, new_text, tools, _r=rcs._fc_args_result):
+            # built the cheapest way we know: the builder ours uses (no validation, checked against it)
+            return _r(0, new_text)
 
         def structure_info(self):  # pragma: no cover - never asked here
             raise NotImplementedError
 
+    class ValidatedFloorDetector(FloorDetector):
+        def parse_streaming_increment(self, new_text, tools):
+            return StreamingParseResult(normal_text="", calls=[ToolCallItem(tool_index=0, name=None,
+                                                                           parameters=new_text)])
+
     FunctionCallParser.ToolCallParserEnum["bench_floor"] = FloorDetector
+    FunctionCallParser.ToolCallParserEnum["bench_floor_validated"] = ValidatedFloorDetector
     _, sname, vocab = ENGINE_FORMATS[fmt]
     tok = _tokenizer(vocab)
     tools = [Tool(type="function", function=Function(name=TOOL, description="d", parameters=SCHEMA))]
-    names = {"engine": sname, "ours": f"rc_{sname}", "floor": "bench_floor"}
+    names = {"engine": sname, "ours": f"rc_{sname}", "floor": "bench_floor", "floor_validated": "bench_floor_validated"}
 
-    def run(which, deltas, cap):
+    def run(which, deltas, cap, marks=None):
         p = FunctionCallParser(tools, names[which])
         f = p.parse_stream_chunk
         clock = time.process_time
@@ -226,6 +248,8 @@ def sglang_runner(fmt: str):
             spent += clock() - t0
             if which == "ours":
                 args.extend(c.parameters for c in calls if c.parameters)
+            if marks is not None and (i + 1) * 4 >= n * (len(marks) + 1):
+                marks.append(spent)
             if spent > cap:
                 return spent / (i + 1), (i + 1) / n, "".join(args)
         if which == "ours":
@@ -254,7 +278,7 @@ def max_runner(fmt: str):
     makers = {"engine": lambda: max_tools.create(fmt), "ours": lambda: rcm.TOOL_PARSERS[fmt](),
               "floor": Floor}
 
-    def run(which, deltas, cap):
+    def run(which, deltas, cap, marks=None):
         p = makers[which]()
         if hasattr(p, "set_streaming_tool_schemas"):
             try:
@@ -269,15 +293,40 @@ def max_runner(fmt: str):
             t0 = clock()
             out = f(dt)
             spent += clock() - t0
-            if which == "ours" and out:
+            if which in ("ours", "bare") and out:
                 args.extend(d.arguments for d in out if d.arguments)
+            if marks is not None and (i + 1) * 4 >= n * (len(marks) + 1):
+                marks.append(spent)
             if spent > cap:
                 return spent / (i + 1), (i + 1) / n, "".join(args)
-        if which == "ours":
+        if which in ("ours", "bare"):
             args.extend(d.arguments for d in p.finish() if d.arguments)
         return spent / n, 1.0, "".join(args)
 
     return tok, run
+
+
+def bare_run(fmt: str, deltas, marks=None):
+    """Our parser itself (``reasoning_core.tools.create(fmt).parse_delta``), fed the
+    same deltas: what each engine wrapper is compared with in ``--long``."""
+    from reasoning_core import tools
+
+    p = tools.create(fmt)
+    p.set_streaming_tool_schemas({TOOL: SCHEMA})
+    f = p.parse_delta
+    clock = time.process_time
+    spent, args = 0.0, []
+    n = len(deltas)
+    for i, (dt, _) in enumerate(deltas):
+        t0 = clock()
+        out = f(dt)
+        spent += clock() - t0
+        if out:
+            args.extend(d.arguments for d in out if d.arguments)
+        if marks is not None and (i + 1) * 4 >= n * (len(marks) + 1):
+            marks.append(spent)
+    args.extend(d.arguments for d in p.finish() if d.arguments)
+    return spent / n, 1.0, "".join(args)
 
 
 RUNNERS = {"vllm": (vllm_runner, list(ENGINE_FORMATS)), "sglang": (sglang_runner, list(ENGINE_FORMATS)),
@@ -286,7 +335,7 @@ RUNNERS = {"vllm": (vllm_runner, list(ENGINE_FORMATS)), "sglang": (sglang_runner
 
 # ---------------------------------------------------------------- the table
 
-def measure(engines, sizes, rates, repeats, cap, progress=print):
+def measure(engines, sizes, rates, repeats, cap, progress=print, repeats_1mb=1):
     rows = []
     for engine in engines:
         make, fmts = RUNNERS[engine]
@@ -303,9 +352,9 @@ def measure(engines, sizes, rates, repeats, cap, progress=print):
                     deltas = token_deltas(tok, text, k)
                     row = {"interface": engine, "format": fmt, "size": size, "tokens_per_delta": k,
                            "deltas": len(deltas), "chars": len(text)}
-                    for which in ("engine", "ours", "floor"):
+                    for which in ("engine", "ours", "floor") + (("floor_validated",) if engine != "max" else ()):
                         per, shares = [], []
-                        for _ in range(repeats):
+                        for _ in range(repeats_1mb if size == "1MB" else repeats):
                             gc.collect()
                             gc.disable()  # as timeit does: no collector pause lands in one parser's clock
                             try:
@@ -325,9 +374,81 @@ def measure(engines, sizes, rates, repeats, cap, progress=print):
                         if per:
                             row[which] = {"median": statistics.median(per), "min": min(per), "max": max(per),
                                           "share": min(shares)}
+                            if min(shares) < 1:  # a lower bound of the whole stream's parser time
+                                row[which]["stream_s"] = statistics.median(per) * 1e-6 * len(deltas)
                     rows.append(row)
                     progress(_line(row))
     return rows
+
+
+def measure_long(engines, size="1MB", k=1, repeats=1, progress=print):
+    """``--long``: one call with ``size`` of arguments, ``k`` tokens per delta,
+    streamed whole through each engine wrapper (ours), the bare parser and the
+    interface's floor, in process CPU time; the wrapper's cost per delta in
+    each quarter of the stream shows whether it grows with what was streamed."""
+    rows = []
+    for engine in engines:
+        make, fmts = RUNNERS[engine]
+        for fmt in fmts:
+            try:
+                tok, run = make(fmt)
+            except Exception as exc:  # noqa: BLE001 - an engine build without this parser
+                rows.append({"interface": engine, "format": fmt, "error": f"{type(exc).__name__}: {exc}"[:200]})
+                continue
+            deltas = token_deltas(tok, call_text(fmt, SIZES[size]), k)
+            row = {"interface": engine, "format": fmt, "size": size, "tokens_per_delta": k, "deltas": len(deltas)}
+            got = {}
+            for which in ("bare", "ours", "floor"):
+                per, quarters = [], None
+                for _ in range(repeats):
+                    marks: list = []
+                    gc.collect()
+                    gc.disable()
+                    try:
+                        if which == "bare":
+                            spent, _, args = bare_run(fmt, deltas, marks)
+                        else:
+                            spent, _, args = run(which, deltas, float("inf"), marks)
+                    finally:
+                        gc.enable()
+                    per.append(spent * 1e6)
+                    q = len(deltas) / 4
+                    this = [(b - a) / q * 1e6 for a, b in zip([0.0] + marks[:3], marks[:4])]
+                    if quarters is None or spent * 1e6 <= min(per):
+                        quarters = this
+                    got[which] = args
+                row[which] = {"median": statistics.median(per), "min": min(per), "max": max(per), "share": 1.0,
+                              "quarters": quarters}
+            if got["ours"] != got["bare"]:
+                row["ours_error"] = "the wrapper streamed other arguments than the bare parser"
+            rows.append(row)
+            progress(_long_line(row))
+    return rows
+
+
+def _long_line(row):
+    if "error" in row:
+        return f"{row['interface']:6} {row['format']:12} error: {row['error']}"
+    b, o, f = (row[w]["median"] for w in ("bare", "ours", "floor"))
+    q = row["ours"]["quarters"]
+    return (f"{row['interface']:6} {row['format']:12} {row['deltas']} deltas: bare {b:.2f}  ours {o:.2f} "
+            f"({o / b:.2f}× bare)  floor {f:.2f}  (ours − floor) ÷ bare {(o - f) / b:.2f}  "
+            f"ours by quarter {' / '.join(f'{x:.2f}' for x in q)}"
+            + "".join(f"  [{k}: {v}]" for k, v in row.items() if k.endswith("_error")))
+
+
+def long_table(rows):
+    head = ["interface", "format", "deltas", "bare parser", "through the wrapper (ours)", "ours ÷ bare",
+            "interface floor", "(ours − floor) ÷ bare", "ours per delta, by quarter of the stream"]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['interface']} | {r['format']} | error: {r['error']} | | | | | | |")
+            continue
+        b, o, f = (r[w]["median"] for w in ("bare", "ours", "floor"))
+        lines.append(f"| {r['interface']} | {r['format']} | {r['deltas']:,} | {b:.2f} | {o:.2f} | {o / b:.2f}× | "
+                     f"{f:.2f} | {(o - f) / b:.2f}× | {' / '.join(f'{x:.2f}' for x in r['ours']['quarters'])} |")
+    return "\n".join(lines)
 
 
 def _above(row, which):
@@ -343,6 +464,8 @@ def _cell(m):
     s = f"{m['median']:,.2f} ({m['min']:,.2f}–{m['max']:,.2f})"
     if m["share"] < 1:
         s += f" cut at {m['share'] * 100:.0f} %"
+        if m.get("stream_s"):
+            s += f", > {m['stream_s']:,.0f} s per stream"
     return s
 
 
@@ -370,14 +493,14 @@ def _line(row):
 
 def table(rows, markdown=True):
     head = ["interface", "format", "size", "tok/delta", "engine's parser µs", "ours µs", "floor µs",
-            "above floor, engine ÷ ours"]
+            "above floor, engine ÷ ours", "floor, validated µs"]
     body = []
     for r in rows:
         if "error" in r:
-            body.append([r["interface"], r["format"], "—", "—", "error: " + r["error"], "—", "—", "—"])
+            body.append([r["interface"], r["format"], "—", "—", "error: " + r["error"], "—", "—", "—", "—"])
             continue
         body.append([r["interface"], r["format"], r["size"], str(r["tokens_per_delta"]), _cell(r.get("engine")),
-                     _cell(r.get("ours")), _cell(r.get("floor")), _ratio(r)])
+                     _cell(r.get("ours")), _cell(r.get("floor")), _ratio(r), _cell(r.get("floor_validated"))])
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(b) + " |" for b in body]
@@ -416,16 +539,23 @@ def main(argv=None):
     ap.add_argument("--sizes", help="comma-separated among 2KB,32KB,1MB")
     ap.add_argument("--rates", default="1,4", help="tokens per delta")
     ap.add_argument("--repeats", type=int)
+    ap.add_argument("--repeats-1mb", type=int, default=1, help="repeats of the 1 MB cells (default 1)")
     ap.add_argument("--cap", type=float, help="seconds of parser time per stream before it is cut")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("--chart", metavar="PNG", help="write a chart (needs matplotlib, the [bench] extra)")
+    ap.add_argument("--long", action="store_true",
+                    help="1 MB of arguments, one token per delta, whole, through each wrapper vs the bare parser")
     ap.add_argument("--from", dest="load", metavar="JSON", nargs="+",
                     help="print the table (and --chart) of saved --json results instead of measuring")
     args = ap.parse_args(argv)
     if args.load:
-        rows = [r for f in args.load for r in json.loads(Path(f).read_text())["rows"]]
-        print(table(rows, markdown=args.markdown))
+        saved = [json.loads(Path(f).read_text()) for f in args.load]
+        if any(d.get("long") for d in saved):
+            print(long_table([r for d in saved if d.get("long") for r in d["rows"]]))
+        rows = [r for d in saved if not d.get("long") for r in d["rows"]]
+        if rows:
+            print(table(rows, markdown=args.markdown))
         if args.chart:
             chart(rows, args.chart)
         return 0
@@ -442,8 +572,16 @@ def main(argv=None):
     print(f"# {platform.node()} {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
           f"Python {platform.python_version()}, tool scanner {scan.SCAN_BACKEND}; load {os.getloadavg()[0]:.1f}",
           file=sys.stderr)
+    if args.long:
+        rows = measure_long(engines, repeats=args.repeats or 1,
+                            progress=lambda s: print(s, file=sys.stderr, flush=True))
+        print(long_table(rows))
+        if args.json:
+            Path(args.json).write_text(json.dumps({"scanner": scan.SCAN_BACKEND, "long": True, "rows": rows},
+                                                  indent=1) + "\n")
+        return 0
     rows = measure(engines, sizes, [int(x) for x in args.rates.split(",")], repeats, cap,
-                   progress=lambda s: print(s, file=sys.stderr, flush=True))
+                   progress=lambda s: print(s, file=sys.stderr, flush=True), repeats_1mb=args.repeats_1mb)
     print(table(rows, markdown=args.markdown))
     if args.json:
         Path(args.json).write_text(json.dumps({"scanner": scan.SCAN_BACKEND, "cap_s": cap, "repeats": repeats,

@@ -11,6 +11,8 @@ events into ``ParsedToolCallDelta`` objects, and the per-chunk fast lane
 """
 
 from cpython.list cimport PyList_GET_SIZE
+from cpython.object cimport PyObject_GenericSetAttr
+from cpython.set cimport PySet_New
 from cpython.unicode cimport PyUnicode_FromOrdinal, PyUnicode_Substring
 
 import re
@@ -377,13 +379,18 @@ cdef inline bint _is_first(Py_UCS4 c, Py_UCS4* firsts, int nf):
 
 
 cdef Py_ssize_t _hold(ms, str buf, Py_ssize_t pos) except -1:
+    cdef Py_UCS4 firsts[16]
+    cdef int nf = _firsts(ms.markers, firsts)
+    return _hold_f(ms, firsts, nf, buf, pos)
+
+
+cdef Py_ssize_t _hold_f(ms, Py_UCS4* firsts, int nf, str buf, Py_ssize_t pos) except -1:
+    """``_hold`` with the markers' first characters already known."""
     cdef Py_ssize_t n = len(buf), k, i, maxk
     cdef tuple ms_markers = ms.markers
     cdef str m
     cdef Py_ssize_t ml
     cdef bint ok
-    cdef Py_UCS4 firsts[16]
-    cdef int nf = _firsts(ms_markers, firsts)
     maxk = <Py_ssize_t>ms.maxlen - 1
     if n - pos < maxk:
         maxk = n - pos
@@ -406,11 +413,9 @@ cdef Py_ssize_t _hold(ms, str buf, Py_ssize_t pos) except -1:
     return n
 
 
-cdef bint _may_start(ms, str buf) except -1:
-    """Whether ``buf`` holds the first character of a marker of ``ms`` (without
-    one, neither a marker nor a held suffix can be in it)."""
-    cdef Py_UCS4 firsts[16]
-    cdef int nf = _firsts(ms.markers, firsts)
+cdef bint _may_start_f(Py_UCS4* firsts, int nf, str buf) except -1:
+    """Whether ``buf`` holds the first character of a marker (without one,
+    neither a marker nor a held suffix can be in it)."""
     cdef Py_ssize_t n = len(buf), i
     for i in range(n):
         if _is_first(buf[i], firsts, nf):
@@ -463,6 +468,52 @@ cdef class XmlStringSink:
         return escape(out)
 
 
+cdef class JsonCloser:
+    """Says, one piece at a time and in O(piece), when a JSON value streamed in
+    pieces first closes: ``feed`` answers True for the piece in which its
+    outermost ``}`` / ``]`` comes (never again after)."""
+
+    cdef public int depth
+    cdef public bint in_str, esc, done
+
+    def __init__(self):
+        self.depth = 0
+        self.in_str = False
+        self.esc = False
+        self.done = False
+
+    def feed(self, str s):
+        cdef Py_ssize_t i = 0, n = len(s)
+        cdef Py_UCS4 c
+        if self.done:
+            return False
+        if self.esc and n:
+            self.esc = False
+            i = 1
+        while i < n:
+            c = s[i]
+            if self.in_str:
+                if c == u"\\":
+                    if i + 1 >= n:
+                        self.esc = True
+                        return False
+                    i += 2
+                    continue
+                if c == u'"':
+                    self.in_str = False
+            elif c == u'"':
+                self.in_str = True
+            elif c == u"{" or c == u"[":
+                self.depth += 1
+            elif c == u"}" or c == u"]":
+                self.depth -= 1
+                if self.depth <= 0:
+                    self.done = True
+                    return True
+            i += 1
+        return False
+
+
 # -- result objects ------------------------------------------------------------------
 
 _FIELDS = ("index", "id", "name", "arguments", "content")
@@ -507,6 +558,27 @@ cdef inline object _new(cls, index, cid, name, arguments, content):
     return cls(index=index, id=cid, name=name, arguments=arguments, content=content)
 
 
+cdef str _DICT = "__dict__"
+cdef str _FSET = "__pydantic_fields_set__"
+cdef str _EXTRA = "__pydantic_extra__"
+cdef str _PRIV = "__pydantic_private__"
+
+
+def model_new(cls, dict values, fields, bint extra):
+    """An instance of the pydantic model ``cls`` holding ``values`` (taken as its
+    ``__dict__``, not copied), built without validation: fields set = a new set
+    of ``fields``, ``__pydantic_extra__`` = a new ``{}`` when ``extra`` (a model
+    with ``extra="allow"``) else ``None``, no private attributes.  Callers check
+    it against the validated constructor before using it (the engines' result
+    types, ``reasoning_core.integrations``)."""
+    m = _object_new(cls)
+    PyObject_GenericSetAttr(m, _DICT, values)
+    PyObject_GenericSetAttr(m, _FSET, PySet_New(fields))
+    PyObject_GenericSetAttr(m, _EXTRA, {} if extra else None)
+    PyObject_GenericSetAttr(m, _PRIV, None)
+    return m
+
+
 def to_deltas(list events, cls):
     """A chunk's events in text order -> ``cls`` deltas, joining neighbours of the
     same kind (pieces joined once per delta)."""
@@ -545,31 +617,48 @@ def step(p, str delta, cls):
     """``p.parse_delta(delta)`` for a checked, non-empty ``delta`` (see the twin):
     the chunk goes straight to the scan the parser waits in while that scan
     cannot finish in it; otherwise the parser's generator resumes."""
+    return _step(p, delta, cls, False)
+
+
+def step_args(p, str delta, cls):
+    """``step``, except that a result made of one piece of the open call's
+    arguments (``p._cur``) comes back as that piece's text (a ``str``)."""
+    return _step(p, delta, cls, True)
+
+
+cdef object _step(p, str delta, cls, bint raw):
     cdef str buf
     cdef object text = None
-    cdef Py_ssize_t pos, h, k
-    cdef int status
+    cdef Py_ssize_t pos, h, k, n
+    cdef int status, nf
     cdef tuple e
     cdef list events, out
     cdef JsonReader reader
-    lane = p._lane
-    if lane is None or p._rec is not None:
+    cdef Py_UCS4 firsts[16]
+    # The parser's attributes, read and written in its instance dict (plain
+    # attributes: no descriptor of these names exists on any parser class).
+    cdef dict d = p.__dict__
+    lane = d["_lane"]
+    if lane is None or d["_rec"] is not None:
         p._push(delta)
     else:
-        buf = p._buf
-        pos = p._pos
-        p._base += pos
-        buf = (PyUnicode_Substring(buf, pos, len(buf)) + delta) if pos < len(buf) else delta
-        p._buf = buf
-        p._pos = 0
+        buf = <str>d["_buf"]
+        pos = d["_pos"]
+        n = len(buf)
+        if pos:
+            d["_base"] = d["_base"] + pos
+        buf = (PyUnicode_Substring(buf, pos, n) + delta) if pos < n else delta
+        d["_buf"] = buf
         if type(lane) is tuple:
             ms, sink = <tuple>lane
-            if _may_start(ms, buf) and ms.rx.search(buf) is not None:
+            nf = _firsts(ms.markers, firsts)
+            if _may_start_f(firsts, nf, buf) and ms.rx.search(buf) is not None:
+                d["_pos"] = 0
                 p._resume()
             else:
-                h = _hold(ms, buf, 0)
-                p._pos = h
-                if p._lane_args:
+                h = _hold_f(ms, firsts, nf, buf, 0)
+                d["_pos"] = h
+                if d["_lane_args"]:
                     text = (<XmlStringSink>sink).text_of(PyUnicode_Substring(buf, 0, h))
                 else:
                     sink(PyUnicode_Substring(buf, 0, h))
@@ -583,23 +672,25 @@ def step(p, str delta, cls):
                 if k:
                     text = out[0] if k == 1 else "".join(out)
                     del out[:]
-                    if not p._lane_args:
+                    if not d["_lane_args"]:
                         reader.sink(text)
                         text = None
             else:
                 pos_status = lane.feed(buf, 0, False)
                 pos = pos_status[0]
                 status = pos_status[1]
-            p._pos = pos
+            d["_pos"] = pos
             if status != C_NEED:
                 if text:
                     p._emit_args(text)
                     text = None
-                p._lane_status = status
+                d["_lane_status"] = status
                 p._resume()
         if text:
-            cur = p._cur
+            cur = d["_cur"]
             cur.args.append(text)
+            if raw:
+                return text
             return [_new(cls, cur.index, None, None, text, None)]
     events = p._events
     if PyList_GET_SIZE(events) == 0:
@@ -610,6 +701,10 @@ def step(p, str delta, cls):
         if e[0] == "c" and e[2] == delta:
             return None
         if e[0] == "a":
+            if raw:
+                cur = p._cur
+                if cur is not None and cur.index == e[1]:
+                    return e[2]
             return [_new(cls, e[1], None, None, e[2], None)]
     else:
         for e in events:

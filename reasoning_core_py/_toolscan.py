@@ -307,6 +307,63 @@ class XmlStringSink:
         return escape(out)
 
 
+_JSON_STRUCT = re.compile(r'["{}\[\]]')
+_JSON_STR_STOP = re.compile(r'["\\]')
+
+
+class JsonCloser:
+    """Says, one piece at a time and in O(piece), when a JSON value streamed in
+    pieces first closes: ``feed`` answers True for the piece in which its
+    outermost ``}`` / ``]`` comes (never again after)."""
+
+    __slots__ = ("depth", "in_str", "esc", "done")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.in_str = False
+        self.esc = False
+        self.done = False
+
+    def feed(self, s: str) -> bool:
+        if self.done:
+            return False
+        i, n = 0, len(s)
+        if self.esc and n:
+            self.esc = False
+            i = 1
+        while i < n:
+            if self.in_str:
+                m = _JSON_STR_STOP.search(s, i)
+                if m is None:
+                    return False
+                j = m.start()
+                if s[j] == "\\":
+                    if j + 1 >= n:
+                        self.esc = True
+                        return False
+                    i = j + 2
+                    continue
+                self.in_str = False
+                i = j + 1
+            else:
+                m = _JSON_STRUCT.search(s, i)
+                if m is None:
+                    return False
+                j = m.start()
+                c = s[j]
+                i = j + 1
+                if c == '"':
+                    self.in_str = True
+                elif c == "{" or c == "[":
+                    self.depth += 1
+                else:
+                    self.depth -= 1
+                    if self.depth <= 0:
+                        self.done = True
+                        return True
+        return False
+
+
 # -- result objects ------------------------------------------------------------------
 
 _FIELDS = ("index", "id", "name", "arguments", "content")
@@ -351,6 +408,24 @@ def _builder(cls):
     return f
 
 
+_object_new, _object_setattr = object.__new__, object.__setattr__
+
+
+def model_new(cls, values: dict, fields, extra: bool):
+    """An instance of the pydantic model ``cls`` holding ``values`` (taken as its
+    ``__dict__``, not copied), built without validation: fields set = a new set
+    of ``fields``, ``__pydantic_extra__`` = a new ``{}`` when ``extra`` (a model
+    with ``extra="allow"``) else ``None``, no private attributes.  Callers check
+    it against the validated constructor before using it (the engines' result
+    types, ``reasoning_core.integrations``)."""
+    m = _object_new(cls)
+    _object_setattr(m, "__dict__", values)
+    _object_setattr(m, "__pydantic_fields_set__", set(fields))
+    _object_setattr(m, "__pydantic_extra__", {} if extra else None)
+    _object_setattr(m, "__pydantic_private__", None)
+    return m
+
+
 def to_deltas(events: list, cls) -> list:
     """A chunk's events in text order -> ``cls`` deltas, joining neighbours of the
     same kind. Pieces are collected and joined once per delta (repeated ``+=``
@@ -385,6 +460,12 @@ def to_deltas(events: list, cls) -> list:
 
 # -- one chunk -----------------------------------------------------------------------
 
+def step_args(p, delta: str, cls):
+    """``step``, except that a result made of one piece of the open call's
+    arguments (``p._cur``) comes back as that piece's text (a ``str``)."""
+    return _step(p, delta, cls, True)
+
+
 def step(p, delta: str, cls):
     """``p.parse_delta(delta)`` for a checked, non-empty ``delta``: the chunk goes
     straight to the scan the parser's generator waits in (``p._lane``: a
@@ -393,6 +474,10 @@ def step(p, delta: str, cls):
     Either way the parser ends in the same state with the same events. When the
     lane writes the current call's arguments (``p._lane_args``) and the chunk
     stays in it, they are appended here and returned as the chunk's one delta."""
+    return _step(p, delta, cls, False)
+
+
+def _step(p, delta: str, cls, raw: bool):
     lane = p._lane
     if lane is None or p._rec is not None:
         p._push(delta)
@@ -434,6 +519,8 @@ def step(p, delta: str, cls):
         if text:
             cur = p._cur
             cur.args.append(text)
+            if raw:
+                return text
             return [_builder(cls)(cur.index, None, None, text, None)]
     events = p._events
     if not events:
@@ -443,6 +530,10 @@ def step(p, delta: str, cls):
         e = events[0]
         if e[0] == "c" and e[2] == delta:
             return None
+        if raw and e[0] == "a":
+            cur = p._cur
+            if cur is not None and cur.index == e[1]:
+                return e[2]
     elif all(e[0] == "c" for e in events) and "".join(e[2] for e in events) == delta:
         return None
     return to_deltas(events, cls)

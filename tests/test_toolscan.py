@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from typing import Optional
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -380,3 +381,115 @@ def test_str_subclasses_are_read_as_their_text(backend):
         assert [shape(sub.parse_delta(x)) for x in pieces] == [shape(plain.parse_delta(str.__str__(x))) for x in pieces]
         whole = "".join(str.__str__(x) for x in pieces)
         assert tools.create("hermes").parse_complete(Text(whole)).tool_calls[0].name == "f"
+
+
+def _run_args(backend, fmt, chunks, schemas):
+    """Each chunk through ``step`` (one parser) and ``step_args`` (another):
+    where ``step_args`` answers a ``str``, ``step`` answers that one piece of the
+    open call's arguments; everywhere else the two answer the same."""
+    with _base._use_scanner(backend) as mod:
+        a, b = tools.create(fmt), tools.create(fmt)
+        if schemas:
+            a.set_streaming_tool_schemas(schemas)
+            b.set_streaming_tool_schemas(schemas)
+        trace = []
+        for c in chunks:
+            ra = a.parse_delta(c)
+            rb = mod.step_args(b, c, tools.ParsedToolCallDelta)
+            sa = None if ra is None else [_snapshot(d) for d in ra]
+            if type(rb) is str:
+                assert b._cur is not None
+                assert sa == [(b._cur.index, True, None, rb, None)]
+                trace.append(("args", b._cur.index, rb))
+            else:
+                assert sa == (None if rb is None else [_snapshot(d) for d in rb])
+                trace.append(sa)
+        assert [_snapshot(d) for d in a.finish()] == [_snapshot(d) for d in b.finish()]
+    return trace
+
+
+@_examples(10)
+@given(data=st.data())
+def test_step_args_answers_what_step_answers(fmt, data):
+    text = data.draw(format_texts(fmt))
+    chunks = _cuts(data.draw, text)
+    schemas = _SCHEMA if data.draw(st.booleans()) else None
+    got = _run_args("python", fmt, chunks, schemas)
+    if compiled is not None:
+        assert _run_args("cython", fmt, chunks, schemas) == got
+
+
+@pytest.mark.parametrize("fmt", ["hermes", "qwen3_coder"])
+def test_step_args_in_long_arguments(fmt):
+    code = "".join(f'    x[{i}] = "caf\u00e9\\t{i}"  # <tag> {{}}\n' for i in range(200))
+    text = "Writing.\n" + _template_of(fmt).replace("\x00VALUE\x00", json.dumps(code) if fmt == "hermes" else code)
+    chunks = [text[i:i + 5] for i in range(0, len(text), 5)]
+    got = _run_args("python", fmt, chunks, _SCHEMA)
+    assert sum(1 for t in got if t and t[0] == "args") > len(chunks) // 2  # the lane answers most chunks
+    if compiled is not None:
+        assert _run_args("cython", fmt, chunks, _SCHEMA) == got
+
+
+@pytest.mark.parametrize("backend", ["cython", "python"] if compiled is not None else ["python"])
+def test_model_new_builds_what_the_validated_constructor_builds(backend):
+    pydantic = pytest.importorskip("pydantic")
+    mod = compiled if backend == "cython" else pure
+
+    class Fn(pydantic.BaseModel):
+        name: Optional[str] = None
+        arguments: Optional[str] = None
+
+    class Call(pydantic.BaseModel):
+        model_config = pydantic.ConfigDict(extra="allow")
+        id: Optional[str] = None
+        index: int
+        function: Optional[Fn] = None
+
+    fn = mod.model_new(Fn, {"name": None, "arguments": "{"}, frozenset(("arguments",)), False)
+    want_fn = Fn(arguments="{")
+    call = mod.model_new(Call, {"id": "c", "index": 2, "function": fn}, ("id", "index", "function"), True)
+    want = Call(id="c", index=2, function=want_fn)
+    assert call == want and fn == want_fn
+    assert call.model_dump_json(exclude_unset=True) == want.model_dump_json(exclude_unset=True)
+    assert call.model_fields_set == want.model_fields_set and fn.model_fields_set == want_fn.model_fields_set
+    assert call.__pydantic_extra__ == want.__pydantic_extra__ == {} and fn.__pydantic_extra__ is None
+    # fields set and extra are the object's own: assignments touch only it
+    other = mod.model_new(Call, {"id": None, "index": 0, "function": None}, ("index",), True)
+    call.name_hint = "x"
+    fn.name = "f"
+    assert "name" in fn.model_fields_set and other.model_fields_set == {"index"} and other.__pydantic_extra__ == {}
+    assert call.model_dump()["name_hint"] == "x"
+    with pytest.raises(TypeError):
+        mod.model_new(Call, [("index", 0)], (), True)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), text=st.text(alphabet='{}[]"\\ab:,', max_size=40))
+def test_json_closer_matches_the_twin(data, text):
+    chunks = _cuts(data.draw, text)
+    mods = [pure] + ([compiled] if compiled is not None else [])
+    runs = []
+    for mod in mods:
+        c = mod.JsonCloser()
+        runs.append(([c.feed(x) for x in chunks], c.depth, c.in_str, c.esc, c.done))
+    assert all(r == runs[0] for r in runs)
+
+
+@given(data=st.data(), value=st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='ab"\\{}[]\n\u00e9', max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet='k"}\\', max_size=3), inner,
+                                                                 max_size=3), max_leaves=8))
+def test_json_closer_fires_where_the_value_first_parses(data, value):
+    """For an object streamed in pieces (trailing text after it), the closer
+    fires on the piece that holds its last character, and only there."""
+    whole = json.dumps({"v": value}, ensure_ascii=data.draw(st.booleans()))
+    chunks = _cuts(data.draw, whole + data.draw(st.sampled_from(["", " ", "}", "]x", '{"a":1}'])))
+    ends, n = [], 0
+    for x in chunks:
+        n += len(x)
+        ends.append(n)
+    want = [False] * len(chunks)
+    want[next(i for i, e in enumerate(ends) if e >= len(whole))] = True
+    for mod in [pure] + ([compiled] if compiled is not None else []):
+        c = mod.JsonCloser()
+        assert [c.feed(x) for x in chunks] == want

@@ -601,6 +601,12 @@ class RcMaxToolParser:
 
         self._rc = rc_tools.create(self.tool_format)
         self._types = _max_tool_types()
+        from ..tools import _base as tool_base
+
+        # parse_delta building MAX's ParsedToolCallDelta directly (the scanner's
+        # checked fast builder, or its constructor)
+        self._step = tool_base._scan.step
+        self._delta_t = self._types[1]
 
     @classmethod
     def _native_base(cls) -> Optional[type]:
@@ -621,7 +627,9 @@ class RcMaxToolParser:
                       tool_calls=[call_t(id=c.id, name=c.name, arguments=c.arguments) for c in res.tool_calls])
 
     def parse_delta(self, delta: str):
-        out = self._rc.parse_delta(delta)
+        if type(delta) is str and delta:
+            return self._step(self._rc, delta, self._delta_t)
+        out = self._rc.parse_delta(delta)  # its checks: a str subclass, an empty delta, a wrong type
         if out is None:
             return None
         d_t = self._types[1]

@@ -77,6 +77,7 @@ StreamingParseResult = _rp.StreamingParseResult
 
 from ..families import ENGINE_PARSER_NAMES, RUNTIME_ENGINE_NAMES, Family, family_for_tokenizer, get_family
 from ..text import TextReasoningParser
+from ..tools._types import ParsedToolCallDelta as _PTD
 
 __all__ = [
     "REASONING_DETECTORS",
@@ -686,61 +687,14 @@ def _normal_json(args: str) -> str:
         return args
 
 
-_JSON_STRUCT = re.compile(r'["{}\[\]]')
-_JSON_STR_STOP = re.compile(r'["\\]')
+def _json_closer():
+    """A ``JsonCloser`` of the tool-call scanner (compiled, or its pure twin):
+    says, in O(piece), when a call's streamed JSON arguments first close (the
+    one moment ``json.loads`` of everything streamed can succeed; later pieces
+    only add trailing text)."""
+    from ..tools import _json as tool_json
 
-
-class _JsonCloser:
-    """Says, one piece at a time and in O(piece), when the streamed JSON
-    value of a call's arguments first closes (the one moment ``json.loads`` of
-    everything streamed can succeed; later pieces only add trailing text)."""
-
-    __slots__ = ("depth", "in_str", "esc", "done")
-
-    def __init__(self) -> None:
-        self.depth = 0
-        self.in_str = False
-        self.esc = False
-        self.done = False
-
-    def feed(self, s: str) -> bool:
-        if self.done:
-            return False
-        i, n = 0, len(s)
-        if self.esc and n:
-            self.esc = False
-            i = 1
-        while i < n:
-            if self.in_str:
-                m = _JSON_STR_STOP.search(s, i)
-                if m is None:
-                    return False
-                j = m.start()
-                if s[j] == "\\":
-                    if j + 1 >= n:
-                        self.esc = True
-                        return False
-                    i = j + 2
-                    continue
-                self.in_str = False
-                i = j + 1
-            else:
-                m = _JSON_STRUCT.search(s, i)
-                if m is None:
-                    return False
-                j = m.start()
-                c = s[j]
-                i = j + 1
-                if c == '"':
-                    self.in_str = True
-                elif c == "{" or c == "[":
-                    self.depth += 1
-                else:
-                    self.depth -= 1
-                    if self.depth <= 0:
-                        self.done = True
-                        return True
-        return False
+    return tool_json.SCAN.JsonCloser()
 
 
 class _ArgPieces(list):
@@ -752,6 +706,7 @@ class _ArgPieces(list):
         super().__init__()
         self._pieces: list[list[str]] = []
         self._dirty: set[int] = set()
+        self.version = 0  # bumped when the piece lists themselves are replaced
 
     def ensure(self, n: int) -> None:
         while len(self._pieces) < n:
@@ -779,9 +734,10 @@ class _ArgPieces(list):
         self._sync()
         list.__setitem__(self, i, value)
         if isinstance(i, int):
-            self._pieces[i] = [value]
+            self._pieces[i][:] = [value]  # in place: the detector holds the open call's list
         else:
             self._pieces = [[v] for v in list.__iter__(self)]
+            self.version += 1
 
     def __iter__(self):
         if self._dirty:
@@ -809,12 +765,85 @@ class _ArgPieces(list):
 
 
 TOOL_DETECTORS: dict[str, type] = {}
+_UNSEEN = object()
 
 if _FC is not None:
     _BaseFormatDetector, _core_types, _FunctionCallParser = _FC
     _ToolCallItem = _core_types.ToolCallItem
     _FcResult = _core_types.StreamingParseResult
     _ORIGINAL_TOOL_DETECTORS = dict(_FunctionCallParser.ToolCallParserEnum)
+
+    def _fc_builders():
+        """``(result(normal_text, calls), args_result(tool_index, piece))``:
+        SGLang's ``StreamingParseResult`` / ``ToolCallItem`` built without pydantic
+        validation (our values already have the fields' types), so a chunk inside
+        a call's arguments costs what the interface costs.  Checked here against
+        the validated constructors (fields, fields set, extra, dumps); on any
+        difference those are used."""
+        from ..tools import _json as tool_json
+
+        mk = tool_json.SCAN.model_new
+        xr = _FcResult.model_config.get("extra") == "allow"
+        xi = _ToolCallItem.model_config.get("extra") == "allow"
+        fs_r = frozenset(("normal_text", "calls"))
+        fs_i = frozenset(("tool_index", "name", "parameters"))
+        fs_n = frozenset(("normal_text",))
+
+        def result(normal_text, calls):
+            return mk(_FcResult, {"normal_text": normal_text, "calls": calls}, fs_r, xr)
+
+        def normal_result(text):
+            return mk(_FcResult, {"normal_text": text, "calls": []}, fs_n, xr)
+
+        def args_result(slot, piece):
+            return mk(_FcResult, {"normal_text": "", "calls": [
+                mk(_ToolCallItem, {"tool_index": slot, "name": None, "parameters": piece}, fs_i, xi)]}, fs_r, xr)
+
+        def item(slot, name, piece):
+            return mk(_ToolCallItem, {"tool_index": slot, "name": name, "parameters": piece}, fs_i, xi)
+
+        def v_result(normal_text, calls):
+            return _FcResult(normal_text=normal_text, calls=calls)
+
+        def v_item(slot, name, piece):
+            return _ToolCallItem(tool_index=slot, name=name, parameters=piece)
+
+        def v_args_result(slot, piece):
+            return v_result("", [v_item(slot, None, piece)])
+
+        def v_normal_result(text):
+            return _FcResult(normal_text=text)
+
+        validated = (v_result, v_args_result, v_item, v_normal_result)
+        try:
+            def same(a, b) -> bool:
+                return (type(a) is type(b) and a == b and a.model_dump() == b.model_dump()
+                        and a.model_dump_json(exclude_unset=True) == b.model_dump_json(exclude_unset=True)
+                        and a.model_fields_set == b.model_fields_set
+                        and a.__pydantic_extra__ == b.__pydantic_extra__
+                        and a.__pydantic_private__ == b.__pydantic_private__)
+
+            for x in ((0, "f", ""), (1, None, '{"a"')):
+                if not same(item(*x), v_item(*x)):
+                    return validated
+            if not (same(result("t", []), v_result("t", []))
+                    and same(result("", [item(0, "f", "")]), v_result("", [v_item(0, "f", "")]))
+                    and same(args_result(2, "x"), v_args_result(2, "x"))
+                    and same(normal_result("n"), v_normal_result("n"))):
+                return validated
+            r = args_result(0, "x")
+            r.normal_text = "y"
+            if r.normal_text != "y" or args_result(0, "x").calls[0].parameters != "x":
+                return validated
+            r = normal_result("a")
+            r.calls.append(item(0, None, "x"))
+            if normal_result("a").calls:  # a fresh list each
+                return validated
+        except Exception:  # pragma: no cover - another pydantic
+            return validated
+        return result, args_result, item, normal_result
+
+    _fc_result, _fc_args_result, _fc_item, _fc_normal_result = _fc_builders()
 
     class RcToolDetector(_BaseFormatDetector):
         """An SGLang function-call detector over one ``reasoning_core.tools`` format.
@@ -865,7 +894,14 @@ if _FC is not None:
                 self.bot_token = getattr(self._native, "bot_token", "")
                 self.eot_token = getattr(self._native, "eot_token", "")
                 self.tool_call_separator = getattr(self._native, "tool_call_separator", ", ")
-            self._schemas_for: Optional[int] = None
+            self._schemas_for: Any = _UNSEEN  # the tools list the schemas were read from
+            self._tool_names: dict[str, int] = {}
+            # parse_delta, answering a piece of the open call's arguments as a str
+            from ..tools import _base as tool_base
+
+            self._step = tool_base._scan.step_args
+            # (our index, slot, argument pieces, dirty set, closer, version) of the call streaming now
+            self._hot: Optional[tuple] = None
             self._slot: dict[int, int] = {}     # our call index -> emitted tool_index (-1: dropped)
             self._names: dict[int, str] = {}
             self._closers: dict[int, _JsonCloser] = {}
@@ -956,23 +992,42 @@ if _FC is not None:
             return content.strip() if mode == "strip" else content
 
         # -- streaming ----------------------------------------------------------------
+        def _use_tools(self, tools: Any) -> None:
+            self._schemas_for = tools
+            self._tool_names = self._set_schemas(self._parser, tools)
+
         def parse_streaming_increment(self, new_text: str, tools: Any):
-            if self._schemas_for != id(tools):
-                self._schemas_for = id(tools)
-                self._tool_names = self._set_schemas(self._parser, tools)
-            deltas = self._parser.parse_delta(new_text)
+            if tools is not self._schemas_for:
+                self._use_tools(tools)
+            p = self._parser
+            if type(new_text) is not str:
+                deltas = p.parse_delta(new_text)
+            else:
+                deltas = self._step(p, new_text, _PTD)
+                if type(deltas) is str:
+                    # The hot case, inside a call's arguments: a piece of the
+                    # open call's arguments (what _convert does for it).
+                    hot = self._hot
+                    i = p._cur.index
+                    if hot is not None and hot[0] == i and hot[5] == self.streamed_args_for_tool.version:
+                        slot = hot[1]
+                        hot[2].append(deltas)
+                        hot[3].add(slot)
+                        if hot[4].feed(deltas):
+                            self._closed(slot)
+                        return _fc_args_result(slot, deltas)
+                    deltas = [_PTD(index=i, arguments=deltas)]
             if deltas is None:
                 if self._emitted and self.stream_drop_ws_after_call:
-                    return _FcResult(normal_text=self._after_call(new_text))
+                    return _fc_normal_result(self._after_call(new_text))
                 if self.stream_strip_closer and self.stream_strip_closer in new_text:
                     new_text = new_text.replace(self.stream_strip_closer, "")
-                return _FcResult(normal_text=new_text)
+                return _fc_normal_result(new_text)
             return self._convert(deltas)
 
         def finish(self, tools: Any):
-            if self._schemas_for != id(tools):
-                self._schemas_for = id(tools)
-                self._tool_names = self._set_schemas(self._parser, tools)
+            if tools is not self._schemas_for:
+                self._use_tools(tools)
             return self._convert(self._parser.finish())
 
         def _flush_pending_normal_text(self) -> str:
@@ -991,13 +1046,19 @@ if _FC is not None:
                 self._ws_after_call.clear()
             return text
 
+        def _closed(self, slot: int) -> None:
+            try:
+                self.prev_tool_call_arr[slot]["arguments"] = json.loads(self.streamed_args_for_tool[slot])
+            except ValueError:
+                pass
+
         def _convert(self, deltas: list):
             # O(delta): the arguments of each call are kept as pieces (joined
             # when SGLang reads streamed_args_for_tool) and parsed into
             # prev_tool_call_arr once, when their JSON value closes.
             normal: list[str] = []
             calls = []
-            names = getattr(self, "_tool_names", {})
+            names = self._tool_names
             for d in deltas:
                 if d.content is not None:
                     if self._emitted and self.stream_drop_ws_after_call:
@@ -1013,14 +1074,14 @@ if _FC is not None:
                         self._ws_after_call.clear()
                         self._slot[i] = slot
                         self._names[i] = d.name
-                        self._closers[i] = _JsonCloser()
+                        self._closers[i] = _json_closer()
                         self.current_tool_id = slot
                         arr = self.prev_tool_call_arr
                         while len(arr) <= slot:
                             arr.append({})
                         self.streamed_args_for_tool.ensure(slot + 1)
                         arr[slot] = {"name": d.name, "arguments": {}}
-                        calls.append(_ToolCallItem(tool_index=slot, name=d.name, parameters=""))
+                        calls.append(_fc_item(slot, d.name, ""))
                     else:
                         self._slot[i] = -1
                 slot = self._slot.get(i, -1)
@@ -1028,15 +1089,13 @@ if _FC is not None:
                     args = self.streamed_args_for_tool
                     args.add(slot, d.arguments)
                     if self._closers[i].feed(d.arguments):
-                        try:
-                            self.prev_tool_call_arr[slot]["arguments"] = json.loads(args[slot])
-                        except ValueError:
-                            pass
-                    calls.append(_ToolCallItem(tool_index=slot, name=None, parameters=d.arguments))
+                        self._closed(slot)
+                    calls.append(_fc_item(slot, None, d.arguments))
+                    self._hot = (i, slot, args._pieces[slot], args._dirty, self._closers[i], args.version)
             text = "".join(normal)
             if self.stream_strip_closer and self.stream_strip_closer in text:
                 text = text.replace(self.stream_strip_closer, "")
-            return _FcResult(normal_text=text, calls=calls)
+            return _fc_result(text, calls)
 
         # -- what SGLang's detector of this name has and ours does not --------------
         def __getattr__(self, name: str):

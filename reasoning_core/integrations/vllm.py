@@ -1468,6 +1468,110 @@ except ImportError as exc:  # pragma: no cover
     raise ImportError("reasoning_core.integrations.vllm needs vLLM's tool_parsers package") from exc
 
 from .. import tools as _tools
+from ..tools import _base as _tool_base
+from ..tools import _json as _tool_json
+from ..tools._types import ParsedToolCallDelta as _PTD
+
+
+def _tool_delta_builders():
+    """``(message, call, args_message, content_message)``: builders of the
+    ``DeltaMessage`` / ``DeltaToolCall`` / ``DeltaFunctionCall`` objects our tool
+    parser returns, without pydantic validation (every value we put in them is
+    already of its field's type), so a delta inside a call's arguments costs
+    what the interface itself costs.  The objects match the validated
+    constructors' field for field: ``__dict__``, fields set (vLLM's serving layer
+    dumps them with ``exclude_unset``), extra; checked here against them on
+    samples, and on any difference (another vLLM or pydantic) the validated
+    constructors are used instead.
+
+    * ``message(content, calls)``: ``DeltaMessage`` with ``content`` (``None``:
+      unset) and ``tool_calls`` (``None``: unset);
+    * ``call(index, cid, name, arguments)``: ``DeltaToolCall(index=, id=cid,
+      type="function" if cid else None, function=DeltaFunctionCall(name=,
+      arguments=) if name or arguments else None)``;
+    * ``args_message(index, arguments)``: a message with one call's argument piece;
+    * ``content_message(text)``: ``DeltaMessage(content=text)``.
+    """
+    mk = _tool_json.SCAN.model_new
+
+    def extra(cls) -> bool:
+        return cls.model_config.get("extra") == "allow"
+
+    xm, xt, xf = extra(DeltaMessage), extra(DeltaToolCall), extra(DeltaFunctionCall)
+    fs_fn = frozenset(("name", "arguments"))
+    fs_tc = frozenset(("id", "type", "index", "function"))
+    fs_msg = {(True, False): frozenset(("content",)), (False, True): frozenset(("tool_calls",)),
+              (True, True): frozenset(("content", "tool_calls")), (False, False): frozenset()}
+
+    def message(content, calls):
+        return mk(DeltaMessage, {"role": None, "content": content, "reasoning": None,
+                                 "tool_calls": [] if calls is None else calls},
+                  fs_msg[content is not None, calls is not None], xm)
+
+    def call(index, cid, name, arguments):
+        fn = mk(DeltaFunctionCall, {"name": name, "arguments": arguments}, fs_fn, xf) if (name or arguments) else None
+        return mk(DeltaToolCall, {"id": cid, "type": "function" if cid else None, "index": index, "function": fn},
+                  fs_tc, xt)
+
+    def args_message(index, arguments):
+        fn = mk(DeltaFunctionCall, {"name": None, "arguments": arguments}, fs_fn, xf)
+        return mk(DeltaMessage, {"role": None, "content": None, "reasoning": None, "tool_calls": [
+            mk(DeltaToolCall, {"id": None, "type": None, "index": index, "function": fn}, fs_tc, xt)]},
+            fs_msg[False, True], xm)
+
+    def content_message(text):
+        return mk(DeltaMessage, {"role": None, "content": text, "reasoning": None, "tool_calls": []},
+                  fs_msg[True, False], xm)
+
+    def v_message(content, calls):
+        kw: dict[str, Any] = {}
+        if content is not None:
+            kw["content"] = content
+        if calls is not None:
+            kw["tool_calls"] = calls
+        return DeltaMessage(**kw)
+
+    def v_call(index, cid, name, arguments):
+        fn = DeltaFunctionCall(name=name, arguments=arguments) if (name or arguments) else None
+        return DeltaToolCall(index=index, id=cid, type="function" if cid else None, function=fn)
+
+    def v_args_message(index, arguments):
+        return v_message(None, [v_call(index, None, None, arguments)])
+
+    def v_content_message(text):
+        return DeltaMessage(content=text)
+
+    validated = (v_message, v_call, v_args_message, v_content_message)
+    try:
+        def same(a, b) -> bool:
+            return (type(a) is type(b) and a == b and a.model_dump() == b.model_dump()
+                    and a.model_dump_json(exclude_unset=True) == b.model_dump_json(exclude_unset=True)
+                    and a.model_fields_set == b.model_fields_set and a.__pydantic_extra__ == b.__pydantic_extra__
+                    and a.__pydantic_private__ == b.__pydantic_private__)
+
+        calls = ((0, "call_1", "f", None), (1, "call_2", "g", '{"a"'), (2, None, None, "x"), (0, None, None, None))
+        for args in calls:
+            if not same(call(*args), v_call(*args)):
+                return validated
+        for content, c in (("a", None), (None, [(0, None, None, "x")]), ("b", calls), (None, None)):
+            if not same(message(content, c and [call(*x) for x in c]), v_message(content, c and [v_call(*x) for x in c])):
+                return validated
+        if not same(args_message(3, "{"), v_args_message(3, "{")) or not same(content_message("c"),
+                                                                           v_content_message("c")):
+            return validated
+        m = args_message(0, "x")
+        m.content = "b"  # vLLM's serving loop assigns fields afterwards
+        m.tool_calls[0].function.arguments = "y"
+        if m.content != "b" or "content" not in m.model_fields_set or m.tool_calls[0].function.arguments != "y":
+            return validated
+        if args_message(0, "x").model_fields_set != {"tool_calls"}:  # fields sets are not shared
+            return validated
+    except Exception:  # pragma: no cover - another pydantic
+        return validated
+    return message, call, args_message, content_message
+
+
+_tool_message, _tool_call, _args_message, _content_message = _tool_delta_builders()
 
 # vLLM tool-parser name -> our tool format (reasoning_core.tools).
 _TOOL_FORMATS: dict[str, str] = {
@@ -1521,6 +1625,9 @@ def _named_choice(request) -> Optional[str]:
     fn = getattr(choice, "function", None)
     name = getattr(fn, "name", None) if fn is not None else getattr(choice, "name", None)
     return name if isinstance(name, str) else None
+
+
+_UNSEEN = object()
 
 
 class _ArgsView(list):
@@ -1605,8 +1712,17 @@ class VllmToolParser(_VllmToolParser):
         if tools:
             self._tp.set_streaming_tool_schemas(_tool_schemas(tools) or None)
             self._schemas_from = tools
+        self._request: Any = _UNSEEN  # the request the next two were read from
+        self._choice_none = False
+        # parse_delta, answering a piece of the open call's arguments as a str
+        self._step = _tool_base._scan.step_args
+        # (index, argument pieces) of the call whose arguments stream now
+        self._hot: Optional[tuple[int, list[str]]] = None
 
     def _use_request(self, request: Any) -> None:
+        # Read once per request object (vLLM passes the same one on every delta).
+        self._request = request
+        self._choice_none = getattr(request, "tool_choice", None) == "none"
         tools = getattr(request, "tools", None)
         if tools and tools is not self._schemas_from:
             self._tp.set_streaming_tool_schemas(_tool_schemas(tools) or None)
@@ -1661,20 +1777,34 @@ class VllmToolParser(_VllmToolParser):
         delta_token_ids: Sequence[int],
         request: Any,
     ) -> Optional[DeltaMessage]:
-        self._use_request(request)
+        if request is not self._request:
+            self._use_request(request)
         if not delta_text:
             return None
-        if getattr(request, "tool_choice", None) == "none":
+        if self._choice_none:
             # No tools requested (or tool_choice="none"): the text is content,
             # as vLLM's non-engine parsers leave it (its engine parsers drop a
             # call written anyway; ours keep its text, as one-shot does).
-            return DeltaMessage(content=delta_text)
-        out = self._tp.parse_delta(delta_text)
+            return _content_message(delta_text)
+        if type(delta_text) is not str:
+            out = self._tp.parse_delta(delta_text)
+        else:
+            out = self._step(self._tp, delta_text, _PTD)
+            if type(out) is str:
+                # The hot case, inside a call's arguments: a piece of the open
+                # call's arguments (what _message and _record do for it).
+                i = self._tp._cur.index
+                hot = self._hot
+                if hot is not None and hot[0] == i:
+                    hot[1].append(out)
+                    self.current_tool_id = i
+                    return _args_message(i, out)
+                out = [_PTD(index=i, arguments=out)]
         if out is None:
             if self._ws_drop and not self._nonws_seen:
                 text = self._shape_content(delta_text)
-                return DeltaMessage(content=text) if text else None
-            return DeltaMessage(content=delta_text)
+                return _content_message(text) if text else None
+            return _content_message(delta_text)
         return self._message(out)
 
     def finish_streaming(self) -> Optional[DeltaMessage]:
@@ -1683,7 +1813,7 @@ class VllmToolParser(_VllmToolParser):
         if self._deferred_ws:
             held, self._deferred_ws = "".join(self._deferred_ws), []
             if msg is None:
-                return DeltaMessage(content=held)
+                return _content_message(held)
             msg.content = held + (msg.content or "")
         return msg
 
@@ -1712,6 +1842,7 @@ class VllmToolParser(_VllmToolParser):
     @streamed_args_for_tool.setter
     def streamed_args_for_tool(self, value: list[str]) -> None:
         self._arg_pieces = [[v] if v else [] for v in value]
+        self._hot = None
 
     @property
     def prev_tool_call_arr(self) -> list[dict]:
@@ -1720,6 +1851,7 @@ class VllmToolParser(_VllmToolParser):
     @prev_tool_call_arr.setter
     def prev_tool_call_arr(self, value: list[dict]) -> None:
         self._prev = _CallsView(self, value)
+        self._hot = None
 
     def get_structural_tag(self, request: Any, *, reasoning: bool = False, strict_level: Any = None) -> Any:
         """vLLM's structural tag for this request: vLLM's own for a built-in
@@ -1761,7 +1893,7 @@ class VllmToolParser(_VllmToolParser):
         if not out:
             return None
         content: list[str] = []
-        calls: list[DeltaToolCall] = []
+        calls: list[Any] = []
         shape = self._ws_drop and not self._nonws_seen
         for d in out:
             if d.content is not None:
@@ -1777,14 +1909,10 @@ class VllmToolParser(_VllmToolParser):
                 if self._ws_drop:
                     self._deferred_ws = []
             self._record(d)
-            fn = DeltaFunctionCall(name=d.name, arguments=d.arguments) if (d.name or d.arguments) else None
-            calls.append(DeltaToolCall(index=d.index, id=d.id, type="function" if d.id else None, function=fn))
-        kwargs: dict[str, Any] = {}
-        if content:
-            kwargs["content"] = "".join(content)
-        if calls:
-            kwargs["tool_calls"] = calls
-        return DeltaMessage(**kwargs) if kwargs else None
+            calls.append(_tool_call(d.index, d.id, d.name, d.arguments))
+        if not content and not calls:
+            return None
+        return _tool_message("".join(content) if content else None, calls or None)
 
     def _record(self, d) -> None:
         """Keep vLLM's bookkeeping (prev_tool_call_arr, streamed_args_for_tool)
@@ -1802,6 +1930,7 @@ class VllmToolParser(_VllmToolParser):
         if d.arguments:
             pieces[d.index].append(d.arguments)
         self.current_tool_id = d.index
+        self._hot = (d.index, pieces[d.index])
 
 
 # Structural tags: where vLLM's own parser of a name uses one of its built-in

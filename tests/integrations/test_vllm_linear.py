@@ -43,7 +43,7 @@ def _stream(name: str, text: str):
     request = chat_request(tools=TOOLS)
     args: dict[int, list[str]] = {}
     parser._n_deltas = args_count = {}
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for i in range(0, len(text), CHUNK):
         m = parser.extract_tool_calls_streaming("", "", text[i:i + CHUNK], (), (), (), request)
         for tc in (m.tool_calls if m is not None else None) or ():
@@ -51,7 +51,7 @@ def _stream(name: str, text: str):
                 args.setdefault(tc.index, []).append(tc.function.arguments)
                 args_count[tc.index] = args_count.get(tc.index, 0) + 1
     m = parser.finish_streaming()
-    elapsed = time.perf_counter() - t0
+    elapsed = time.process_time() - t0
     for tc in (m.tool_calls if m is not None else None) or ():
         if tc.function is not None and tc.function.arguments:
             args.setdefault(tc.index, []).append(tc.function.arguments)
