@@ -18,6 +18,7 @@ engine state: a streaming step costs O(delta), never a rescan of
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
@@ -1173,6 +1174,7 @@ except ImportError as exc:  # pragma: no cover
     raise ImportError("reasoning_core.integrations.vllm needs vLLM's tool_parsers package") from exc
 
 from .. import tools as _tools
+from ..tools._json import schema_types, typed_value
 
 # vLLM tool-parser name -> our tool format (reasoning_core.tools).
 _TOOL_FORMATS: dict[str, str] = {
@@ -1564,11 +1566,253 @@ def _tag_family(name: str, fmt: str) -> Optional[Family]:
     return next((f for f in FAMILIES.values() if f.tool_parser == fmt), None)
 
 
+class _GroupedVllmToolParser(VllmToolParser):
+    """vLLM's rules for a format whose calls come in one closed group and are
+    checked as a whole before any is reported (vLLM's ``k2_horizon``): the
+    request picks the dialect (``chat_template_kwargs["tool_call_format"]``,
+    checked in ``adjust_request``); a block in another dialect, a name not
+    among the request's tools (or not the named ``tool_choice``), text between
+    blocks, or a group without its end leaves the whole output as content
+    (nothing is lost: the text goes out as it came). Streaming holds the group
+    until its end marker and then reports its calls whole."""
+
+    group_open = ""
+    group_close = ""
+    block_open = ""
+    block_close = ""
+    dialects: tuple[str, ...] = ()
+    default_dialect = ""
+    tool_format = ""
+
+    def __init__(self, tokenizer: Any, tools: Any = None, **kwargs: Any) -> None:
+        super().__init__(tokenizer, tools, **kwargs)
+        self.tool_format = self.default_dialect
+        self._buf = ""
+        self._sent = 0          # buffer text already handed out (or consumed by the group)
+        self._group_at = -1     # where the open group starts in the buffer
+        self._resolved = False  # the group was read: the rest is content
+        self._ws_held = ""      # whitespace-only content held until text or a call
+
+    _named_tool = staticmethod(_named_choice)
+
+    @classmethod
+    def _dialect(cls, request: Any) -> str:
+        kwargs = getattr(request, "chat_template_kwargs", None) or {}
+        fmt = kwargs.get("tool_call_format", cls.default_dialect)
+        if not isinstance(fmt, str) or fmt not in cls.dialects:
+            raise ValueError(f"Unsupported tool_call_format {fmt!r} for {cls.vllm_name}: "
+                             f"use one of {', '.join(cls.dialects)}")
+        return fmt
+
+    def adjust_request(self, request: Any) -> Any:
+        self._dialect(request)  # a bad dialect fails before generation, as in vLLM
+        return request
+
+    def _block_dialect_ok(self, body: str, dialect: str) -> bool:
+        raise NotImplementedError
+
+    def _fix_arguments(self, name: str, args: str, dialect: str, schemas: dict) -> str:
+        return args
+
+    def _read_group(self, text: str, request: Any):
+        """``(calls, content)`` for a text holding a whole group, or None when
+        the group is missing, unclosed or fails a check."""
+        dialect = self._dialect(request)
+        self.tool_format = dialect
+        start = text.find(self.group_open)
+        if start < 0:
+            return None
+        end = text.find(self.group_close, start + len(self.group_open))
+        if end < 0:
+            return None
+        body = text[start + len(self.group_open):end]
+        blocks, pos = [], 0
+        while True:
+            i = body.find(self.block_open, pos)
+            if i < 0:
+                break
+            j = body.find(self.block_close, i + len(self.block_open))
+            if j < 0 or body[pos:i].strip():
+                return None
+            blocks.append(body[i + len(self.block_open):j])
+            pos = j + len(self.block_close)
+        if not blocks or body[pos:].strip():
+            return None
+        if not all(self._block_dialect_ok(b, dialect) for b in blocks):
+            return None
+        tools = getattr(request, "tools", None) or self.tools
+        schemas = _tool_schemas(tools)
+        tp = _tools.create(self.rc_format)
+        if schemas:
+            tp.set_streaming_tool_schemas(schemas)
+        try:
+            resp = tp.parse_complete(text[start:end + len(self.group_close)])
+        except ValueError:
+            return None
+        if len(resp.tool_calls) != len(blocks) or (resp.content or "").strip():
+            return None
+        names = _tool_names(tools)
+        named = _named_choice(request)
+        calls = []
+        for c in resp.tool_calls:
+            if (names and c.name not in names) or (named is not None and c.name != named):
+                return None
+            args = self._fix_arguments(c.name, c.arguments, dialect, schemas)
+            calls.append(ToolCall(id=c.id, type="function", function=FunctionCall(id=c.id, name=c.name, arguments=args)))
+        content = text[:start] + text[end + len(self.group_close):]
+        return calls, (content if content.strip() else None)
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        self._dialect(request)
+        if getattr(request, "tool_choice", None) == "none":
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        got = self._read_group(model_output, request)
+        if got is None:
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        return ExtractedToolCallInformation(tools_called=True, tool_calls=got[0], content=got[1])
+
+    def _content(self, text: str, final: bool = False) -> str:
+        """Content out, whitespace-only text held until text follows (dropped
+        once a call went out, released at the end otherwise)."""
+        if self._nonws_seen:
+            return text
+        text = self._ws_held + text
+        if text.strip():
+            self._nonws_seen, self._ws_held = True, ""
+            return text
+        self._ws_held = "" if final else text
+        return text if final and not self._call_seen else ""
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
+                                     delta_token_ids: Sequence[int], request: Any) -> Optional[DeltaMessage]:
+        self._dialect(request)
+        if not delta_text:
+            return None
+        if self._resolved or getattr(request, "tool_choice", None) == "none":
+            out = self._content(delta_text)
+            return DeltaMessage(content=out) if out else None
+        self._buf += delta_text
+        content = ""
+        if self._group_at < 0:
+            at = self._buf.find(self.group_open, self._sent)
+            if at < 0:
+                keep = _held_prefix(self._buf, self.group_open, self._sent)
+                content = self._content(self._buf[self._sent:len(self._buf) - keep])
+                self._sent = len(self._buf) - keep
+                return DeltaMessage(content=content) if content else None
+            content = self._content(self._buf[self._sent:at])
+            self._group_at = self._sent = at
+        end = self._buf.find(self.group_close, self._group_at + len(self.group_open))
+        if end < 0:
+            return DeltaMessage(content=content) if content else None
+        end += len(self.group_close)
+        self._resolved = True
+        got = self._read_group(self._buf[self._group_at:end], request)
+        if got is None:
+            content += self._content(self._buf[self._sent:])
+            self._sent = len(self._buf)
+            return DeltaMessage(content=content) if content else None
+        deltas = []
+        for call in got[0]:
+            index = len(self._arg_pieces)
+            self._call_seen = True
+            self._prev.append({"name": call.function.name})
+            self._arg_pieces.append([call.function.arguments])
+            deltas.append(DeltaToolCall(index=index, id=call.id, type="function",
+                                        function=DeltaFunctionCall(name=call.function.name,
+                                                                   arguments=call.function.arguments)))
+        self._ws_held = ""
+        content += self._content(self._buf[end:])
+        self._sent = len(self._buf)
+        return DeltaMessage(content=content or None, tool_calls=deltas)
+
+    def finish_streaming(self) -> Optional[DeltaMessage]:
+        rest = "" if self._resolved else self._buf[self._sent:]
+        self._sent, self._resolved = len(self._buf), True
+        out = self._content(rest, final=True)
+        return DeltaMessage(content=out) if out else None
+
+
+def _held_prefix(text: str, marker: str, start: int) -> int:
+    """Length of the longest tail of ``text[start:]`` that begins ``marker``."""
+    for k in range(min(len(marker) - 1, len(text) - start), 0, -1):
+        if marker.startswith(text[len(text) - k:]):
+            return k
+    return 0
+
+
+def _tool_names(tools) -> frozenset:
+    out = set()
+    for t in tools or ():
+        fn = getattr(t, "function", None)
+        name = getattr(fn, "name", None) if fn is not None else getattr(t, "name", None)
+        if isinstance(name, str):
+            out.add(name)
+    return frozenset(out)
+
+
+class _K2HorizonVllm(_GroupedVllmToolParser):
+    """vLLM's ``k2_horizon``: dialects ``json`` (``{"name", "arguments"}``,
+    string values coerced to the parameter's schema), ``xml`` (no
+    ``<ifm|arg_type>``) and ``xml_typed`` (one on every argument); ``xml`` by
+    default."""
+
+    group_open, group_close = "<ifm|tool_calls>", "</ifm|tool_calls>"
+    block_open, block_close = "<ifm|tool_call>", "</ifm|tool_call>"
+    dialects = ("json", "xml", "xml_typed")
+    default_dialect = "xml"
+
+    def get_structural_tag(self, request: Any, *, reasoning: bool = False, strict_level: Any = None) -> Any:
+        """None: the request picks one of three dialects, and a tag written for
+        one would force it on a request that asked for another (vLLM's parser
+        has no tag either)."""
+        return None
+
+    def _block_dialect_ok(self, body: str, dialect: str) -> bool:
+        if dialect == "json":
+            return body.lstrip().startswith("{")
+        if body.lstrip().startswith("{"):
+            return False
+        keys, typed = body.count("<ifm|arg_key>"), body.count("<ifm|arg_type>")
+        return typed == 0 if dialect == "xml" else typed == keys
+
+    def _fix_arguments(self, name: str, args: str, dialect: str, schemas: dict) -> str:
+        if dialect != "json":
+            return args
+        props = (schemas.get(name) or {}).get("properties")
+        if not isinstance(props, dict):
+            return args
+        try:
+            values = json.loads(args)
+        except ValueError:
+            return args
+        if not isinstance(values, dict):
+            return args
+        changed = False
+        for key, value in values.items():
+            types = schema_types(props.get(key))
+            if not types:
+                continue
+            if isinstance(value, str) and "string" not in types:
+                new = json.loads(typed_value(value.strip(), types))
+            elif not isinstance(value, str) and types == frozenset(["string"]):
+                new = json.dumps(value, ensure_ascii=False)
+            else:
+                continue
+            if new != value:
+                values[key], changed = new, True
+        return json.dumps(values, ensure_ascii=False) if changed else args
+
+
+_TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm}
+
+
 def _make_tool_class(name: str, fmt: str) -> type[VllmToolParser]:
     cls_name = "".join(p.capitalize() for p in name.split("_")) + "RcToolParser"
     attrs = {"rc_format": fmt, "vllm_name": name, "__module__": __name__,
              "structural_tag_model": _tag_model(name, fmt)}
-    return type(cls_name, (VllmToolParser,), attrs)
+    return type(cls_name, (_TOOL_BASES.get(name, VllmToolParser),), attrs)
 
 
 TOOL_PARSERS: dict[str, type[VllmToolParser]] = {
