@@ -19,6 +19,7 @@ engine state: a streaming step costs O(delta), never a rescan of
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
@@ -1805,7 +1806,117 @@ class _K2HorizonVllm(_GroupedVllmToolParser):
         return json.dumps(values, ensure_ascii=False) if changed else args
 
 
-_TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm}
+class _MiniCPM5Vllm(VllmToolParser):
+    """vLLM's ``minicpm5``: byte-level tokenizer marks (``Ġ`` space, ``Ċ``
+    newline) read as the characters they stand for, and, with the request's
+    tools, each whole ``<function …>…</function>`` block checked before it
+    counts as a call: the tool is one of the request's, every ``<param>`` has a
+    name and none repeats, parameters the schema does not list are dropped (a
+    ``properties``/``arguments`` parameter holding an object gives its listed
+    fields), and the required ones are there. A block that fails, or one
+    without its ``</function>``, stays in the content as written (vLLM's
+    parser drops all content once a call is found; ours keeps it)."""
+
+    _MARKS = str.maketrans({"\u0120": " ", "\u010a": "\n"})
+    _BLOCK = re.compile(r"<function.*?</function>", re.DOTALL)
+    _PARAM_HEAD = re.compile(r"<param\b([^>]*)>")
+    _PARAM_NAME = re.compile(r"""\s*name\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+    _WRAPPERS = ("properties", "arguments")
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
+                                     delta_token_ids: Sequence[int], request: Any) -> Optional[DeltaMessage]:
+        return super().extract_tool_calls_streaming(previous_text, current_text, delta_text.translate(self._MARKS),
+                                                    previous_token_ids, current_token_ids, delta_token_ids, request)
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        text = model_output.translate(self._MARKS)
+        tools = getattr(request, "tools", None) or self.tools
+        if not tools or getattr(request, "tool_choice", None) == "none":
+            return super().extract_tool_calls(text, request)
+        schemas = {name: _tool_schemas(tools).get(name) or {} for name in _tool_names(tools)}
+        calls, content, last = [], [], 0
+        for m in self._BLOCK.finditer(text):
+            call = self._checked_call(m.group(), schemas)
+            if call is None:
+                continue
+            content.append(text[last:m.start()])
+            last = m.end()
+            calls.append(call)
+        content.append(text[last:])
+        if not calls:
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=text)
+        rest = "".join(content)
+        return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=rest if rest.strip() else None)
+
+    def _checked_call(self, block: str, schemas: dict) -> Optional[ToolCall]:
+        seen = set()
+        for head in self._PARAM_HEAD.finditer(block):
+            pm = self._PARAM_NAME.match(head.group(1))
+            key = (pm.group(1) if pm.group(1) is not None else pm.group(2)) if pm else ""
+            if not key.strip() or key in seen:
+                return None
+            seen.add(key)
+        tp = _tools.create(self.rc_format)
+        tp.set_streaming_tool_schemas({k: v for k, v in schemas.items() if v} or None)
+        try:
+            resp = tp.parse_complete(block)
+        except ValueError:
+            return None
+        if len(resp.tool_calls) != 1 or resp.tool_calls[0].name not in schemas:
+            return None
+        c = resp.tool_calls[0]
+        schema = schemas[c.name]
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        try:
+            args = json.loads(c.arguments)
+        except ValueError:
+            return None
+        if props:
+            kept = {}
+            for key, value in args.items():
+                if key in props:
+                    kept[key] = value
+                elif key in self._WRAPPERS:
+                    inner = _literal_object(value)
+                    if inner is None:
+                        return None
+                    found = [k for k in inner if k in props]
+                    if not found or any(k in kept for k in found):
+                        return None
+                    for k in found:
+                        v = inner[k]
+                        if schema_types(props[k]) == frozenset(["string"]) and not isinstance(v, str):
+                            v = json.dumps(v, ensure_ascii=False)
+                        kept[k] = v
+            args = kept
+        required = schema.get("required")
+        if isinstance(required, list) and not set(r for r in required if isinstance(r, str)) <= set(args):
+            return None
+        arguments = json.dumps(args, ensure_ascii=False)
+        return ToolCall(id=c.id, type="function", function=FunctionCall(id=c.id, name=c.name, arguments=arguments))
+
+
+def _literal_object(value: Any) -> Optional[dict]:
+    """A dict from a parameter value: an object, or text holding one as JSON or
+    a Python literal; else None."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str):
+        return None
+    try:
+        out = json.loads(value)
+    except ValueError:
+        import ast
+
+        try:
+            out = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return None
+    return out if isinstance(out, dict) else None
+
+
+_TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "minicpm5": _MiniCPM5Vllm}
 
 
 def _make_tool_class(name: str, fmt: str) -> type[VllmToolParser]:
