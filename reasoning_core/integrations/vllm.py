@@ -1205,7 +1205,7 @@ _VLLM_OWN["tool"] = _snapshot("tool")
 # dropped, content of a one-shot reply with calls is stripped).  Names not
 # listed pass content through as it came.
 _TOOL_WS: dict[str, tuple[bool, bool]] = {
-    "deepseek_v32": (True, False), "deepseek_v4": (True, False), "deepseek_v41": (True, False),
+    "deepseek_v32": (True, False), "functiongemma": (True, True), "deepseek_v4": (True, False), "deepseek_v41": (True, False),
     "gemma4": (True, True), "glm45": (True, True), "glm47": (True, True), "granite": (True, True),
     "inkling": (True, False), "kimi_k2": (True, False), "ling3": (True, True), "mimo": (True, True),
     "minimax_m2": (True, True), "minimax_m3": (True, False), "plamo3": (True, False),
@@ -1324,7 +1324,8 @@ class VllmToolParser(_VllmToolParser):
         request = super().adjust_request(request)
         if _adjust_like_vllm("tool", self.vllm_name, self._vllm_own_tool, request):
             return request
-        if getattr(request, "tools", None) and hasattr(request, "skip_special_tokens"):
+        if (getattr(request, "tools", None) and getattr(request, "tool_choice", None) != "none"
+                and hasattr(request, "skip_special_tokens")):
             # Tool-call markers are special tokens in these vocabularies.
             request.skip_special_tokens = False
         return request
