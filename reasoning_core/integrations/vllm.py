@@ -1917,7 +1917,63 @@ def _literal_object(value: Any) -> Optional[dict]:
     return out if isinstance(out, dict) else None
 
 
-_TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "minicpm5": _MiniCPM5Vllm}
+class _SchemaFixedVllm(VllmToolParser):
+    """vLLM's engine-based parsers (``deepseek_v32``, ``deepseek_v4``, ``deepseek_v41``): one-shot arguments are
+    then corrected against the request's schema with vLLM's own coercion
+    helpers (a value of the wrong JSON kind is converted when it can be, e.g.
+    ``"42"`` for an integer, ``null`` for a string), and a lone
+    ``arguments``/``input`` parameter the schema does not list, holding an
+    object of listed fields, is unwrapped."""
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        out = super().extract_tool_calls(model_output, request)
+        schemas = _tool_schemas(getattr(request, "tools", None) or self.tools)
+        for call in out.tool_calls if schemas else ():
+            props = (schemas.get(call.function.name) or {}).get("properties")
+            if isinstance(props, dict) and props:
+                call.function.arguments = _schema_fixed(call.function.arguments, props)
+        return out
+
+
+def _schema_fixed(args_json: str, props: dict) -> str:
+    from vllm.tool_parsers.utils import coerce_to_schema_type, extract_types_from_schema
+
+    try:
+        args = json.loads(args_json)
+    except ValueError:
+        return args_json
+    if not isinstance(args, dict):
+        return args_json
+    if len(args) == 1:
+        (key, inner), = args.items()
+        if key in ("arguments", "input") and key not in props:
+            if isinstance(inner, str):
+                try:
+                    inner = json.loads(inner)
+                except ValueError:
+                    inner = None
+            if isinstance(inner, dict) and set(inner) <= set(props):
+                args = inner
+
+    def fix(value: Any, schema: Any) -> Any:
+        if not isinstance(schema, dict):
+            return value
+        if isinstance(value, dict):
+            sub = schema.get("properties")
+            return {k: fix(v, sub.get(k)) for k, v in value.items()} if isinstance(sub, dict) else value
+        if isinstance(value, list):
+            items = schema.get("items")
+            return [fix(v, items) for v in value] if isinstance(items, dict) else value
+        types = extract_types_from_schema(schema)
+        return coerce_to_schema_type(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), types)
+
+    fixed = {k: fix(v, props.get(k)) for k, v in args.items()}
+    return json.dumps(fixed, ensure_ascii=False)
+
+
+_TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "minicpm5": _MiniCPM5Vllm,
+                                                "deepseek_v32": _SchemaFixedVllm, "deepseek_v4": _SchemaFixedVllm,
+                                                "deepseek_v41": _SchemaFixedVllm}
 
 
 def _make_tool_class(name: str, fmt: str) -> type[VllmToolParser]:
