@@ -1971,9 +1971,22 @@ def _schema_fixed(args_json: str, props: dict) -> str:
     return json.dumps(fixed, ensure_ascii=False)
 
 
+class _KnownToolsVllm(VllmToolParser):
+    """vLLM's ``dots``: an output whose calls all name tools the request does
+    not list reports no calls and stays content as written (vLLM's parser also
+    drops an unknown call beside known ones; ours reports it, losing nothing)."""
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        out = super().extract_tool_calls(model_output, request)
+        names = _tool_names(getattr(request, "tools", None) or self.tools)
+        if out.tools_called and names and not any(c.function.name in names for c in out.tool_calls):
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        return out
+
+
 _TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "minicpm5": _MiniCPM5Vllm,
                                                 "deepseek_v32": _SchemaFixedVllm, "deepseek_v4": _SchemaFixedVllm,
-                                                "deepseek_v41": _SchemaFixedVllm}
+                                                "deepseek_v41": _SchemaFixedVllm, "dots": _KnownToolsVllm}
 
 
 def _make_tool_class(name: str, fmt: str) -> type[VllmToolParser]:
