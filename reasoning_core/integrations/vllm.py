@@ -18,6 +18,8 @@ engine state: a streaming step costs O(delta), never a rescan of
 """
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
@@ -1573,6 +1575,8 @@ def _tool_delta_builders():
 
 _tool_message, _tool_call, _args_message, _content_message = _tool_delta_builders()
 
+from ..tools._json import schema_types, typed_value  # noqa: E402
+
 # vLLM tool-parser name -> our tool format (reasoning_core.tools).
 _TOOL_FORMATS: dict[str, str] = {
     "hermes": "hermes",
@@ -1601,7 +1605,7 @@ _VLLM_OWN["tool"] = _snapshot("tool")
 # dropped, content of a one-shot reply with calls is stripped).  Names not
 # listed pass content through as it came.
 _TOOL_WS: dict[str, tuple[bool, bool]] = {
-    "deepseek_v32": (True, False), "deepseek_v4": (True, False), "deepseek_v41": (True, False),
+    "deepseek_v32": (True, False), "functiongemma": (True, True), "deepseek_v4": (True, False), "deepseek_v41": (True, False),
     "gemma4": (True, True), "glm45": (True, True), "glm47": (True, True), "granite": (True, True),
     "inkling": (True, False), "kimi_k2": (True, False), "ling3": (True, True), "mimo": (True, True),
     "minimax_m2": (True, True), "minimax_m3": (True, False), "plamo3": (True, False),
@@ -1732,7 +1736,8 @@ class VllmToolParser(_VllmToolParser):
         request = super().adjust_request(request)
         if _adjust_like_vllm("tool", self.vllm_name, self._vllm_own_tool, request):
             return request
-        if getattr(request, "tools", None) and hasattr(request, "skip_special_tokens"):
+        if (getattr(request, "tools", None) and getattr(request, "tool_choice", None) != "none"
+                and hasattr(request, "skip_special_tokens")):
             # Tool-call markers are special tokens in these vocabularies.
             request.skip_special_tokens = False
         return request
@@ -1988,11 +1993,451 @@ def _tag_family(name: str, fmt: str) -> Optional[Family]:
     return next((f for f in FAMILIES.values() if f.tool_parser == fmt), None)
 
 
+class _GroupedVllmToolParser(VllmToolParser):
+    """vLLM's rules for a format whose calls come in one closed group and are
+    checked as a whole before any is reported (vLLM's ``k2_horizon``): the
+    request picks the dialect (``chat_template_kwargs["tool_call_format"]``,
+    checked in ``adjust_request``); a block in another dialect, a name not
+    among the request's tools (or not the named ``tool_choice``), text between
+    blocks, or a group without its end leaves the whole output as content
+    (nothing is lost: the text goes out as it came). Streaming holds the group
+    until its end marker and then reports its calls whole."""
+
+    group_open = ""
+    group_close = ""
+    block_open = ""
+    block_close = ""
+    dialects: tuple[str, ...] = ()
+    default_dialect = ""
+    tool_format = ""
+
+    def __init__(self, tokenizer: Any, tools: Any = None, **kwargs: Any) -> None:
+        super().__init__(tokenizer, tools, **kwargs)
+        self.tool_format = self.default_dialect
+        self._buf = ""
+        self._sent = 0          # buffer text already handed out (or consumed by the group)
+        self._group_at = -1     # where the open group starts in the buffer
+        self._resolved = False  # the group was read: the rest is content
+        self._ws_held = ""      # whitespace-only content held until text or a call
+        self._gparts: list[str] = []  # text of the open group not yet joined into the buffer
+        self._gtail = ""        # the open group's last characters (a close marker may begin there)
+
+    _named_tool = staticmethod(_named_choice)
+
+    @classmethod
+    def _dialect(cls, request: Any) -> str:
+        kwargs = getattr(request, "chat_template_kwargs", None) or {}
+        fmt = kwargs.get("tool_call_format", cls.default_dialect)
+        if not isinstance(fmt, str) or fmt not in cls.dialects:
+            raise ValueError(f"Unsupported tool_call_format {fmt!r} for {cls.vllm_name}: "
+                             f"use one of {', '.join(cls.dialects)}")
+        return fmt
+
+    def adjust_request(self, request: Any) -> Any:
+        self._dialect(request)  # a bad dialect fails before generation, as in vLLM
+        return request
+
+    def _block_dialect_ok(self, body: str, dialect: str) -> bool:
+        raise NotImplementedError
+
+    def _fix_arguments(self, name: str, args: str, dialect: str, schemas: dict) -> str:
+        return args
+
+    def _read_group(self, text: str, request: Any):
+        """``(calls, content)`` for a text holding a whole group, or None when
+        the group is missing, unclosed or fails a check."""
+        dialect = self._dialect(request)
+        self.tool_format = dialect
+        start = text.find(self.group_open)
+        if start < 0:
+            return None
+        end = text.find(self.group_close, start + len(self.group_open))
+        if end < 0:
+            return None
+        body = text[start + len(self.group_open):end]
+        blocks, pos = [], 0
+        while True:
+            i = body.find(self.block_open, pos)
+            if i < 0:
+                break
+            j = body.find(self.block_close, i + len(self.block_open))
+            if j < 0 or body[pos:i].strip():
+                return None
+            blocks.append(body[i + len(self.block_open):j])
+            pos = j + len(self.block_close)
+        if not blocks or body[pos:].strip():
+            return None
+        if not all(self._block_dialect_ok(b, dialect) for b in blocks):
+            return None
+        tools = getattr(request, "tools", None) or self.tools
+        schemas = _tool_schemas(tools)
+        tp = _tools.create(self.rc_format)
+        if schemas:
+            tp.set_streaming_tool_schemas(schemas)
+        try:
+            resp = tp.parse_complete(text[start:end + len(self.group_close)])
+        except ValueError:
+            return None
+        if len(resp.tool_calls) != len(blocks) or (resp.content or "").strip():
+            return None
+        names = _tool_names(tools)
+        named = _named_choice(request)
+        calls = []
+        for c in resp.tool_calls:
+            if (names and c.name not in names) or (named is not None and c.name != named):
+                return None
+            args = self._fix_arguments(c.name, c.arguments, dialect, schemas)
+            calls.append(ToolCall(id=c.id, type="function", function=FunctionCall(id=c.id, name=c.name, arguments=args)))
+        content = text[:start] + text[end + len(self.group_close):]
+        return calls, (content if content.strip() else None)
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        self._dialect(request)
+        if getattr(request, "tool_choice", None) == "none":
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        got = self._read_group(model_output, request)
+        if got is None:
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        return ExtractedToolCallInformation(tools_called=True, tool_calls=got[0], content=got[1])
+
+    def _content(self, text: str, final: bool = False) -> str:
+        """Content out, whitespace-only text held until text follows (dropped
+        once a call went out, released at the end otherwise)."""
+        if self._nonws_seen:
+            return text
+        text = self._ws_held + text
+        if text.strip():
+            self._nonws_seen, self._ws_held = True, ""
+            return text
+        self._ws_held = "" if final else text
+        return text if final and not self._call_seen else ""
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
+                                     delta_token_ids: Sequence[int], request: Any) -> Optional[DeltaMessage]:
+        self._dialect(request)
+        if not delta_text:
+            return None
+        if self._resolved or getattr(request, "tool_choice", None) == "none":
+            out = self._content(delta_text)
+            return DeltaMessage(content=out) if out else None
+        content = ""
+        close = self.group_close
+        if self._group_at >= 0:
+            # Inside the open group: only the new text, with the tail that may
+            # begin the close marker, is searched; pieces joined once it closes.
+            window = self._gtail + delta_text
+            self._gparts.append(delta_text)
+            if close not in window:
+                self._gtail = window[len(window) - len(close) + 1:] if len(close) > 1 else ""
+                return None
+            self._buf += "".join(self._gparts)
+            self._gparts = []
+        else:
+            # Before a group: text handed out is not kept.
+            self._buf = self._buf[self._sent:] + delta_text
+            self._sent = 0
+            at = self._buf.find(self.group_open)
+            if at < 0:
+                keep = _held_prefix(self._buf, self.group_open, 0)
+                content = self._content(self._buf[:len(self._buf) - keep])
+                self._sent = len(self._buf) - keep
+                return DeltaMessage(content=content) if content else None
+            content = self._content(self._buf[:at])
+            self._group_at = self._sent = at
+        end = self._buf.find(close, self._group_at + len(self.group_open))
+        if end < 0:
+            self._gtail = self._buf[len(self._buf) - len(close) + 1:] if len(close) > 1 else ""
+            return DeltaMessage(content=content) if content else None
+        end += len(self.group_close)
+        self._resolved = True
+        got = self._read_group(self._buf[self._group_at:end], request)
+        if got is None:
+            content += self._content(self._buf[self._sent:])
+            self._sent = len(self._buf)
+            return DeltaMessage(content=content) if content else None
+        deltas = []
+        for call in got[0]:
+            index = len(self._arg_pieces)
+            self._call_seen = True
+            self._prev.append({"name": call.function.name})
+            self._arg_pieces.append([call.function.arguments])
+            deltas.append(DeltaToolCall(index=index, id=call.id, type="function",
+                                        function=DeltaFunctionCall(name=call.function.name,
+                                                                   arguments=call.function.arguments)))
+        self._ws_held = ""
+        content += self._content(self._buf[end:])
+        self._sent = len(self._buf)
+        return DeltaMessage(content=content or None, tool_calls=deltas)
+
+    def finish_streaming(self) -> Optional[DeltaMessage]:
+        if self._gparts:
+            self._buf += "".join(self._gparts)
+            self._gparts = []
+        rest = "" if self._resolved else self._buf[self._sent:]
+        self._sent, self._resolved = len(self._buf), True
+        out = self._content(rest, final=True)
+        return DeltaMessage(content=out) if out else None
+
+
+def _held_prefix(text: str, marker: str, start: int) -> int:
+    """Length of the longest tail of ``text[start:]`` that begins ``marker``."""
+    for k in range(min(len(marker) - 1, len(text) - start), 0, -1):
+        if marker.startswith(text[len(text) - k:]):
+            return k
+    return 0
+
+
+def _tool_names(tools) -> frozenset:
+    out = set()
+    for t in tools or ():
+        fn = getattr(t, "function", None)
+        name = getattr(fn, "name", None) if fn is not None else getattr(t, "name", None)
+        if isinstance(name, str):
+            out.add(name)
+    return frozenset(out)
+
+
+class _K2HorizonVllm(_GroupedVllmToolParser):
+    """vLLM's ``k2_horizon``: dialects ``json`` (``{"name", "arguments"}``,
+    string values coerced to the parameter's schema), ``xml`` (no
+    ``<ifm|arg_type>``) and ``xml_typed`` (one on every argument); ``xml`` by
+    default."""
+
+    group_open, group_close = "<ifm|tool_calls>", "</ifm|tool_calls>"
+    block_open, block_close = "<ifm|tool_call>", "</ifm|tool_call>"
+    dialects = ("json", "xml", "xml_typed")
+    default_dialect = "xml"
+
+    def get_structural_tag(self, request: Any, *, reasoning: bool = False, strict_level: Any = None) -> Any:
+        """None: the request picks one of three dialects, and a tag written for
+        one would force it on a request that asked for another (vLLM's parser
+        has no tag either)."""
+        return None
+
+    def _block_dialect_ok(self, body: str, dialect: str) -> bool:
+        if dialect == "json":
+            return body.lstrip().startswith("{")
+        if body.lstrip().startswith("{"):
+            return False
+        keys, typed = body.count("<ifm|arg_key>"), body.count("<ifm|arg_type>")
+        return typed == 0 if dialect == "xml" else typed == keys
+
+    def _fix_arguments(self, name: str, args: str, dialect: str, schemas: dict) -> str:
+        if dialect != "json":
+            return args
+        props = (schemas.get(name) or {}).get("properties")
+        if not isinstance(props, dict):
+            return args
+        try:
+            values = json.loads(args)
+        except ValueError:
+            return args
+        if not isinstance(values, dict):
+            return args
+        changed = False
+        for key, value in values.items():
+            types = schema_types(props.get(key))
+            if not types:
+                continue
+            if isinstance(value, str) and "string" not in types:
+                new = json.loads(typed_value(value.strip(), types))
+            elif not isinstance(value, str) and types == frozenset(["string"]):
+                new = json.dumps(value, ensure_ascii=False)
+            else:
+                continue
+            if new != value:
+                values[key], changed = new, True
+        return json.dumps(values, ensure_ascii=False) if changed else args
+
+
+class _MiniCPM5Vllm(VllmToolParser):
+    """vLLM's ``minicpm5``: byte-level tokenizer marks (``Ġ`` space, ``Ċ``
+    newline) read as the characters they stand for, and, with the request's
+    tools, each whole ``<function …>…</function>`` block checked before it
+    counts as a call: the tool is one of the request's, every ``<param>`` has a
+    name and none repeats, parameters the schema does not list are dropped (a
+    ``properties``/``arguments`` parameter holding an object gives its listed
+    fields), and the required ones are there. A block that fails, or one
+    without its ``</function>``, stays in the content as written (vLLM's
+    parser drops all content once a call is found; ours keeps it)."""
+
+    _MARKS = str.maketrans({"\u0120": " ", "\u010a": "\n"})
+    _BLOCK = re.compile(r"<function.*?</function>", re.DOTALL)
+    _PARAM_HEAD = re.compile(r"<param\b([^>]*)>")
+    _PARAM_NAME = re.compile(r"""\s*name\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+    _WRAPPERS = ("properties", "arguments")
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
+                                     delta_token_ids: Sequence[int], request: Any) -> Optional[DeltaMessage]:
+        return super().extract_tool_calls_streaming(previous_text, current_text, delta_text.translate(self._MARKS),
+                                                    previous_token_ids, current_token_ids, delta_token_ids, request)
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        text = model_output.translate(self._MARKS)
+        tools = getattr(request, "tools", None) or self.tools
+        if not tools or getattr(request, "tool_choice", None) == "none":
+            return super().extract_tool_calls(text, request)
+        schemas = {name: _tool_schemas(tools).get(name) or {} for name in _tool_names(tools)}
+        calls, content, last = [], [], 0
+        for m in self._BLOCK.finditer(text):
+            call = self._checked_call(m.group(), schemas)
+            if call is None:
+                continue
+            content.append(text[last:m.start()])
+            last = m.end()
+            calls.append(call)
+        content.append(text[last:])
+        if not calls:
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=text)
+        rest = "".join(content)
+        return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=rest if rest.strip() else None)
+
+    def _checked_call(self, block: str, schemas: dict) -> Optional[ToolCall]:
+        seen = set()
+        for head in self._PARAM_HEAD.finditer(block):
+            pm = self._PARAM_NAME.match(head.group(1))
+            key = (pm.group(1) if pm.group(1) is not None else pm.group(2)) if pm else ""
+            if not key.strip() or key in seen:
+                return None
+            seen.add(key)
+        tp = _tools.create(self.rc_format)
+        tp.set_streaming_tool_schemas({k: v for k, v in schemas.items() if v} or None)
+        try:
+            resp = tp.parse_complete(block)
+        except ValueError:
+            return None
+        if len(resp.tool_calls) != 1 or resp.tool_calls[0].name not in schemas:
+            return None
+        c = resp.tool_calls[0]
+        schema = schemas[c.name]
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        try:
+            args = json.loads(c.arguments)
+        except ValueError:
+            return None
+        if props:
+            kept = {}
+            for key, value in args.items():
+                if key in props:
+                    kept[key] = value
+                elif key in self._WRAPPERS:
+                    inner = _literal_object(value)
+                    if inner is None:
+                        return None
+                    found = [k for k in inner if k in props]
+                    if not found or any(k in kept for k in found):
+                        return None
+                    for k in found:
+                        v = inner[k]
+                        if schema_types(props[k]) == frozenset(["string"]) and not isinstance(v, str):
+                            v = json.dumps(v, ensure_ascii=False)
+                        kept[k] = v
+            args = kept
+        required = schema.get("required")
+        if isinstance(required, list) and not set(r for r in required if isinstance(r, str)) <= set(args):
+            return None
+        arguments = json.dumps(args, ensure_ascii=False)
+        return ToolCall(id=c.id, type="function", function=FunctionCall(id=c.id, name=c.name, arguments=arguments))
+
+
+def _literal_object(value: Any) -> Optional[dict]:
+    """A dict from a parameter value: an object, or text holding one as JSON or
+    a Python literal; else None."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str):
+        return None
+    try:
+        out = json.loads(value)
+    except ValueError:
+        import ast
+
+        try:
+            out = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return None
+    return out if isinstance(out, dict) else None
+
+
+class _SchemaFixedVllm(VllmToolParser):
+    """vLLM's engine-based parsers (``deepseek_v32``, ``deepseek_v4``, ``deepseek_v41``): one-shot arguments are
+    then corrected against the request's schema with vLLM's own coercion
+    helpers (a value of the wrong JSON kind is converted when it can be, e.g.
+    ``"42"`` for an integer, ``null`` for a string), and a lone
+    ``arguments``/``input`` parameter the schema does not list, holding an
+    object of listed fields, is unwrapped."""
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        out = super().extract_tool_calls(model_output, request)
+        schemas = _tool_schemas(getattr(request, "tools", None) or self.tools)
+        for call in out.tool_calls if schemas else ():
+            props = (schemas.get(call.function.name) or {}).get("properties")
+            if isinstance(props, dict) and props:
+                call.function.arguments = _schema_fixed(call.function.arguments, props)
+        return out
+
+
+def _schema_fixed(args_json: str, props: dict) -> str:
+    from vllm.tool_parsers.utils import coerce_to_schema_type, extract_types_from_schema
+
+    try:
+        args = json.loads(args_json)
+    except ValueError:
+        return args_json
+    if not isinstance(args, dict):
+        return args_json
+    if len(args) == 1:
+        (key, inner), = args.items()
+        if key in ("arguments", "input") and key not in props:
+            if isinstance(inner, str):
+                try:
+                    inner = json.loads(inner)
+                except ValueError:
+                    inner = None
+            if isinstance(inner, dict) and set(inner) <= set(props):
+                args = inner
+
+    def fix(value: Any, schema: Any) -> Any:
+        if not isinstance(schema, dict):
+            return value
+        if isinstance(value, dict):
+            sub = schema.get("properties")
+            return {k: fix(v, sub.get(k)) for k, v in value.items()} if isinstance(sub, dict) else value
+        if isinstance(value, list):
+            items = schema.get("items")
+            return [fix(v, items) for v in value] if isinstance(items, dict) else value
+        types = extract_types_from_schema(schema)
+        return coerce_to_schema_type(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), types)
+
+    fixed = {k: fix(v, props.get(k)) for k, v in args.items()}
+    return json.dumps(fixed, ensure_ascii=False)
+
+
+class _KnownToolsVllm(VllmToolParser):
+    """vLLM's ``dots``: an output whose calls all name tools the request does
+    not list reports no calls and stays content as written (vLLM's parser also
+    drops an unknown call beside known ones; ours reports it, losing nothing)."""
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        out = super().extract_tool_calls(model_output, request)
+        names = _tool_names(getattr(request, "tools", None) or self.tools)
+        if out.tools_called and names and not any(c.function.name in names for c in out.tool_calls):
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        return out
+
+
+_TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "minicpm5": _MiniCPM5Vllm,
+                                                "deepseek_v32": _SchemaFixedVllm, "deepseek_v4": _SchemaFixedVllm,
+                                                "deepseek_v41": _SchemaFixedVllm, "dots": _KnownToolsVllm}
+
+
 def _make_tool_class(name: str, fmt: str) -> type[VllmToolParser]:
     cls_name = "".join(p.capitalize() for p in name.split("_")) + "RcToolParser"
     attrs = {"rc_format": fmt, "vllm_name": name, "__module__": __name__,
              "structural_tag_model": _tag_model(name, fmt)}
-    return type(cls_name, (VllmToolParser,), attrs)
+    return type(cls_name, (_TOOL_BASES.get(name, VllmToolParser),), attrs)
 
 
 TOOL_PARSERS: dict[str, type[VllmToolParser]] = {

@@ -214,6 +214,7 @@ def _gemma_bare(raw: str, types: frozenset) -> str:
 class Gemma4ToolParser(BaseToolParser):
     """``<|tool_call>call:NAME{key:<|"|>text<|"|>,n:42,flag:true,obj:{k:…},list:[…]}<tool_call|>``,
     flat (no section), repeated; text before, between and after calls is content.
+    The opener's ``call`` may be missing (``<|tool_call>:NAME{…}``).
 
     Keys are bare; strings are delimited by ``<|"|>``; numbers, booleans and null are
     bare. Arguments stream as JSON as each value completes. ``<|channel>`` …
@@ -225,7 +226,8 @@ class Gemma4ToolParser(BaseToolParser):
     think_pairs = (think_pair_of("deepseek_r1"), think_pair_of("gemma4"))
 
     def _section(self, opener):
-        if (yield from self._expect("call:")):
+        # "call:" as documented; a bare ":" (the model drops "call") reads the same
+        if (yield from self._expect("call:")) or (yield from self._expect(":")):
             name, m = yield from self._text_until(_G_NAME_END)
             name = name.strip()
             if m == "{" and valid_name(name):

@@ -188,7 +188,8 @@ class Spark25ToolParser(Glm45ToolParser):
 # ---------------------------------------------------------------------------- minicpm5
 
 _MC_FUNC, _MC_FUNC_END, _MC_PARAM, _MC_PARAM_END = "<function", "</function>", "<param", "</param>"
-_MC_NAME = re.compile(r"""\s+name\s*=\s*(?:"([^"]*)"|'([^']*)')[^>]*""")
+# "\s*": a tag written collapsed (``<functionname="f">``, ``<paramname="k">``) reads too
+_MC_NAME = re.compile(r"""\s*name\s*=\s*(?:"([^"]*)"|'([^']*)')[^>]*""")
 _XML_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#x[0-9A-Fa-f]{1,6}|lt|gt|amp|quot|apos);")
 _XML_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 _CDATA = "<![CDATA["
@@ -219,6 +220,8 @@ class MiniCPM5ToolParser(BaseToolParser):
     section (kept as written); a ``string`` parameter stays a string, others are
     JSON when the text parses (else the text). A parameter whose ``</param>`` is
     missing ends at the next ``<param`` or ``</function>``.
+    A tag written without its space (``<functionname="NAME">``,
+    ``<paramname="K">``) reads as the spaced one.
     """
 
     format_name = "minicpm5"

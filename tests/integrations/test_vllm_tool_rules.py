@@ -1,0 +1,156 @@
+"""vLLM-only rules of a few tool-parser names, against vLLM's own classes.
+
+``k2_horizon`` (dialect picked by the request, whole-group checks, the group
+held in streaming), ``minicpm5`` (byte-level marks, per-block checks against
+the request's tools), ``deepseek_v32`` (arguments corrected against the
+schema, a lone wrapper opened) and ``dots`` (calls that all name unknown tools
+stay content): one-shot results compared with vLLM's parser of the same name
+on inputs where both keep all the text.  Skips without vLLM.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from vllm_helpers import chat_request, import_vllm, vllm_tokenizer
+
+import_vllm()
+
+from reasoning_core.integrations import vllm as rcv  # noqa: E402
+
+
+def _tool(name, props, required=()):
+    params = {"type": "object", "properties": props}
+    if required:
+        params["required"] = list(required)
+    return {"type": "function", "function": {"name": name, "parameters": params}}
+
+
+TOOLS = [
+    _tool("find_room", {"floor": {"type": "integer"}, "label": {"type": "string"}, "open": {"type": "boolean"}},
+          required=["floor"]),
+    _tool("ring", {}),
+]
+
+
+def _pair(name):
+    theirs_cls = rcv._vllm_own_class("tool", name)
+    if theirs_cls is None:
+        pytest.skip(f"vLLM has no {name} tool parser")
+    tok = vllm_tokenizer(())
+    return rcv.TOOL_PARSERS[name](tok, None), theirs_cls(tok, None)
+
+
+def _summary(result):
+    calls = [(c.function.name, json.loads(c.function.arguments)) for c in result.tool_calls]
+    return result.tools_called, calls, result.content
+
+
+def _ifm(*blocks, before="", after=""):
+    return before + "<ifm|tool_calls>" + "".join(f"<ifm|tool_call>{b}</ifm|tool_call>" for b in blocks) \
+        + "</ifm|tool_calls>" + after
+
+
+K2_CASES = [
+    ("xml", _ifm("find_room<ifm|arg_key>floor</ifm|arg_key><ifm|arg_value>4</ifm|arg_value>", before="On it. ")),
+    ("xml_typed", _ifm("find_room<ifm|arg_key>floor</ifm|arg_key><ifm|arg_type>integer</ifm|arg_type>"
+                       "<ifm|arg_value>7</ifm|arg_value>")),
+    ("json", _ifm('{"name": "find_room", "arguments": {"floor": "3", "open": "false"}}', after=" done")),
+    ("json", _ifm("find_room<ifm|arg_key>floor</ifm|arg_key><ifm|arg_value>4</ifm|arg_value>")),  # wrong dialect
+    ("xml", _ifm('{"name": "ring", "arguments": {}}')),  # wrong dialect
+    ("xml_typed", _ifm("find_room<ifm|arg_key>floor</ifm|arg_key><ifm|arg_value>4</ifm|arg_value>")),
+    ("xml", _ifm("elevator")),  # not a tool of the request
+    ("xml", "<ifm|tool_calls><ifm|tool_call>ring</ifm|tool_call>"),  # no group end
+    ("xml", _ifm("ring", "ring")),
+]
+
+
+@pytest.mark.parametrize("dialect,text", K2_CASES)
+def test_k2_horizon_one_shot_matches_vllm(dialect, text):
+    ours, theirs = _pair("k2_horizon")
+    req = chat_request(tools=TOOLS, chat_template_kwargs={"tool_call_format": dialect})
+    assert _summary(ours.extract_tool_calls(text, req)) == _summary(theirs.extract_tool_calls(text, req))
+
+
+def test_k2_horizon_named_choice_and_bad_dialect():
+    ours, theirs = _pair("k2_horizon")
+    named = chat_request(tools=TOOLS, tool_choice={"type": "function", "function": {"name": "ring"}},
+                         chat_template_kwargs={"tool_call_format": "xml"})
+    text = _ifm("find_room<ifm|arg_key>floor</ifm|arg_key><ifm|arg_value>2</ifm|arg_value>")
+    assert _summary(ours.extract_tool_calls(text, named)) == _summary(theirs.extract_tool_calls(text, named))
+    assert not ours.extract_tool_calls(text, named).tools_called
+    bad = chat_request(tools=TOOLS, chat_template_kwargs={"tool_call_format": "yaml"})
+    with pytest.raises(ValueError):
+        theirs.adjust_request(bad)
+    with pytest.raises(ValueError, match="tool_call_format"):
+        ours.adjust_request(bad)
+
+
+def test_k2_horizon_streams_the_group_whole():
+    ours, _ = _pair("k2_horizon")
+    req = chat_request(tools=TOOLS, chat_template_kwargs={"tool_call_format": "xml"})
+    text = _ifm("find_room<ifm|arg_key>floor</ifm|arg_key><ifm|arg_value>5</ifm|arg_value>", before="Hi", after="!")
+    content, calls = [], []
+    for ch in text:
+        msg = ours.extract_tool_calls_streaming("", "", ch, [], [], [], req)
+        if msg is not None:
+            content.append(msg.content or "")
+            calls += [(c.function.name, json.loads(c.function.arguments)) for c in msg.tool_calls]
+    end = ours.finish_streaming()
+    content.append(end.content or "" if end is not None else "")
+    assert "".join(content) == "Hi!"
+    assert calls == [("find_room", {"floor": 5})]
+
+
+MC_CASES = [
+    '<function name="find_room"><param name="floor">2</param><param name="label">A</param></function>',
+    '<functionname="find_room"><paramname="floor">9</paramname></function>'.replace("</paramname>", "</param>"),
+    '<function\u0120name="find_room"><param\u0120name="floor">1</param></function>',
+    '<function name="find_room"><param name="label">no floor</param></function>',  # required missing
+    '<function name="lift"><param name="floor">1</param></function>',  # unknown tool
+    '<function name="find_room"><param name="floor">1</param><param name="floor">2</param></function>',
+    '<function name="find_room"><param>1</param></function>',
+    '<function name="find_room"><param name="floor">3</param><param name="extra">x</param></function>',
+    '<function name="find_room"><param name="arguments">{"floor": 6}</param></function>',
+    '<function name="find_room"><param name="floor">1</param>',  # no </function>
+]
+
+
+@pytest.mark.parametrize("text", MC_CASES)
+def test_minicpm5_one_shot_matches_vllm(text):
+    ours, theirs = _pair("minicpm5")
+    req = chat_request(tools=TOOLS)
+    assert _summary(ours.extract_tool_calls(text, req)) == _summary(theirs.extract_tool_calls(text, req))
+
+
+DS = "｜DSML｜"
+
+
+def _dsml(params):
+    body = "".join(f'<{DS}parameter name="{k}" string="{s}">{v}</{DS}parameter>\n' for k, s, v in params)
+    return (f"<{DS}function_calls>\n<{DS}invoke name=\"find_room\">\n{body}</{DS}invoke>\n"
+            f"</{DS}function_calls>")
+
+
+@pytest.mark.parametrize("params", [
+    [("floor", "true", "12")],
+    [("floor", "false", "3.0"), ("label", "false", "null")],
+    [("arguments", "false", '{"floor": 8, "label": "B"}')],
+    [("input", "true", '{"floor": 2}')],
+])
+def test_deepseek_v32_one_shot_matches_vllm(params):
+    ours, theirs = _pair("deepseek_v32")
+    req = chat_request(tools=TOOLS)
+    text = _dsml(params)
+    assert _summary(ours.extract_tool_calls(text, req))[:2] == _summary(theirs.extract_tool_calls(text, req))[:2]
+
+
+@pytest.mark.parametrize("name", ["ring", "elevator"])
+def test_dots_unknown_tools_stay_content(name):
+    ours, theirs = _pair("dots")
+    req = chat_request(tools=TOOLS)
+    text = f'<dots_function_call><invoke name="{name}"></invoke></dots_function_call>'
+    assert _summary(ours.extract_tool_calls(text, req))[:2] == _summary(theirs.extract_tool_calls(text, req))[:2]
+    if name == "elevator":
+        assert ours.extract_tool_calls(text, req).content == text
