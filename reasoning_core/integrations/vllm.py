@@ -2433,11 +2433,17 @@ _TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "m
                                                 "deepseek_v41": _SchemaFixedVllm, "dots": _KnownToolsVllm}
 
 
+# Bases whose names have no structural tag under vLLM (the request picks the
+# dialect: a tag would force one), as vLLM's classes of those names have none.
+_NO_TAG_BASES = frozenset({_K2HorizonVllm})
+
+
 def _make_tool_class(name: str, fmt: str) -> type[VllmToolParser]:
     cls_name = "".join(p.capitalize() for p in name.split("_")) + "RcToolParser"
+    base = _TOOL_BASES.get(name, VllmToolParser)
     attrs = {"rc_format": fmt, "vllm_name": name, "__module__": __name__,
-             "structural_tag_model": _tag_model(name, fmt)}
-    return type(cls_name, (_TOOL_BASES.get(name, VllmToolParser),), attrs)
+             "structural_tag_model": None if base in _NO_TAG_BASES else _tag_model(name, fmt)}
+    return type(cls_name, (base,), attrs)
 
 
 TOOL_PARSERS: dict[str, type[VllmToolParser]] = {
