@@ -766,7 +766,7 @@ class RcMlxToolParser(_MlxToolParser):
         if lane.__class__ is tuple and lane[0] is p._content_markers and p._pos == len(p._buf) \
                 and p._rec is None:
             return 1
-        if self._call_triggers and p._rec is None and p._pos == len(p._buf) and (
+        if self._call_triggers and lane is not None and p._rec is None and p._pos == len(p._buf) and (
                 p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content):
             return 3  # inside a call, or in a tool section (not in content or a think block)
         return 0
@@ -790,6 +790,7 @@ class RcMlxToolParser(_MlxToolParser):
 
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                     delta_token_ids, request):
+            first = None
             if previous_text is me._cur:
                 if me._pend:
                     # the deltas kept inside a call are read now, with this one
@@ -798,8 +799,22 @@ class RcMlxToolParser(_MlxToolParser):
                     me._fed = len(current_text) - len(delta_text)
                 else:
                     me._fed = len(previous_text)  # the plain deltas passed through were read
+            elif me._pend:
+                # a caller that does not hand back the same text object: the kept
+                # deltas are read first, as the delta they were
+                pend = "".join(me._pend)
+                me._pend = []
+                me._fed = len(me._cur) - len(pend)
+                first = method(me, None, me._cur, pend, None, None, None, request)
             out = method(me, previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                          delta_token_ids, request)
+            if first:
+                if out:
+                    if out.get("content"):
+                        first["content"] = first.get("content", "") + out["content"]
+                    if out.get("tool_calls"):
+                        first["tool_calls"] = (first.get("tool_calls") or []) + out["tool_calls"]
+                out = first
             if current_text.__class__ is str:
                 me._cur = current_text
                 me._idle = me._idle_state()

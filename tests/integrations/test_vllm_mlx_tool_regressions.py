@@ -84,3 +84,33 @@ def test_a_last_call_left_open_is_streamed_at_the_end(name):
     assert _stream(p, text) == want
     # and the instance, reused after its end of stream, streams the next request alike
     assert _stream(p, text, step=5) == want
+
+
+def _stream_objects(parser, chunks, same: bool):
+    """Content and calls streamed; ``same``: each call's current_text is the
+    next call's previous_text object (vllm-mlx's server), else an equal copy."""
+    content, calls, prev = [], [], ""
+    for ch in chunks:
+        cur = prev + ch
+        out = parser.extract_tool_calls_streaming(prev, cur if same else "".join([prev, ch]), ch) or {}
+        prev = cur
+        content.append(out.get("content") or "")
+        calls += [(c["index"], c["function"].get("name"), c["function"].get("arguments"))
+                  for c in out.get("tool_calls") or []]
+    out = parser.finalize_streaming(prev) or {}
+    content.append(out.get("content") or "")
+    calls += [(c["index"], c["function"].get("name"), c["function"].get("arguments")) for c in out.get("tool_calls") or []]
+    return "".join(content), [(i, n) for i, n, _ in calls], "".join(a or "" for _, _, a in calls)
+
+
+@pytest.mark.parametrize("name", sorted(M.TOOL_PARSERS))
+@pytest.mark.parametrize("step", [1, 3, 5])
+def test_the_per_delta_fast_path_needs_no_text_identity(name, step):
+    """Found by the mlx_tools fuzz target: deltas kept inside a call by the fast
+    path were lost when the caller did not hand back the same text object (and
+    an empty first delta looked like the inside of a call)."""
+    cls = M.TOOL_PARSERS[name]
+    body = CUT[cls.__name__]
+    for text in ("Let me check. " + body + " Done.", body):
+        chunks = [""] + [text[i:i + step] for i in range(0, len(text), step)]
+        assert _stream_objects(cls(None), chunks, True) == _stream_objects(cls(None), chunks, False), (name, text)
