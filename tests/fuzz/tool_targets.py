@@ -401,6 +401,12 @@ def _vllm_oracles(pair, cls, fmt, req, rname, text, chunks, content, calls, case
             p.set_streaming_tool_schemas(schemas)
         return p
 
+    if cls.__mro__[1] in set(rcv._TOOL_BASES.values()):
+        # vLLM's own rules for these names (a group read whole, blocks checked against
+        # the request's tools, calls to unknown tools kept as text): the format's stream
+        # is not the oracle; tests/integrations/test_vllm_tool_rules.py compares them
+        # with vLLM's classes
+        return
     want = core_stream(make(), chunks)
     assert got == want[1], f"streamed calls {got!r} != the format's {want[1]!r}\n{case!r}"
     if not got or not inst._ws_drop:
@@ -417,7 +423,14 @@ def _vllm_oracles(pair, cls, fmt, req, rname, text, chunks, content, calls, case
     if core_consistent(make, text, want):
         STATS["one-shot"] += 1
         one = pair.call("extract_tool_calls", lambda p: p.extract_tool_calls(text, req), _vllm_oneshot)
-        assert [(n, a) for n, a, _ in one[2]] == got, f"one-shot calls {one!r} != streamed {got!r}\n{case!r}"
+        if issubclass(cls, rcv._SchemaFixedVllm):
+            # one-shot arguments are corrected against the request's schema, as vLLM's
+            # parsers of these names do; streaming sends them as written (listed in
+            # docs/engines/vllm.md): the same calls, names compared
+            assert [n for n, _a, _ in one[2]] == [n for n, _a in got], \
+                f"one-shot calls {one!r} != streamed {got!r}\n{case!r}"
+        else:
+            assert [(n, a) for n, a, _ in one[2]] == got, f"one-shot calls {one!r} != streamed {got!r}\n{case!r}"
         assert one[0] == bool(got)
         assert _strip(one[1]) == _strip(content), f"one-shot content {one[1]!r} != streamed {content!r}\n{case!r}"
 
@@ -539,7 +552,14 @@ def _sglang_oracles(pair, det, cls, fmt, tools, via_parser, text, chunks, normal
     listed = {rcs._tool_name_of(t) for t in tools}
     keep = [c for c in want[1] if c[0] in listed or not cls.stream_drop_unknown or rcs._forward_unknown()]
     assert got == keep, f"streamed calls {got!r} != the format's {keep!r} (of {want[1]!r})\n{case!r}"
-    assert normal == want[0], f"streamed text {normal!r} != the format's {want[0]!r}\n{case!r}"
+    closer = getattr(cls, "stream_strip_closer", None)  # SGLang's dots: a bare closer is not text
+    want_text = want[0].replace(closer, "") if closer else want[0]
+    if getattr(cls, "stream_drop_ws_after_call", False) and got:
+        # SGLang's qwen25/qwen: whitespace after a call is dropped while streaming
+        normal_cmp, want_cmp = "".join(normal.split()), "".join(want_text.split())
+    else:
+        normal_cmp, want_cmp = normal, want_text
+    assert normal_cmp == want_cmp, f"streamed text {normal!r} != the format's {want_text!r}\n{case!r}"
     args, prev = pair.call("bookkeeping", lambda p: (list(det(p).streamed_args_for_tool),
                                                      list(det(p).prev_tool_call_arr)))
     for i, (n, a) in enumerate(got):
@@ -561,7 +581,14 @@ def _sglang_oracles(pair, det, cls, fmt, tools, via_parser, text, chunks, normal
             f"one-shot arguments {one!r} != streamed {keep1!r}\n{case!r}"
     if via_parser and not one[1] and not pair.first.has_tool_call(text):
         return  # SGLang's gate: a response it sees no call in is returned as written
-    assert _strip(one[0]) == _strip(normal), f"one-shot text {one[0]!r} != streamed {normal!r}\n{case!r}"
+    one_text = one[0].replace(closer, "") if closer and one[0] else one[0]  # (stripped while streaming only)
+    opener = "<minimax:tool_call>"
+    if getattr(cls, "sglang_name", "") == "minimax-m2" and one_text and opener in one_text \
+            and "</minimax:tool_call>" not in one_text[one_text.rindex(opener):]:
+        # SGLang's minimax-m2 detector keeps a last block it never closes as text one-shot
+        # (docs/engines/sglang.md); streaming holds it
+        one_text = one_text[:one_text.rindex(opener)]
+    assert _strip(one_text) == _strip(normal), f"one-shot text {one[0]!r} != streamed {normal!r}\n{case!r}"
 
 
 # ------------------------------------------------------------------ MAX
