@@ -907,6 +907,7 @@ if _FC is not None:
             self._closers: dict[int, _JsonCloser] = {}
             self._emitted = 0
             self._ws_after_call: list[str] = []
+            self._closer_held = ""  # text ending in a prefix of stream_strip_closer
             # SGLang's bookkeeping, as its serving layer reads it (a list of
             # str per call, built from pieces only when read).
             self.streamed_args_for_tool = _ArgPieces()
@@ -1020,20 +1021,45 @@ if _FC is not None:
             if deltas is None:
                 if self._emitted and self.stream_drop_ws_after_call:
                     return _fc_normal_result(self._after_call(new_text))
-                if self.stream_strip_closer and self.stream_strip_closer in new_text:
-                    new_text = new_text.replace(self.stream_strip_closer, "")
+                if self.stream_strip_closer:
+                    new_text = self._strip_closer(new_text, False)
                 return _fc_normal_result(new_text)
             return self._convert(deltas)
 
         def finish(self, tools: Any):
             if tools is not self._schemas_for:
                 self._use_tools(tools)
-            return self._convert(self._parser.finish())
+            return self._convert(self._parser.finish(), final=True)
+
+        def _strip_closer(self, text: str, final: bool) -> str:
+            # The bare closer is dropped from streamed text wherever the
+            # chunks split it: the end of the text that could start one is
+            # held until the next text (or the end) says whether it does.
+            # Same result as one replace() over the whole streamed text.
+            closer = self.stream_strip_closer
+            if self._closer_held:
+                text = self._closer_held + text
+                self._closer_held = ""
+            if closer in text:
+                parts = text.split(closer)
+                # only the text after the last closer can start the next one
+                head, text = "".join(parts[:-1]), parts[-1]
+            else:
+                head = ""
+            if not final and closer[0] in text[1 - len(closer):]:
+                k = min(len(closer) - 1, len(text))
+                while k > 0 and not closer.startswith(text[-k:]):
+                    k -= 1
+                if k:
+                    self._closer_held = text[-k:]
+                    text = text[:-k]
+            text = head + text
+            return text
 
         def _flush_pending_normal_text(self) -> str:
             # SGLang's dots detector: at the end of the stream, the text held
             # back (a partial opener) as normal text.
-            return self._convert(self._parser.finish()).normal_text
+            return self._convert(self._parser.finish(), final=True).normal_text
 
         def _after_call(self, text: str) -> str:
             # Whitespace after a call is held; dropped when the next call or
@@ -1052,7 +1078,7 @@ if _FC is not None:
             except ValueError:
                 pass
 
-        def _convert(self, deltas: list):
+        def _convert(self, deltas: list, final: bool = False):
             # O(delta): the arguments of each call are kept as pieces (joined
             # when SGLang reads streamed_args_for_tool) and parsed into
             # prev_tool_call_arr once, when their JSON value closes.
@@ -1093,8 +1119,8 @@ if _FC is not None:
                     calls.append(_fc_item(slot, None, d.arguments))
                     self._hot = (i, slot, args._pieces[slot], args._dirty, self._closers[i], args.version)
             text = "".join(normal)
-            if self.stream_strip_closer and self.stream_strip_closer in text:
-                text = text.replace(self.stream_strip_closer, "")
+            if self.stream_strip_closer:
+                text = self._strip_closer(text, final)
             return _fc_result(text, calls)
 
         # -- what SGLang's detector of this name has and ours does not --------------

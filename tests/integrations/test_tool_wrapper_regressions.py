@@ -80,3 +80,27 @@ def test_one_shot_finds_every_call_streaming_finds(name):
         _normal, calls = p.parse_non_stream(text)
         assert [(c.name, json.loads(c.parameters)) for c in calls] == streamed, (name, text)
     assert checked, f"{name}: no call streamed from {list(_texts(fmt))!r}"
+
+
+_STRIPPERS = sorted(n for n, c in rcs.TOOL_DETECTORS.items() if getattr(c, "stream_strip_closer", ""))
+
+
+@pytest.mark.parametrize("name", _STRIPPERS)
+def test_bare_closer_is_dropped_wherever_the_chunks_split_it(name):
+    """A detector that drops a bare closer from streamed text drops it however
+    the chunks cut it (one replace over the whole text), and text that only
+    looks like the start of one is held, then released, not lost."""
+    assert _STRIPPERS, "no detector strips a closer"
+    rcs.register()
+    closer = rcs.TOOL_DETECTORS[name].stream_strip_closer
+    texts = [f"before {closer} after", f"a{closer}{closer}b", f"ends {closer}", f"x {closer[:-1]}",
+             f"{closer[:5]}{closer}{closer[5:]}", "plain " + closer[:3]]
+    for text in texts:
+        want = text.replace(closer, "")
+        for cuts in [(i,) for i in range(1, len(text))] + [tuple(range(1, len(text)))]:
+            bounds = (0, *cuts, len(text))
+            p = FunctionCallParser(TOOLS, f"rc_{name}")
+            got = [p.parse_stream_chunk(text[a:b])[0] for a, b in zip(bounds, bounds[1:])]
+            end, calls = p.parse_stream_end()
+            assert not calls
+            assert "".join(got) + end == want, (text, cuts, got, end)
