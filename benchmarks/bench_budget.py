@@ -55,7 +55,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer sizes and repeats")
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--device", default=None,
+                    help="only the logits mask and the transformers processor step, on this torch device "
+                         "(e.g. cuda); needs no vLLM")
     args = ap.parse_args(argv)
+    if args.device:
+        return device_main(args.device, args.quick, args.repeat)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import torch
@@ -126,6 +131,66 @@ def main(argv=None):
             toks = np.full(forced_rows, end)
             t = _timed(lambda: force_rows(logits, rows, toks), repeat * 5)
             print(f"mask: {n} rows x {vocab} ids, {forced_rows} forced: {_fmt(t)}")
+    return rows_out
+
+
+def _timed_on(device, fn, repeat):
+    """Like _timed, waiting for the device's queued work after each call."""
+    import torch
+
+    sync = torch.cuda.synchronize if str(device).startswith("cuda") else (lambda: None)
+    fn()
+    sync()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), min(times), max(times)
+
+
+def device_main(device, quick, repeat):
+    """The per-step work a budget adds on ``device``: the mask over real-size
+    logits, and ``ReasoningBudgetProcessor`` for one generate() step (the
+    step's last ids copied to the host, the batch engine's step, the mask)."""
+    import torch
+
+    from reasoning_core.integrations._forcing import force_rows
+    from reasoning_core.integrations.transformers import ReasoningBudgetProcessor
+    from vocab import deepseek_tokenizer
+
+    tok = deepseek_tokenizer()
+    start, end = 128821, 128822
+    word = tok.encode("the", add_special_tokens=False).ids[0]
+    vocab = 129280
+    name = torch.cuda.get_device_name(0) if str(device).startswith("cuda") else "cpu"
+    print(f"device: {device} ({name}), torch {torch.__version__}")
+    rows_out = []
+    for n in ((64,) if quick else (64, 1024)):
+        logits = torch.zeros(n, vocab, device=device)
+        for forced_rows in (0, 1, n // 8, n):
+            rows = np.arange(forced_rows)
+            toks = np.full(forced_rows, end)
+            t = _timed_on(device, lambda: force_rows(logits, rows, toks), repeat * 5)
+            print(f"mask: {n} rows x {vocab} ids, {forced_rows} forced: {_fmt(t)}")
+            rows_out.append(("mask", n, forced_rows, t))
+        # One generate() step after a reasoning prompt, no row forced (budget not reached),
+        # then the step where every row reaches its budget and is forced.
+        for label, budget in (("no row forced", 10**9), ("every row forced", 1)):
+            proc = ReasoningBudgetProcessor("deepseek_r1", budget=budget, tokenizer=tok)
+            prompt = torch.tensor([[word, start]] * n, device=device)
+            proc(prompt, logits)
+            ids = torch.cat([prompt, torch.full((n, 1), word, device=device)], dim=1)
+
+            def step():
+                proc._length = ids.shape[1] - 1  # the same step again, as the next one
+                proc(ids, logits)
+
+            t = _timed_on(device, step, repeat * 5)
+            forced = int((proc._batch.forced(proc._slots) >= 0).sum())
+            print(f"processor step: {n} rows, {label} ({forced} forced after the last step): {_fmt(t)}")
+            rows_out.append(("processor", n, label, t))
     return rows_out
 
 
