@@ -1639,7 +1639,67 @@ def _request_schemas(request: Any) -> dict:
     return out
 
 
-class RcMlxPoolsideToolParser(RcMlxToolParser):
+class _RcMlxPieceStreamer(RcMlxToolParser):
+    """Streaming over our format parser, answered as vllm-mlx's dict deltas:
+    each delta's content and, per call, its name and argument pieces in one
+    tool-call entry (O(delta): only the new text is read).  A subclass says
+    how a call's entry opens (``_open_call``: its id and shape, or ``None``
+    to drop the call) and what it reads from the request."""
+
+    def _stream_request(self, request: Any) -> None:
+        pass
+
+    def _open_call(self, i: int, name: Optional[str]) -> Optional[dict]:
+        raise NotImplementedError
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
+                                     request: Any = None) -> Optional[dict]:
+        self._stream_request(request)
+        unseen = _unseen(self, previous_text, current_text, delta_text)
+        if unseen:
+            self._deltas(self._parser.parse_delta(unseen))
+        if not delta_text:
+            return None
+        deltas = self._parser.parse_delta(delta_text)
+        if deltas is None:
+            return {"content": delta_text}
+        return self._deltas(deltas)
+
+    def _deltas(self, deltas: Optional[list]) -> Optional[dict]:
+        if not deltas:
+            return None
+        content: list[str] = []
+        pending: dict[int, Optional[dict]] = {}
+        for d in deltas:
+            if d.content is not None:
+                content.append(d.content)
+                continue
+            i = d.index
+            if i in pending:
+                slot = pending[i]
+            else:
+                slot = pending[i] = self._open_call(i, d.name)
+            if slot is None:
+                continue
+            fn = slot["function"]
+            if d.name is not None:
+                fn["name"] = d.name
+            if d.arguments:
+                fn["arguments"] = fn.get("arguments", "") + d.arguments
+        out: dict = {}
+        if content:
+            out["content"] = "".join(content)
+        calls = [c for c in pending.values() if c is not None]
+        if calls:
+            out["tool_calls"] = calls
+        return out or None
+
+    def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
+        return self._deltas(self._parser.finish())
+
+
+class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
     """vllm-mlx's ``poolside_v1``: GLM-4.7 markup (our glm45 format, values as
     above), calls to tools the request does not list dropped, the call's name
     then its argument text streamed as our parser reads them (O(delta))."""
@@ -1673,55 +1733,19 @@ class RcMlxPoolsideToolParser(RcMlxToolParser):
         content = text.partition(_TC_OPEN)[0].strip() or None
         return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=content)
 
-    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
-                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
-                                     request: Any = None) -> Optional[dict]:
+    def _stream_request(self, request: Any) -> None:
         if not self._schemas_set and request is not None:
             self._tools = self._configure(self._parser, request)
             self._schemas_set = True
-        unseen = _unseen(self, previous_text, current_text, delta_text)
-        if unseen:
-            self._deltas(self._parser.parse_delta(unseen))
-        if not delta_text:
-            return None
-        deltas = self._parser.parse_delta(delta_text)
-        if deltas is None:
-            return {"content": delta_text}
-        return self._deltas(deltas)
 
-    def _deltas(self, deltas: Optional[list]) -> Optional[dict]:
-        if not deltas:
+    def _open_call(self, i: int, name: Optional[str]) -> Optional[dict]:
+        if name is not None:
+            tools = self._tools
+            self._ids[i] = _new_id() if not tools or not self.drop_unlisted or name in tools else None
+        cid = self._ids.get(i)
+        if cid is None:
             return None
-        content: list[str] = []
-        pending: dict[int, dict] = {}
-        ids = self._ids
-        tools = self._tools
-        for d in deltas:
-            if d.content is not None:
-                content.append(d.content)
-                continue
-            i = d.index
-            if d.name is not None:
-                ids[i] = (_new_id() if not tools or not self.drop_unlisted or d.name in tools else None)
-            cid = ids.get(i)
-            if cid is None:
-                continue
-            slot = pending.get(i)
-            if slot is None:
-                slot = pending[i] = {"index": i, "id": cid, "type": "function", "function": {"arguments": ""}}
-            if d.name is not None:
-                slot["function"]["name"] = d.name
-            if d.arguments:
-                slot["function"]["arguments"] += d.arguments
-        out: dict = {}
-        if content:
-            out["content"] = "".join(content)
-        if pending:
-            out["tool_calls"] = list(pending.values())
-        return out or None
-
-    def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
-        return self._deltas(self._parser.finish())
+        return {"index": i, "id": cid, "type": "function", "function": {"arguments": ""}}
 
 
 from ..tools._json import DONE as _DONE, JsonReader as _JsonReader, NEED as _NEED  # noqa: E402
@@ -1802,7 +1826,7 @@ def _mistral_id() -> str:
     return uuid.uuid4().hex[:9]
 
 
-class RcMlxMistralToolParser(RcMlxToolParser):
+class RcMlxMistralToolParser(_RcMlxPieceStreamer):
     """vllm-mlx's ``mistral``: ``[TOOL_CALLS]`` calls (a JSON list, or
     ``NAME[ARGS]{…}`` / ``NAME{…}``) read by our mistral format; streaming
     sends the name once it is known, then each delta's argument text as the
@@ -1827,49 +1851,11 @@ class RcMlxMistralToolParser(RcMlxToolParser):
         content = model_output.partition("[TOOL_CALLS]")[0].strip()
         return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=content or None)
 
-    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
-                                     previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
-                                     request: Any = None) -> Optional[dict]:
-        unseen = _unseen(self, previous_text, current_text, delta_text)
-        if unseen:
-            self._deltas(self._parser.parse_delta(unseen))
-        if not delta_text:
-            return None
-        deltas = self._parser.parse_delta(delta_text)
-        if deltas is None:
-            return {"content": delta_text}
-        return self._deltas(deltas)
-
-    def _deltas(self, deltas: Optional[list]) -> Optional[dict]:
-        if not deltas:
-            return None
-        content: list[str] = []
-        pending: dict[int, dict] = {}
-        ids = self._ids
-        for d in deltas:
-            if d.content is not None:
-                content.append(d.content)
-                continue
-            i = d.index
-            slot = pending.get(i)
-            if slot is None:
-                slot = pending[i] = {"index": i, "type": "function", "function": {}}
-                if i not in ids:
-                    ids[i] = slot["id"] = _mistral_id()
-            fn = slot["function"]
-            if d.name is not None:
-                fn["name"] = d.name
-            if d.arguments:
-                fn["arguments"] = fn.get("arguments", "") + d.arguments
-        out: dict = {}
-        if content:
-            out["content"] = "".join(content)
-        if pending:
-            out["tool_calls"] = list(pending.values())
-        return out or None
-
-    def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
-        return self._deltas(self._parser.finish())
+    def _open_call(self, i: int, name: Optional[str]) -> Optional[dict]:
+        slot: dict = {"index": i, "type": "function", "function": {}}
+        if i not in self._ids:  # the id on the call's first piece only
+            self._ids[i] = slot["id"] = _mistral_id()
+        return slot
 
 
 from .._tag_calls import G_CALL_END as _G_CALL_END  # noqa: E402
