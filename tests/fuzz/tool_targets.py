@@ -574,17 +574,25 @@ def _sglang_oracles(pair, det, cls, fmt, tools, via_parser, text, chunks, normal
         one = pair.call("parse_non_stream", lambda p: p.parse_non_stream(text), _fc_tuple)
     else:
         one = pair.call("detect_and_parse", lambda p: p.detect_and_parse(text, tools), _fc)
-    one_want = want[1]
+    one_want, prefix_bad = want[1], False
     bot, eot = "<minimax:tool_call>", "</minimax:tool_call>"
     if getattr(cls, "oneshot_unclosed_is_text", False) and bot in text and eot not in text[text.rindex(bot):]:
         # SGLang's minimax-m2 detector keeps a last block it never closes as
         # text one-shot (docs/engines/sglang.md): only the calls before it
-        one_want = [(c.name, c.arguments) for c in make().parse_complete(text[:text.rindex(bot)]).tool_calls]
+        try:
+            one_want = [(c.name, c.arguments) for c in make().parse_complete(text[:text.rindex(bot)]).tool_calls]
+        except ValueError:
+            # markup before it that no call parses from: one-shot gives the
+            # whole response as text, where streaming drops the unclosed block
+            one_want, prefix_bad = [], True
     keep1 = [c for c in one_want if c[0] in listed or not cls.drop_unknown or rcs._forward_unknown()]
     assert [n for _i, n, _a in one[1]] == [n for n, _a in keep1], f"one-shot {one!r} != {keep1!r}\n{case!r}"
     if cls.undeclared_oneshot == cls.undeclared_stream:
         assert [json.loads(a) for _i, _n, a in one[1]] == [json.loads(a) for _n, a in keep1], \
             f"one-shot arguments {one!r} != streamed {keep1!r}\n{case!r}"
+    if prefix_bad:
+        assert one[0] == text, f"one-shot text {one[0]!r} != the response {text!r}\n{case!r}"
+        return
     if via_parser and not one[1] and not pair.first.has_tool_call(text):
         return  # SGLang's gate: a response it sees no call in is returned as written
     one_text = one[0].replace(closer, "") if closer and one[0] else one[0]  # (stripped while streaming only)
