@@ -433,7 +433,9 @@ def _adjust_like_vllm(kind: str, name: str, build, request: Any) -> bool:
         return False
     try:
         theirs = build(cls)
-        probe = request.model_copy() if hasattr(request, "model_copy") else __import__("copy").copy(request)
+        # copy.copy, not model_copy(): a Mock's model_copy() answers a new Mock
+        # that reads as having tools whatever the request says
+        probe = __import__("copy").copy(request)
         probe = theirs.adjust_request(probe) or probe
     except Exception:
         return False
@@ -1937,6 +1939,52 @@ class VllmToolParser(_VllmToolParser):
         self.current_tool_id = d.index
         self._hot = (d.index, pieces[d.index])
 
+    # -- what vLLM's class of this name has and ours does not ------------------
+    def __getattr__(self, name: str) -> Any:
+        # Helpers and constants vLLM's class of this name has (its tests and
+        # callers reach for them: functiongemma's ``_parse_arguments``,
+        # poolside's ``tool_call_start_token``).  A method is vLLM's function
+        # run on this object, so it reads and writes our attributes, never the
+        # state of a parser that parsed nothing; a constant comes from vLLM's
+        # class, or from a fresh instance of it when its __init__ sets one
+        # (immutable values only: parsing state is never borrowed).
+        if name.startswith("__") or name in _NOT_DELEGATED:
+            raise AttributeError(name)
+        own = _vllm_own_class("tool", type(self).vllm_name)
+        if own is not None:
+            for klass in own.__mro__:
+                if klass is _VllmToolParser or klass is object:
+                    break
+                if name in vars(klass):
+                    raw = vars(klass)[name]
+                    if isinstance(raw, (staticmethod, classmethod)):
+                        return raw.__get__(None, own)
+                    return raw.__get__(self, type(self)) if hasattr(type(raw), "__get__") else raw
+            fresh = self.__dict__.get("_vllm_fresh", _UNSEEN)
+            if fresh is _UNSEEN:
+                try:
+                    fresh = own(self.model_tokenizer, None)
+                except Exception:  # noqa: BLE001 - e.g. a tokenizer it cannot read: no constants then
+                    fresh = None
+                self.__dict__["_vllm_fresh"] = fresh
+            value = vars(fresh).get(name, _UNSEEN) if fresh is not None else _UNSEEN
+            if value is not _UNSEEN and _immutable(value):
+                return value
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+# Names the serving layer probes with hasattr() on every request: never
+# answered from vLLM's class (that would build one per request).
+_NOT_DELEGATED = frozenset({"skip_reasoning_parsing", "last_unary_citations"})
+
+
+def _immutable(value: Any) -> bool:
+    if value is None or isinstance(value, (str, bytes, int, float, bool, frozenset)):
+        return True
+    if isinstance(value, tuple):
+        return all(_immutable(v) for v in value)
+    return hasattr(value, "pattern") and hasattr(value, "finditer")  # a compiled regex (re or regex)
+
 
 # Structural tags: where vLLM's own parser of a name uses one of its built-in
 # model formats (xgrammar's get_model_structural_tag or vLLM's registry), ours
@@ -2428,9 +2476,83 @@ class _KnownToolsVllm(VllmToolParser):
         return out
 
 
+def _wants_logprobs(request: Any) -> bool:
+    if getattr(request, "logprobs", None):
+        return True
+    include = getattr(request, "is_include_output_logprobs", None)  # a Responses request
+    try:
+        return bool(include()) if callable(include) else False
+    except Exception:  # noqa: BLE001 - a request of another shape
+        return False
+
+
+class _PoolsideVllm(VllmToolParser):
+    """vLLM's ``poolside_v1``: a streamed step whose text is all held back (a
+    partial marker) answers an empty content delta, not ``None``, when the
+    request asks for logprobs and has tools to call (the step's logprobs then
+    still go out)."""
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
+                                     delta_token_ids: Sequence[int], request: Any) -> Optional[DeltaMessage]:
+        out = super().extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids,
+                                                   current_token_ids, delta_token_ids, request)
+        if out is None and getattr(request, "tools", None) and getattr(request, "tool_choice", None) != "none" \
+                and _wants_logprobs(request):
+            return _content_message("")
+        return out
+
+
+class _ApertusVllm(VllmToolParser):
+    """vLLM's ``apertus``, one-shot: the text around a call block is trimmed
+    and the text after it joins the text before on a new line; an output cut
+    off inside its last call block still reports the calls whose arguments
+    are complete (a call cut inside its arguments stays text: vLLM completes
+    the partial JSON)."""
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        out = super().extract_tool_calls(model_output, request)
+        opener, close = self._tp.openers[0], self._tp.close
+        i = model_output.find(opener)
+        if i < 0 or getattr(request, "tool_choice", None) == "none":
+            return out
+        if not out.tools_called and model_output.rfind(close) < model_output.rfind(opener):
+            calls = self._cut_off_calls(model_output, request)
+            if calls:
+                out = ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=model_output[:i])
+        if out.tools_called:
+            before, content = model_output[:i], out.content or ""
+            if content.startswith(before):
+                after = content[len(before):].replace(close, "")
+                out.content = "\n".join(t for t in (before.strip(), after.strip()) if t) or None
+        return out
+
+    def _cut_off_calls(self, text: str, request: Any) -> list:
+        tp = _tools.create(self.rc_format)
+        schemas = _tool_schemas(getattr(request, "tools", None) or self.tools)
+        if schemas:
+            tp.set_streaming_tool_schemas(schemas)
+        calls: dict[int, list] = {}
+        for d in (tp.parse_delta(text) or []) + (tp.finish() or []):
+            if d.content is None:
+                entry = calls.setdefault(d.index, [d.id, d.name, []])
+                entry[1] = entry[1] or d.name
+                entry[2].append(d.arguments or "")
+        out = []
+        for cid, name, pieces in calls.values():
+            args = "".join(pieces)
+            try:
+                json.loads(args)
+            except ValueError:
+                return []
+            out.append(ToolCall(id=cid, type="function", function=FunctionCall(id=cid, name=name, arguments=args)))
+        return out
+
+
 _TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "minicpm5": _MiniCPM5Vllm,
                                                 "deepseek_v32": _SchemaFixedVllm, "deepseek_v4": _SchemaFixedVllm,
-                                                "deepseek_v41": _SchemaFixedVllm, "dots": _KnownToolsVllm}
+                                                "deepseek_v41": _SchemaFixedVllm, "dots": _KnownToolsVllm,
+                                                "poolside_v1": _PoolsideVllm, "apertus": _ApertusVllm}
 
 
 # Bases whose names have no structural tag under vLLM (the request picks the

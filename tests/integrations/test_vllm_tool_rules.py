@@ -154,3 +154,77 @@ def test_dots_unknown_tools_stay_content(name):
     assert _summary(ours.extract_tool_calls(text, req))[:2] == _summary(theirs.extract_tool_calls(text, req))[:2]
     if name == "elevator":
         assert ours.extract_tool_calls(text, req).content == text
+
+
+# -- what vLLM's class of a name has beyond the ToolParser interface ------------
+
+@pytest.mark.parametrize("args", ["", "city:<escape>Tokyo<escape>", "n:<escape>42<escape>,ok:<escape>true<escape>",
+                                  "m:<escape>Hello World<escape>"])
+def test_vllm_helper_methods_answer_on_ours(args):
+    ours, theirs = _pair("functiongemma")
+    assert ours._parse_arguments(args) == theirs._parse_arguments(args)
+
+
+def test_vllm_helper_methods_use_our_state_not_a_borrowed_parser():
+    ours, theirs = _pair("functiongemma")
+    for p in (ours, theirs):
+        p.buffered_delta_text = "<start_function_"
+    assert ours._buffer_delta_text("call>") == theirs._buffer_delta_text("call>")
+    assert ours.buffered_delta_text == theirs.buffered_delta_text == ""
+    assert ours._buffer_delta_text("hi <start") == theirs._buffer_delta_text("hi <start") == "hi "
+    assert "buffered_delta_text" in vars(ours)  # written on ours
+    # constants vLLM's __init__ sets are answered; parsing state and unknown names are not
+    pool, pool_theirs = _pair("poolside_v1")
+    assert pool.tool_call_start_token == pool_theirs.tool_call_start_token
+    with pytest.raises(AttributeError):
+        pool.prev_tool_call_arr_of_theirs  # noqa: B018
+    assert not hasattr(ours, "skip_reasoning_parsing")  # probed by vLLM's serving layer per request
+
+
+@pytest.mark.parametrize("choice,expect", [("none", True), ("auto", False)])
+def test_adjust_request_reads_a_mock_request_as_it_is(choice, expect):
+    from unittest.mock import MagicMock
+
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+
+    ours, theirs = _pair("functiongemma")
+    reqs = []
+    for p in (ours, theirs):
+        req = MagicMock(spec=ChatCompletionRequest)
+        req.tools = [{"type": "function", "function": {"name": "t"}}]
+        req.tool_choice, req.skip_special_tokens, req.parallel_tool_calls = choice, True, True
+        reqs.append(p.adjust_request(req).skip_special_tokens)
+    assert reqs == [expect, expect]
+
+
+@pytest.mark.parametrize("logprobs", [False, True])
+def test_poolside_held_step_answers_empty_delta_when_logprobs_asked(logprobs):
+    ours, theirs = _pair("poolside_v1")
+    req = chat_request(tools=TOOLS, logprobs=logprobs, stream=True)
+    got = [p.extract_tool_calls_streaming("", "<", "<", [], [], [], req) for p in (ours, theirs)]
+    assert [None if m is None else m.content for m in got] == ([""] * 2 if logprobs else [None, None])
+
+
+APERTUS_CASES = [
+    'Let me check. <|tools_prefix|>[{"find_room": {"floor": 2}}]<|tools_suffix|>',
+    'Sure.\n\n<|tools_prefix|>[{"find_room": {"floor": 2}}]<|tools_suffix|>\n  Done here. ',
+    '<|tools_prefix|>[{"find_room": {"floor": 4}}',  # cut off after the call
+    '<|tools_prefix|>[{"find_room": {"floor": 4}',  # cut off after the arguments
+    'On it <|tools_prefix|>[{"ring": {}}, {"find_room": {"floor": 4, "open": true}',
+    '<|tools_prefix|>[{"find_room": {"floor": 4}}, {"ring": {}}',
+    '<|tools_prefix|>[{"find_room": {"floor": 4}}]',
+]
+
+
+@pytest.mark.parametrize("text", APERTUS_CASES)
+def test_apertus_one_shot_matches_vllm(text):
+    ours, theirs = _pair("apertus")
+    req = chat_request(tools=TOOLS)
+    assert _summary(ours.extract_tool_calls(text, req)) == _summary(theirs.extract_tool_calls(text, req))
+
+
+def test_apertus_call_cut_inside_its_arguments_stays_text():
+    ours, _ = _pair("apertus")
+    text = '<|tools_prefix|>[{"find_room": {"label": "Ro'
+    out = ours.extract_tool_calls(text, chat_request(tools=TOOLS))
+    assert (out.tools_called, out.content) == (False, text)
