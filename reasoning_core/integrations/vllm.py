@@ -2516,10 +2516,11 @@ class _ApertusVllm(VllmToolParser):
         i = model_output.find(opener)
         if i < 0 or getattr(request, "tool_choice", None) == "none":
             return out
-        if not out.tools_called and model_output.rfind(close) < model_output.rfind(opener):
-            calls = self._cut_off_calls(model_output, request)
-            if calls:
-                out = ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=model_output[:i])
+        if model_output.rfind(close) < model_output.rfind(opener):
+            # cut off inside its last block: read as a stream read it
+            got = self._cut_off_calls(model_output, request)
+            if got is not None and len(got[1]) > len(out.tool_calls):
+                out = ExtractedToolCallInformation(tools_called=True, tool_calls=got[1], content=got[0])
         if out.tools_called:
             before, content = model_output[:i], out.content or ""
             if content.startswith(before):
@@ -2527,14 +2528,17 @@ class _ApertusVllm(VllmToolParser):
                 out.content = "\n".join(t for t in (before.strip(), after.strip()) if t) or None
         return out
 
-    def _cut_off_calls(self, text: str, request: Any) -> list:
+    def _cut_off_calls(self, text: str, request: Any) -> Optional[tuple[str, list]]:
         tp = _tools.create(self.rc_format)
         schemas = _tool_schemas(getattr(request, "tools", None) or self.tools)
         if schemas:
             tp.set_streaming_tool_schemas(schemas)
         calls: dict[int, list] = {}
+        content: list[str] = []
         for d in (tp.parse_delta(text) or []) + (tp.finish() or []):
-            if d.content is None:
+            if d.content is not None:
+                content.append(d.content)
+            else:
                 entry = calls.setdefault(d.index, [d.id, d.name, []])
                 entry[1] = entry[1] or d.name
                 entry[2].append(d.arguments or "")
@@ -2544,9 +2548,9 @@ class _ApertusVllm(VllmToolParser):
             try:
                 json.loads(args)
             except ValueError:
-                return []
+                return None
             out.append(ToolCall(id=cid, type="function", function=FunctionCall(id=cid, name=name, arguments=args)))
-        return out
+        return "".join(content), out
 
 
 _TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "minicpm5": _MiniCPM5Vllm,
