@@ -228,3 +228,115 @@ def test_apertus_call_cut_inside_its_arguments_stays_text():
     text = '<|tools_prefix|>[{"find_room": {"label": "Ro'
     out = ours.extract_tool_calls(text, chat_request(tools=TOOLS))
     assert (out.tools_called, out.content) == (False, text)
+
+
+# -- dots streamed as vLLM's class streams it: whole blocks -----------------------
+
+REF_TOOLS = [{"type": "function", "function": {"name": "place", "parameters": {
+    "type": "object",
+    "properties": {"where": {"$ref": "#/$defs/Spot"}, "days": {"type": "integer"},
+                   "alt": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/Spot"}]}},
+    "$defs": {"Spot": {"type": "object", "properties": {"city": {"type": "string"}}}}}}}]
+
+
+def _inv(name, **params):
+    body = "".join(f'<parameter name="{k}">{v}</parameter>' for k, v in params.items())
+    return f'<dots_function_call><invoke name="{name}">{body}</invoke></dots_function_call>'
+
+
+DOTS_STREAMS = [
+    "visible " + _inv("find_room", floor=3, label="B") + " after",
+    _inv("find_room", floor=1) + _inv("ring"),
+    '<dots_function_call>{"name":"find_room","arguments":{"floor":2}}</dots_function_call>',
+    _inv("ghost", q="x") + "tail",  # no listed tool: the block's text
+    "<dots_function_call>garbage</dots_function_call>" + _inv("ring"),  # malformed, then a call
+    "some text </dots_function_call> more",  # a bare end marker
+    "answer <dots_func",  # a partial opening marker at the end
+]
+
+
+def _run_stream(parser, chunks, req, ours):
+    prev, content, calls, messages = "", [], {}, []
+    for ch in chunks:
+        msg = parser.extract_tool_calls_streaming(prev, prev + ch, ch, [], [], [], req)
+        prev += ch
+        if msg is not None:
+            messages.append(msg)
+    if ours:
+        end = parser.finish_streaming()
+        if end is not None:
+            messages.append(end)
+    for msg in messages:
+        content.append(msg.content or "")
+        for c in msg.tool_calls or ():
+            entry = calls.setdefault(c.index, ["", ""])
+            entry[0] += (c.function.name or "") if c.function else ""
+            entry[1] += (c.function.arguments or "") if c.function else ""
+    if not ours:
+        content.append(parser.flush_pending_normal_text())
+    return "".join(content), [(n, json.loads(a)) for n, a in (calls[i] for i in sorted(calls))]
+
+
+def _splits(text):
+    yield list(text)
+    for i in range(1, len(text)):
+        yield [text[:i], text[i:]]
+
+
+@pytest.mark.parametrize("text", DOTS_STREAMS)
+def test_dots_streaming_matches_vllm_at_every_split(text):
+    # vLLM's answer for the text in one piece; ours the same however the
+    # stream is cut (vLLM's keeps a bare end marker the chunks split)
+    _, theirs = _pair("dots")
+    req = chat_request(tools=TOOLS)
+    expect = _run_stream(theirs, [text], req, False)
+    for chunks in _splits(text):
+        ours, _ = _pair("dots")
+        assert _run_stream(ours, chunks, req, True) == expect, chunks
+
+
+def test_dots_json_call_goes_out_before_its_end_marker():
+    ours, theirs = _pair("dots")
+    req = chat_request(tools=TOOLS)
+    chunks = ["<dots_function_call>", '{"name":"find_room","arguments":{"floor":2}}', "</dots_function_call>"]
+    got = []
+    for p in (ours, theirs):
+        prev, shape = "", []
+        for ch in chunks:
+            msg = p.extract_tool_calls_streaming(prev, prev + ch, ch, [], [], [], req)
+            prev += ch
+            shape.append(None if msg is None else [(c.index, c.function.name, c.function.arguments)
+                                                   for c in msg.tool_calls])
+        got.append(shape)
+    assert got[0] == got[1]
+    assert got[0][1] == [(0, "find_room", ""), (0, None, '{"floor": 2}')]
+
+
+def test_dots_flush_releases_what_ours_hold_once():
+    ours, _ = _pair("dots")
+    req = chat_request(tools=TOOLS)
+    msg = ours.extract_tool_calls_streaming("", "x <dots_fu", "x <dots_fu", [], [], [], req)
+    assert msg.content == "x " and ours._buffer == "<dots_fu"
+    assert ours.flush_pending_normal_text() == "<dots_fu"
+    assert ours.flush_pending_normal_text() == "" and ours._buffer == ""
+    assert ours.finish_streaming() is None
+
+
+def test_dots_block_cut_off_by_the_end_keeps_its_text_or_calls():
+    ours, _ = _pair("dots")
+    req = chat_request(tools=TOOLS)
+    text = '<dots_function_call><invoke name="find_room"><parameter name="floor">4'
+    assert ours.extract_tool_calls_streaming("", text, text, [], [], [], req) is None
+    assert ours.flush_pending_normal_text() == ""  # inside a block: finish_streaming releases it
+    end = ours.finish_streaming()
+    got = (end.content, [(c.function.name, json.loads(c.function.arguments)) for c in end.tool_calls])
+    assert got in ((text, []), (None, [("find_room", {"floor": 4})]))
+
+
+@pytest.mark.parametrize("value", ['{"city": "Shanghai"}', '{"city": "Oslo", "zip": 150}'])
+def test_dots_ref_schemas_type_parameters_as_vllm(value):
+    ours, theirs = _pair("dots")
+    req = chat_request(tools=REF_TOOLS)
+    text = "ok" + _inv("place", where=value, days=3, alt='{"city": "Oslo"}')
+    assert _summary(ours.extract_tool_calls(text, req)) == _summary(theirs.extract_tool_calls(text, req))
+    assert _run_stream(ours, [text], req, True) == _run_stream(theirs, [text], req, False)
