@@ -1706,7 +1706,7 @@ class VllmToolParser(_VllmToolParser):
 
     def __init__(self, tokenizer: Any, tools: Any = None, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools)
-        self._tp = _tools.create(self.rc_format)
+        self._tp = self._new_tp()
         self._ws_drop, self._ws_strip = _TOOL_WS.get(self.vllm_name, (False, False))
         self._nonws_seen = False      # content with non-whitespace text went out
         self._deferred_ws: list[str] = []  # whitespace-only content held, in pieces (vLLM's engine rule)
@@ -1729,6 +1729,10 @@ class VllmToolParser(_VllmToolParser):
         """The parameter schemas of ``tools`` our format reads (a rule class
         may prepare them as vLLM's class of its name reads them)."""
         return _tool_schemas(tools)
+
+    def _new_tp(self) -> Any:
+        """A parser of our format (a rule class may set its reading switches)."""
+        return _tools.create(self.rc_format)
 
     def _use_request(self, request: Any) -> None:
         # Read once per request object (vLLM passes the same one on every delta).
@@ -1759,7 +1763,7 @@ class VllmToolParser(_VllmToolParser):
         return own[1]
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
-        tp = _tools.create(self.rc_format)
+        tp = self._new_tp()
         schemas = self._schemas_of(getattr(request, "tools", None) or self.tools)
         if schemas:
             tp.set_streaming_tool_schemas(schemas)
@@ -2469,6 +2473,7 @@ def _schema_fixed(args_json: str, props: dict) -> str:
 
 
 _DOTS_OPEN, _DOTS_CLOSE = "<dots_function_call>", "</dots_function_call>"
+_NULL_TEXT_CLASSES: dict[type, type] = {}
 
 
 def _inline_refs(schema: Any, defs: dict, depth: int = 0) -> Any:
@@ -2541,9 +2546,19 @@ class _KnownToolsVllm(VllmToolParser):
             return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
         return out
 
+    def _new_tp(self) -> Any:
+        # an XML value written null is null, as vLLM's class reads it (a class
+        # switch: parse_complete reads with a fresh parser of the same class)
+        base = _tools.get_parser_cls(self.rc_format)
+        cls = _NULL_TEXT_CLASSES.get(base)
+        if cls is None:
+            cls = _NULL_TEXT_CLASSES[base] = type(base.__name__, (base,), {"null_text_is_null": True,
+                                                                           "__module__": base.__module__})
+        return cls()
+
     def _read_block(self, block: str) -> Optional[list]:
         """The calls of one whole block, or None when it does not parse."""
-        tp = _tools.create(self.rc_format)
+        tp = self._new_tp()
         schemas = self._schemas_of(getattr(self._request, "tools", None) or self.tools)
         if schemas:
             tp.set_streaming_tool_schemas(schemas)

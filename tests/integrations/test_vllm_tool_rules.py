@@ -333,10 +333,19 @@ def test_dots_block_cut_off_by_the_end_keeps_its_text_or_calls():
     assert got in ((text, []), (None, [("find_room", {"floor": 4})]))
 
 
-@pytest.mark.parametrize("value", ['{"city": "Shanghai"}', '{"city": "Oslo", "zip": 150}'])
+@pytest.mark.parametrize("value", ['{"city": "Shanghai"}', '{"city": "Oslo", "zip": 150}', "null", " NULL "])
 def test_dots_ref_schemas_type_parameters_as_vllm(value):
     ours, theirs = _pair("dots")
     req = chat_request(tools=REF_TOOLS)
     text = "ok" + _inv("place", where=value, days=3, alt='{"city": "Oslo"}')
+    assert _summary(ours.extract_tool_calls(text, req)) == _summary(theirs.extract_tool_calls(text, req))
+    assert _run_stream(ours, [text], req, True) == _run_stream(theirs, [text], req, False)
+
+
+@pytest.mark.parametrize("value", ["null", "Null", " null\n", "nullish"])
+def test_dots_xml_value_written_null_reads_as_vllm(value):
+    ours, theirs = _pair("dots")
+    req = chat_request(tools=TOOLS)
+    text = _inv("find_room", floor=value, label=value, extra=value)
     assert _summary(ours.extract_tool_calls(text, req)) == _summary(theirs.extract_tool_calls(text, req))
     assert _run_stream(ours, [text], req, True) == _run_stream(theirs, [text], req, False)
