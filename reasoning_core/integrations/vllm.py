@@ -2499,7 +2499,8 @@ class _KnownToolsVllm(VllmToolParser):
     request does not list reports no calls and stays content as written
     (vLLM's parser also drops an unknown call beside known ones; ours reports
     it, losing nothing).  A parameter whose schema is a ``$ref`` to the
-    schema's ``$defs`` is typed as the definition says.
+    schema's ``$defs`` is typed as the definition says; an XML value written
+    ``null`` (any case) is ``null`` whatever the parameter's type.
 
     Streaming reads a ``<dots_function_call>`` block whole, as vLLM's class
     does: its calls go out complete (name and arguments in one delta) when
