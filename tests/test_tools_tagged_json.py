@@ -478,3 +478,21 @@ def test_family_think_blocks_are_never_read_for_calls():
     ap = '<|tools_prefix|>[{"f": {}}]<|tools_suffix|>'
     assert _run("apertus", "<|inner_prefix|>x " + ap + "<|inner_suffix|>" + ap) == (
         "<|inner_prefix|>x " + ap + "<|inner_suffix|>", [("f", {})])
+
+
+def test_dots_null_text_switch():
+    # off by default: a value written null is the string; on (a class switch,
+    # as vLLM's dots reads it): JSON null whatever the type; a JSON body as written
+    text = ('<dots_function_call><invoke name="f"><parameter name="a"> NULL </parameter>'
+            '<parameter name="b">nullx</parameter></invoke></dots_function_call>'
+            '<dots_function_call>{"name": "g", "arguments": {"c": "null"}}</dots_function_call>')
+    schemas = {"f": {"type": "object", "properties": {"a": {"type": "integer"}}}}
+    on_cls = type("NullDots", (fm.DotsToolParser,), {"null_text_is_null": True})
+    got = {}
+    for key, p in (("off", tools.create("dots")), ("on", on_cls())):
+        p.set_streaming_tool_schemas(schemas)
+        got[key] = [json.loads(c.arguments) for c in p.parse_complete(text).tool_calls]
+        streamed = stream(p, [text])
+        assert [json.loads(a) for _i, _n, a in streamed[1]] == got[key]
+    assert got["off"] == [{"a": "NULL", "b": "nullx"}, {"c": "null"}]
+    assert got["on"] == [{"a": None, "b": "nullx"}, {"c": "null"}]

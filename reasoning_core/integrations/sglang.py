@@ -907,7 +907,7 @@ if _FC is not None:
             self._closers: dict[int, _JsonCloser] = {}
             self._emitted = 0
             self._ws_after_call: list[str] = []
-            self._closer_held = ""  # text ending in a prefix of stream_strip_closer
+            self._closer_strip: Any = None  # a CloserStripper for stream_strip_closer, made when used
             # SGLang's bookkeeping, as its serving layer reads it (a list of
             # str per call, built from pieces only when read).
             self.streamed_args_for_tool = _ArgPieces()
@@ -1033,28 +1033,14 @@ if _FC is not None:
 
         def _strip_closer(self, text: str, final: bool) -> str:
             # The bare closer is dropped from streamed text wherever the
-            # chunks split it: the end of the text that could start one is
-            # held until the next text (or the end) says whether it does.
-            # Same result as one replace() over the whole streamed text.
-            closer = self.stream_strip_closer
-            if self._closer_held:
-                text = self._closer_held + text
-                self._closer_held = ""
-            if closer in text:
-                parts = text.split(closer)
-                # only the text after the last closer can start the next one
-                head, text = "".join(parts[:-1]), parts[-1]
-            else:
-                head = ""
-            if not final and closer[0] in text[1 - len(closer):]:
-                k = min(len(closer) - 1, len(text))
-                while k > 0 and not closer.startswith(text[-k:]):
-                    k -= 1
-                if k:
-                    self._closer_held = text[-k:]
-                    text = text[:-k]
-            text = head + text
-            return text
+            # chunks split it (the same result as one replace() over the
+            # whole streamed text): _common.CloserStripper.
+            strip = self._closer_strip
+            if strip is None:
+                from ._common import CloserStripper
+
+                strip = self._closer_strip = CloserStripper(self.stream_strip_closer)
+            return strip.feed(text, final)
 
         def _flush_pending_normal_text(self) -> str:
             # SGLang's dots detector: at the end of the stream, the text held

@@ -433,7 +433,9 @@ def _adjust_like_vllm(kind: str, name: str, build, request: Any) -> bool:
         return False
     try:
         theirs = build(cls)
-        probe = request.model_copy() if hasattr(request, "model_copy") else __import__("copy").copy(request)
+        # copy.copy, not model_copy(): a Mock's model_copy() answers a new Mock
+        # that reads as having tools whatever the request says
+        probe = __import__("copy").copy(request)
         probe = theirs.adjust_request(probe) or probe
     except Exception:
         return False
@@ -1704,7 +1706,7 @@ class VllmToolParser(_VllmToolParser):
 
     def __init__(self, tokenizer: Any, tools: Any = None, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools)
-        self._tp = _tools.create(self.rc_format)
+        self._tp = self._new_tp()
         self._ws_drop, self._ws_strip = _TOOL_WS.get(self.vllm_name, (False, False))
         self._nonws_seen = False      # content with non-whitespace text went out
         self._deferred_ws: list[str] = []  # whitespace-only content held, in pieces (vLLM's engine rule)
@@ -1714,7 +1716,7 @@ class VllmToolParser(_VllmToolParser):
         self._arg_pieces: list[list[str]] = []
         self._schemas_from: Any = None
         if tools:
-            self._tp.set_streaming_tool_schemas(_tool_schemas(tools) or None)
+            self._tp.set_streaming_tool_schemas(self._schemas_of(tools) or None)
             self._schemas_from = tools
         self._request: Any = _UNSEEN  # the request the next two were read from
         self._choice_none = False
@@ -1723,13 +1725,22 @@ class VllmToolParser(_VllmToolParser):
         # (index, argument pieces) of the call whose arguments stream now
         self._hot: Optional[tuple[int, list[str]]] = None
 
+    def _schemas_of(self, tools: Any) -> dict[str, dict]:
+        """The parameter schemas of ``tools`` our format reads (a rule class
+        may prepare them as vLLM's class of its name reads them)."""
+        return _tool_schemas(tools)
+
+    def _new_tp(self) -> Any:
+        """A parser of our format (a rule class may set its reading switches)."""
+        return _tools.create(self.rc_format)
+
     def _use_request(self, request: Any) -> None:
         # Read once per request object (vLLM passes the same one on every delta).
         self._request = request
         self._choice_none = getattr(request, "tool_choice", None) == "none"
         tools = getattr(request, "tools", None)
         if tools and tools is not self._schemas_from:
-            self._tp.set_streaming_tool_schemas(_tool_schemas(tools) or None)
+            self._tp.set_streaming_tool_schemas(self._schemas_of(tools) or None)
             self._schemas_from = tools
 
     def adjust_request(self, request: Any) -> Any:
@@ -1752,8 +1763,8 @@ class VllmToolParser(_VllmToolParser):
         return own[1]
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
-        tp = _tools.create(self.rc_format)
-        schemas = _tool_schemas(getattr(request, "tools", None) or self.tools)
+        tp = self._new_tp()
+        schemas = self._schemas_of(getattr(request, "tools", None) or self.tools)
         if schemas:
             tp.set_streaming_tool_schemas(schemas)
         if getattr(request, "tool_choice", None) == "none":
@@ -1936,6 +1947,52 @@ class VllmToolParser(_VllmToolParser):
             pieces[d.index].append(d.arguments)
         self.current_tool_id = d.index
         self._hot = (d.index, pieces[d.index])
+
+    # -- what vLLM's class of this name has and ours does not ------------------
+    def __getattr__(self, name: str) -> Any:
+        # Helpers and constants vLLM's class of this name has (its tests and
+        # callers reach for them: functiongemma's ``_parse_arguments``,
+        # poolside's ``tool_call_start_token``).  A method is vLLM's function
+        # run on this object, so it reads and writes our attributes, never the
+        # state of a parser that parsed nothing; a constant comes from vLLM's
+        # class, or from a fresh instance of it when its __init__ sets one
+        # (immutable values only: parsing state is never borrowed).
+        if name.startswith("__") or name in _NOT_DELEGATED:
+            raise AttributeError(name)
+        own = _vllm_own_class("tool", type(self).vllm_name)
+        if own is not None:
+            for klass in own.__mro__:
+                if klass is _VllmToolParser or klass is object:
+                    break
+                if name in vars(klass):
+                    raw = vars(klass)[name]
+                    if isinstance(raw, (staticmethod, classmethod)):
+                        return raw.__get__(None, own)
+                    return raw.__get__(self, type(self)) if hasattr(type(raw), "__get__") else raw
+            fresh = self.__dict__.get("_vllm_fresh", _UNSEEN)
+            if fresh is _UNSEEN:
+                try:
+                    fresh = own(self.model_tokenizer, None)
+                except Exception:  # noqa: BLE001 - e.g. a tokenizer it cannot read: no constants then
+                    fresh = None
+                self.__dict__["_vllm_fresh"] = fresh
+            value = vars(fresh).get(name, _UNSEEN) if fresh is not None else _UNSEEN
+            if value is not _UNSEEN and _immutable(value):
+                return value
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+# Names the serving layer probes with hasattr() on every request: never
+# answered from vLLM's class (that would build one per request).
+_NOT_DELEGATED = frozenset({"skip_reasoning_parsing", "last_unary_citations"})
+
+
+def _immutable(value: Any) -> bool:
+    if value is None or isinstance(value, (str, bytes, int, float, bool, frozenset)):
+        return True
+    if isinstance(value, tuple):
+        return all(_immutable(v) for v in value)
+    return hasattr(value, "pattern") and hasattr(value, "finditer")  # a compiled regex (re or regex)
 
 
 # Structural tags: where vLLM's own parser of a name uses one of its built-in
@@ -2415,10 +2472,73 @@ def _schema_fixed(args_json: str, props: dict) -> str:
     return json.dumps(fixed, ensure_ascii=False)
 
 
+_DOTS_OPEN, _DOTS_CLOSE = "<dots_function_call>", "</dots_function_call>"
+_NULL_TEXT_CLASSES: dict[type, type] = {}
+
+
+def _inline_refs(schema: Any, defs: dict, depth: int = 0) -> Any:
+    """A property schema with its local ``#/$defs/`` references replaced by
+    what they name (in ``anyOf``/``oneOf``/``allOf`` members too), so the
+    parameter is typed as the definition says."""
+    if not isinstance(schema, dict) or depth > 10:
+        return schema
+    ref = schema.get("$ref")
+    if "type" not in schema and isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return _inline_refs(defs.get(ref.rsplit("/", 1)[-1]), defs, depth + 1)
+    out = dict(schema)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(schema.get(key), list):
+            out[key] = [_inline_refs(s, defs, depth + 1) for s in schema[key]]
+    if "type" not in out and "anyOf" not in out and "oneOf" not in out and isinstance(out.get("allOf"), list):
+        out["anyOf"] = out["allOf"]  # typed by its members
+    return out
+
+
 class _KnownToolsVllm(VllmToolParser):
-    """vLLM's ``dots``: an output whose calls all name tools the request does
-    not list reports no calls and stays content as written (vLLM's parser also
-    drops an unknown call beside known ones; ours reports it, losing nothing)."""
+    """vLLM's ``dots``.  One-shot: an output whose calls all name tools the
+    request does not list reports no calls and stays content as written
+    (vLLM's parser also drops an unknown call beside known ones; ours reports
+    it, losing nothing).  A parameter whose schema is a ``$ref`` to the
+    schema's ``$defs`` is typed as the definition says; an XML value written
+    ``null`` (any case) is ``null`` whatever the parameter's type.
+
+    Streaming reads a ``<dots_function_call>`` block whole, as vLLM's class
+    does: its calls go out complete (name and arguments in one delta) when
+    its end marker comes, a JSON body as soon as its object is complete; a
+    block with no call of a listed tool, or one that does not parse, gives its
+    text without the markers, trimmed; a bare end marker outside a block is
+    dropped from the text (wherever the chunks split it).  A block the stream
+    ends inside goes out at ``finish_streaming`` as calls when it parses, as
+    its text otherwise (vLLM's class drops it)."""
+
+    def __init__(self, tokenizer: Any, tools: Any = None, **kwargs: Any) -> None:
+        super().__init__(tokenizer, tools, **kwargs)
+        from ._common import CloserStripper
+
+        self._held = ""  # a partial opening marker
+        self._block: Optional[list[str]] = None  # the open block (opening marker first), in pieces
+        self._block_tail = ""  # its last characters, where an end marker split across pieces starts
+        self._closer_strip = CloserStripper(_DOTS_CLOSE)
+        self._early: Optional[tuple[int, str]] = None  # (index, arguments) of the open block's call sent early
+        self._next_call = 0
+
+    def _schemas_of(self, tools: Any) -> dict[str, dict]:
+        out = {}
+        for name, params in _tool_schemas(tools).items():
+            defs = params.get("$defs")
+            props = params.get("properties")
+            if isinstance(defs, dict) and isinstance(props, dict):
+                params = {**params, "properties": {k: _inline_refs(v, defs) for k, v in props.items()}}
+            out[name] = params
+        return out
+
+    @property
+    def _buffer(self) -> str:
+        """The text held back now (vLLM's class of this name calls it ``_buffer``)."""
+        if self._block is not None:
+            self._block[:] = ["".join(self._block)]
+            return self._block[0]
+        return self._closer_strip.held + self._held
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         out = super().extract_tool_calls(model_output, request)
@@ -2427,10 +2547,230 @@ class _KnownToolsVllm(VllmToolParser):
             return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
         return out
 
+    def _new_tp(self) -> Any:
+        # an XML value written null is null, as vLLM's class reads it (a class
+        # switch: parse_complete reads with a fresh parser of the same class)
+        base = _tools.get_parser_cls(self.rc_format)
+        cls = _NULL_TEXT_CLASSES.get(base)
+        if cls is None:
+            cls = _NULL_TEXT_CLASSES[base] = type(base.__name__, (base,), {"null_text_is_null": True,
+                                                                           "__module__": base.__module__})
+        return cls()
+
+    def _read_block(self, block: str) -> Optional[list]:
+        """The calls of one whole block, or None when it does not parse."""
+        tp = self._new_tp()
+        schemas = self._schemas_of(getattr(self._request, "tools", None) or self.tools)
+        if schemas:
+            tp.set_streaming_tool_schemas(schemas)
+        try:
+            res = tp.parse_complete(block)
+        except ValueError:
+            return None
+        return res.tool_calls or None
+
+    def _emit_block(self, block: str, out: list, final: bool = False) -> None:
+        early, self._early = self._early, None
+        calls = self._read_block(block if not final else block + _DOTS_CLOSE)
+        names = _tool_names(getattr(self._request, "tools", None) or self.tools)
+        if calls and names and not any(c.name in names for c in calls):
+            calls = None
+        if not calls:
+            if early is None:
+                text = block if final else block[len(_DOTS_OPEN):-len(_DOTS_CLOSE)].strip()
+                if text:
+                    out.append(_PTD(index=0, content=text))
+            return
+        if early is not None:
+            idx, sent = early
+            first = calls.pop(0)
+            if first.arguments.startswith(sent) and len(first.arguments) > len(sent):
+                out.append(_PTD(index=idx, arguments=first.arguments[len(sent):]))
+        for c in calls:
+            out.append(_PTD(index=self._next_call, id=c.id, name=c.name, arguments=c.arguments))
+            self._next_call += 1
+
+    def _emit_early(self, out: list) -> None:
+        # A JSON body whose object is complete goes out before the end marker.
+        if self._early is not None:
+            return
+        self._block[:] = ["".join(self._block)]
+        block = self._block[0]
+        body = block[len(_DOTS_OPEN):].strip()
+        if self._early is not None or not body.startswith("{") or not body.endswith("}"):
+            return
+        try:
+            json.loads(body)
+        except ValueError:
+            return
+        calls = self._read_block(block + _DOTS_CLOSE)
+        names = _tool_names(getattr(self._request, "tools", None) or self.tools)
+        if not calls or len(calls) != 1 or (names and calls[0].name not in names):
+            return
+        c, idx = calls[0], self._next_call
+        self._next_call += 1
+        out.append(_PTD(index=idx, id=c.id, name=c.name, arguments=""))
+        out.append(_PTD(index=idx, arguments=c.arguments))
+        self._early = (idx, c.arguments)
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
+                                     delta_token_ids: Sequence[int], request: Any) -> Optional[DeltaMessage]:
+        if request is not self._request:
+            self._use_request(request)
+        if not delta_text:
+            return None
+        if self._choice_none:
+            return _content_message(delta_text)
+        text = str(delta_text)
+        out: list = []
+        if self._block is not None:
+            # inside a block: only the new text and the few characters before
+            # it can hold its end marker (O(chunk) per step)
+            look = self._block_tail + text
+            j = look.find(_DOTS_CLOSE)
+            if j < 0:
+                self._block.append(text)
+                self._block_tail = look[1 - len(_DOTS_CLOSE):]
+                if text.rstrip().endswith("}"):
+                    self._emit_early(out)
+                return self._message(out)
+            end = j + len(_DOTS_CLOSE) - len(self._block_tail)
+            block, self._block, self._block_tail = "".join(self._block) + text[:end], None, ""
+            self._emit_block(block, out)
+            text = text[end:]
+        text, self._held = self._held + text, ""
+        strip = self._closer_strip
+        while text:
+            i = text.find(_DOTS_OPEN)
+            if i < 0:
+                k = _held_prefix(text, _DOTS_OPEN, 0)
+                if k:
+                    text, self._held = text[:-k], text[-k:]
+                piece = strip.feed(text)
+                if piece:
+                    out.append(_PTD(index=0, content=piece))
+                break
+            piece = strip.feed(text[:i], final=True)  # an opening marker follows: no end marker can
+            if piece:
+                out.append(_PTD(index=0, content=piece))
+            j = text.find(_DOTS_CLOSE, i + len(_DOTS_OPEN))
+            if j < 0:
+                self._block = [text[i:]]
+                self._block_tail = text[i:][1 - len(_DOTS_CLOSE):]
+                self._emit_early(out)
+                break
+            j += len(_DOTS_CLOSE)
+            self._emit_block(text[i:j], out)
+            text = text[j:]
+        return self._message(out)
+
+    def finish_streaming(self) -> Optional[DeltaMessage]:
+        out: list = []
+        piece = self._closer_strip.feed("", final=True)
+        if piece:
+            out.append(_PTD(index=0, content=piece))
+        if self._block is not None:
+            block, self._block, self._block_tail = "".join(self._block), None, ""
+            self._emit_block(block, out, final=True)
+        if self._held:
+            out.append(_PTD(index=0, content=self._held))
+            self._held = ""
+        return self._message(out, final=True)
+
+    def flush_pending_normal_text(self) -> str:
+        """The text held back at the end of a stream when it is not inside a
+        block (a partial opening marker, a partial end marker): released
+        once.  A block the stream ends inside is released by
+        ``finish_streaming``."""
+        if self._block is not None:
+            return ""
+        text = self._closer_strip.feed("", final=True) + self._held
+        self._held = ""
+        return text
+
+
+def _wants_logprobs(request: Any) -> bool:
+    if getattr(request, "logprobs", None):
+        return True
+    include = getattr(request, "is_include_output_logprobs", None)  # a Responses request
+    try:
+        return bool(include()) if callable(include) else False
+    except Exception:  # noqa: BLE001 - a request of another shape
+        return False
+
+
+class _PoolsideVllm(VllmToolParser):
+    """vLLM's ``poolside_v1``: a streamed step whose text is all held back (a
+    partial marker) answers an empty content delta, not ``None``, when the
+    request asks for logprobs and has tools to call (the step's logprobs then
+    still go out)."""
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
+                                     delta_token_ids: Sequence[int], request: Any) -> Optional[DeltaMessage]:
+        out = super().extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids,
+                                                   current_token_ids, delta_token_ids, request)
+        if out is None and getattr(request, "tools", None) and getattr(request, "tool_choice", None) != "none" \
+                and _wants_logprobs(request):
+            return _content_message("")
+        return out
+
+
+class _ApertusVllm(VllmToolParser):
+    """vLLM's ``apertus``, one-shot: the text around a call block is trimmed
+    and the text after it joins the text before on a new line; an output cut
+    off inside its last call block still reports the calls whose arguments
+    are complete (a call cut inside its arguments stays text: vLLM completes
+    the partial JSON)."""
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        out = super().extract_tool_calls(model_output, request)
+        opener, close = self._tp.openers[0], self._tp.close
+        i = model_output.find(opener)
+        if i < 0 or getattr(request, "tool_choice", None) == "none":
+            return out
+        if model_output.rfind(close) < model_output.rfind(opener):
+            # cut off inside its last block: read as a stream read it
+            got = self._cut_off_calls(model_output, request)
+            if got is not None and len(got[1]) > len(out.tool_calls):
+                out = ExtractedToolCallInformation(tools_called=True, tool_calls=got[1], content=got[0])
+        if out.tools_called:
+            before, content = model_output[:i], out.content or ""
+            if content.startswith(before):
+                after = content[len(before):].replace(close, "")
+                out.content = "\n".join(t for t in (before.strip(), after.strip()) if t) or None
+        return out
+
+    def _cut_off_calls(self, text: str, request: Any) -> Optional[tuple[str, list]]:
+        tp = _tools.create(self.rc_format)
+        schemas = _tool_schemas(getattr(request, "tools", None) or self.tools)
+        if schemas:
+            tp.set_streaming_tool_schemas(schemas)
+        calls: dict[int, list] = {}
+        content: list[str] = []
+        for d in (tp.parse_delta(text) or []) + (tp.finish() or []):
+            if d.content is not None:
+                content.append(d.content)
+            else:
+                entry = calls.setdefault(d.index, [d.id, d.name, []])
+                entry[1] = entry[1] or d.name
+                entry[2].append(d.arguments or "")
+        out = []
+        for cid, name, pieces in calls.values():
+            args = "".join(pieces)
+            try:
+                json.loads(args)
+            except ValueError:
+                return None
+            out.append(ToolCall(id=cid, type="function", function=FunctionCall(id=cid, name=name, arguments=args)))
+        return "".join(content), out
+
 
 _TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "minicpm5": _MiniCPM5Vllm,
                                                 "deepseek_v32": _SchemaFixedVllm, "deepseek_v4": _SchemaFixedVllm,
-                                                "deepseek_v41": _SchemaFixedVllm, "dots": _KnownToolsVllm}
+                                                "deepseek_v41": _SchemaFixedVllm, "dots": _KnownToolsVllm,
+                                                "poolside_v1": _PoolsideVllm, "apertus": _ApertusVllm}
 
 
 # Bases whose names have no structural tag under vLLM (the request picks the

@@ -317,10 +317,13 @@ class DotsToolParser(MiniMaxM2ToolParser):
     object as the block's body; several blocks per answer.
 
     A value is trimmed and kept as a string unless the request's schema gives the
-    parameter a non-string type (then it is typed as JSON).
+    parameter a non-string type (then it is typed as JSON).  ``null_text_is_null``
+    (off by default): a value written ``null`` (any case) is JSON ``null``
+    whatever the parameter's type, as vLLM's dots parser reads it.
     """
 
     format_name = "dots"
+    null_text_is_null = False
     tool_tag = ToolTagSpec(DOTS_CALL, schema_call('<invoke name="{name}">\n', "</invoke>\n", "minimax_xml"),
                            section=(DOTS_CALL + "\n", DOTS_END))
     openers = (DOTS_CALL,)
@@ -345,6 +348,9 @@ class DotsToolParser(MiniMaxM2ToolParser):
         parts: list[str] = []
         m = yield from self._until(ends, parts.append)
         v = "".join(parts).strip()
+        if self.null_text_is_null and v.lower() == "null":
+            self._emit_args("null")
+            return m
         types = self._types_for(fname, key)
         self._emit_args(typed_value(v, types) if types else dump_str(v))
         return m

@@ -403,7 +403,8 @@ def _vllm_oracles(pair, cls, fmt, req, rname, text, chunks, content, calls, case
 
     if cls.__mro__[1] in set(rcv._TOOL_BASES.values()):
         # vLLM's own rules for these names (a group read whole, blocks checked against
-        # the request's tools, calls to unknown tools kept as text): the format's stream
+        # the request's tools, calls to unknown tools kept as text, dots' blocks streamed
+        # whole, apertus's one-shot text joined by a newline): the format's stream
         # is not the oracle; tests/integrations/test_vllm_tool_rules.py compares them
         # with vLLM's classes
         return

@@ -154,3 +154,198 @@ def test_dots_unknown_tools_stay_content(name):
     assert _summary(ours.extract_tool_calls(text, req))[:2] == _summary(theirs.extract_tool_calls(text, req))[:2]
     if name == "elevator":
         assert ours.extract_tool_calls(text, req).content == text
+
+
+# -- what vLLM's class of a name has beyond the ToolParser interface ------------
+
+@pytest.mark.parametrize("args", ["", "city:<escape>Tokyo<escape>", "n:<escape>42<escape>,ok:<escape>true<escape>",
+                                  "m:<escape>Hello World<escape>"])
+def test_vllm_helper_methods_answer_on_ours(args):
+    ours, theirs = _pair("functiongemma")
+    assert ours._parse_arguments(args) == theirs._parse_arguments(args)
+
+
+def test_vllm_helper_methods_use_our_state_not_a_borrowed_parser():
+    ours, theirs = _pair("functiongemma")
+    for p in (ours, theirs):
+        p.buffered_delta_text = "<start_function_"
+    assert ours._buffer_delta_text("call>") == theirs._buffer_delta_text("call>")
+    assert ours.buffered_delta_text == theirs.buffered_delta_text == ""
+    assert ours._buffer_delta_text("hi <start") == theirs._buffer_delta_text("hi <start") == "hi "
+    assert "buffered_delta_text" in vars(ours)  # written on ours
+    # constants vLLM's __init__ sets are answered; parsing state and unknown names are not
+    pool, pool_theirs = _pair("poolside_v1")
+    assert pool.tool_call_start_token == pool_theirs.tool_call_start_token
+    with pytest.raises(AttributeError):
+        pool.prev_tool_call_arr_of_theirs  # noqa: B018
+    assert not hasattr(ours, "skip_reasoning_parsing")  # probed by vLLM's serving layer per request
+
+
+@pytest.mark.parametrize("choice,expect", [("none", True), ("auto", False)])
+def test_adjust_request_reads_a_mock_request_as_it_is(choice, expect):
+    from unittest.mock import MagicMock
+
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+
+    ours, theirs = _pair("functiongemma")
+    reqs = []
+    for p in (ours, theirs):
+        req = MagicMock(spec=ChatCompletionRequest)
+        req.tools = [{"type": "function", "function": {"name": "t"}}]
+        req.tool_choice, req.skip_special_tokens, req.parallel_tool_calls = choice, True, True
+        reqs.append(p.adjust_request(req).skip_special_tokens)
+    assert reqs == [expect, expect]
+
+
+@pytest.mark.parametrize("logprobs", [False, True])
+def test_poolside_held_step_answers_empty_delta_when_logprobs_asked(logprobs):
+    ours, theirs = _pair("poolside_v1")
+    req = chat_request(tools=TOOLS, logprobs=logprobs, stream=True)
+    got = [p.extract_tool_calls_streaming("", "<", "<", [], [], [], req) for p in (ours, theirs)]
+    assert [None if m is None else m.content for m in got] == ([""] * 2 if logprobs else [None, None])
+
+
+APERTUS_CASES = [
+    'Let me check. <|tools_prefix|>[{"find_room": {"floor": 2}}]<|tools_suffix|>',
+    'Sure.\n\n<|tools_prefix|>[{"find_room": {"floor": 2}}]<|tools_suffix|>\n  Done here. ',
+    '<|tools_prefix|>[{"find_room": {"floor": 4}}',  # cut off after the call
+    '<|tools_prefix|>[{"find_room": {"floor": 4}',  # cut off after the arguments
+    'On it <|tools_prefix|>[{"ring": {}}, {"find_room": {"floor": 4, "open": true}',
+    '<|tools_prefix|>[{"find_room": {"floor": 4}}, {"ring": {}}',
+    '<|tools_prefix|>[{"find_room": {"floor": 4}}]',
+]
+
+
+@pytest.mark.parametrize("text", APERTUS_CASES)
+def test_apertus_one_shot_matches_vllm(text):
+    ours, theirs = _pair("apertus")
+    req = chat_request(tools=TOOLS)
+    assert _summary(ours.extract_tool_calls(text, req)) == _summary(theirs.extract_tool_calls(text, req))
+
+
+def test_apertus_call_cut_inside_its_arguments_stays_text():
+    ours, _ = _pair("apertus")
+    text = '<|tools_prefix|>[{"find_room": {"label": "Ro'
+    out = ours.extract_tool_calls(text, chat_request(tools=TOOLS))
+    assert (out.tools_called, out.content) == (False, text)
+
+
+# -- dots streamed as vLLM's class streams it: whole blocks -----------------------
+
+REF_TOOLS = [{"type": "function", "function": {"name": "place", "parameters": {
+    "type": "object",
+    "properties": {"where": {"$ref": "#/$defs/Spot"}, "days": {"type": "integer"},
+                   "alt": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/Spot"}]}},
+    "$defs": {"Spot": {"type": "object", "properties": {"city": {"type": "string"}}}}}}}]
+
+
+def _inv(name, **params):
+    body = "".join(f'<parameter name="{k}">{v}</parameter>' for k, v in params.items())
+    return f'<dots_function_call><invoke name="{name}">{body}</invoke></dots_function_call>'
+
+
+DOTS_STREAMS = [
+    "visible " + _inv("find_room", floor=3, label="B") + " after",
+    _inv("find_room", floor=1) + _inv("ring"),
+    '<dots_function_call>{"name":"find_room","arguments":{"floor":2}}</dots_function_call>',
+    _inv("ghost", q="x") + "tail",  # no listed tool: the block's text
+    "<dots_function_call>garbage</dots_function_call>" + _inv("ring"),  # malformed, then a call
+    "some text </dots_function_call> more",  # a bare end marker
+    "answer <dots_func",  # a partial opening marker at the end
+]
+
+
+def _run_stream(parser, chunks, req, ours):
+    prev, content, calls, messages = "", [], {}, []
+    for ch in chunks:
+        msg = parser.extract_tool_calls_streaming(prev, prev + ch, ch, [], [], [], req)
+        prev += ch
+        if msg is not None:
+            messages.append(msg)
+    if ours:
+        end = parser.finish_streaming()
+        if end is not None:
+            messages.append(end)
+    for msg in messages:
+        content.append(msg.content or "")
+        for c in msg.tool_calls or ():
+            entry = calls.setdefault(c.index, ["", ""])
+            entry[0] += (c.function.name or "") if c.function else ""
+            entry[1] += (c.function.arguments or "") if c.function else ""
+    if not ours:
+        content.append(parser.flush_pending_normal_text())
+    return "".join(content), [(n, json.loads(a)) for n, a in (calls[i] for i in sorted(calls))]
+
+
+def _splits(text):
+    yield list(text)
+    for i in range(1, len(text)):
+        yield [text[:i], text[i:]]
+
+
+@pytest.mark.parametrize("text", DOTS_STREAMS)
+def test_dots_streaming_matches_vllm_at_every_split(text):
+    # vLLM's answer for the text in one piece; ours the same however the
+    # stream is cut (vLLM's keeps a bare end marker the chunks split)
+    _, theirs = _pair("dots")
+    req = chat_request(tools=TOOLS)
+    expect = _run_stream(theirs, [text], req, False)
+    for chunks in _splits(text):
+        ours, _ = _pair("dots")
+        assert _run_stream(ours, chunks, req, True) == expect, chunks
+
+
+def test_dots_json_call_goes_out_before_its_end_marker():
+    ours, theirs = _pair("dots")
+    req = chat_request(tools=TOOLS)
+    chunks = ["<dots_function_call>", '{"name":"find_room","arguments":{"floor":2}}', "</dots_function_call>"]
+    got = []
+    for p in (ours, theirs):
+        prev, shape = "", []
+        for ch in chunks:
+            msg = p.extract_tool_calls_streaming(prev, prev + ch, ch, [], [], [], req)
+            prev += ch
+            shape.append(None if msg is None else [(c.index, c.function.name, c.function.arguments)
+                                                   for c in msg.tool_calls])
+        got.append(shape)
+    assert got[0] == got[1]
+    assert got[0][1] == [(0, "find_room", ""), (0, None, '{"floor": 2}')]
+
+
+def test_dots_flush_releases_what_ours_hold_once():
+    ours, _ = _pair("dots")
+    req = chat_request(tools=TOOLS)
+    msg = ours.extract_tool_calls_streaming("", "x <dots_fu", "x <dots_fu", [], [], [], req)
+    assert msg.content == "x " and ours._buffer == "<dots_fu"
+    assert ours.flush_pending_normal_text() == "<dots_fu"
+    assert ours.flush_pending_normal_text() == "" and ours._buffer == ""
+    assert ours.finish_streaming() is None
+
+
+def test_dots_block_cut_off_by_the_end_keeps_its_text_or_calls():
+    ours, _ = _pair("dots")
+    req = chat_request(tools=TOOLS)
+    text = '<dots_function_call><invoke name="find_room"><parameter name="floor">4'
+    assert ours.extract_tool_calls_streaming("", text, text, [], [], [], req) is None
+    assert ours.flush_pending_normal_text() == ""  # inside a block: finish_streaming releases it
+    end = ours.finish_streaming()
+    got = (end.content, [(c.function.name, json.loads(c.function.arguments)) for c in end.tool_calls])
+    assert got in ((text, []), (None, [("find_room", {"floor": 4})]))
+
+
+@pytest.mark.parametrize("value", ['{"city": "Shanghai"}', '{"city": "Oslo", "zip": 150}', "null", " NULL "])
+def test_dots_ref_schemas_type_parameters_as_vllm(value):
+    ours, theirs = _pair("dots")
+    req = chat_request(tools=REF_TOOLS)
+    text = "ok" + _inv("place", where=value, days=3, alt='{"city": "Oslo"}')
+    assert _summary(ours.extract_tool_calls(text, req)) == _summary(theirs.extract_tool_calls(text, req))
+    assert _run_stream(ours, [text], req, True) == _run_stream(theirs, [text], req, False)
+
+
+@pytest.mark.parametrize("value", ["null", "Null", " null\n", "nullish"])
+def test_dots_xml_value_written_null_reads_as_vllm(value):
+    ours, theirs = _pair("dots")
+    req = chat_request(tools=TOOLS)
+    text = _inv("find_room", floor=value, label=value, extra=value)
+    assert _summary(ours.extract_tool_calls(text, req)) == _summary(theirs.extract_tool_calls(text, req))
+    assert _run_stream(ours, [text], req, True) == _run_stream(theirs, [text], req, False)
