@@ -1704,7 +1704,7 @@ class VllmToolParser(_VllmToolParser):
 
     def __init__(self, tokenizer: Any, tools: Any = None, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools)
-        self._tp = _tools.create(self.rc_format)
+        self._tp = self._format()
         self._ws_drop, self._ws_strip = _TOOL_WS.get(self.vllm_name, (False, False))
         self._nonws_seen = False      # content with non-whitespace text went out
         self._deferred_ws: list[str] = []  # whitespace-only content held, in pieces (vLLM's engine rule)
@@ -1751,8 +1751,12 @@ class VllmToolParser(_VllmToolParser):
             own = _OWN_CACHE[key] = (self.model_tokenizer, cls(self.model_tokenizer, None))
         return own[1]
 
+    def _format(self) -> Any:
+        """A fresh parser of this name's format (a rule class may read a variant)."""
+        return _tools.create(self.rc_format)
+
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
-        tp = _tools.create(self.rc_format)
+        tp = self._format()
         schemas = _tool_schemas(getattr(request, "tools", None) or self.tools)
         if schemas:
             tp.set_streaming_tool_schemas(schemas)
@@ -2432,6 +2436,68 @@ _TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "m
                                                 "deepseek_v32": _SchemaFixedVllm, "deepseek_v4": _SchemaFixedVllm,
                                                 "deepseek_v41": _SchemaFixedVllm, "dots": _KnownToolsVllm}
 
+
+# ---- Gemma 4 under vLLM's name ----------------------------------------------
+
+from .._tag_calls import G_CALL_END as _G4_END  # noqa: E402
+from ..tools._base import markers as _g4_markers  # noqa: E402
+from ..tools._max_formats import G_CALL as _G4_CALL, Gemma4ToolParser as _Gemma4Format  # noqa: E402
+
+_G4_NAME_END = _g4_markers("{", "(", _G4_END, _G4_CALL)
+_G4_AFTER = _g4_markers(_G4_END, _G4_CALL)
+
+
+class _VllmGemma4Format(_Gemma4Format):
+    """Our gemma4 format read with vLLM's call rules: a name is any text up to
+    its ``{`` (``call:f x{…}`` is a call named ``f x``); ``call:NAME`` closed
+    by ``<tool_call|>`` or the end of the output is a call without arguments;
+    arguments cut short by ``<tool_call|>`` or the end are completed (the value
+    begun is kept, the open objects and lists closed).  A name cut by another
+    ``<|tool_call>`` or by ``(`` stays a failed call (vLLM folds the next call
+    into the name)."""
+
+    format_name = "vllm_gemma4"
+
+    def _section(self, opener):
+        if not ((yield from self._expect("call:")) or (yield from self._expect(":"))):
+            self._fail()
+        else:
+            name, m = yield from self._text_until(_G4_NAME_END)
+            name = name.strip()
+            if name and (m == "{" or m == _G4_END or m is None):
+                self._open_call(name)
+                if m == "{":
+                    self._close_call((yield from self._args(name)))
+                else:
+                    self._emit_args("{}")
+                    self._close_call(True)
+                    return None
+            else:
+                self._fail()
+                if m == _G4_END or m is None:
+                    return None
+                if m == _G4_CALL:
+                    return m
+        m = yield from self._until(_G4_AFTER, _drop_text)
+        return m if m == _G4_CALL else None
+
+    def _args_cut(self, stack: list, value: str) -> bool:
+        self._emit_args(value + "".join(reversed(stack)))
+        return True
+
+
+def _drop_text(_text: str) -> None:
+    pass
+
+
+class _Gemma4Vllm(VllmToolParser):
+    """vLLM's ``gemma4``: our format with vLLM's call rules (``_VllmGemma4Format``)."""
+
+    def _format(self) -> Any:
+        return _VllmGemma4Format()
+
+
+_TOOL_BASES.update({"gemma4": _Gemma4Vllm})
 
 # Bases whose names have no structural tag under vLLM (the request picks the
 # dialect: a tag would force one), as vLLM's classes of those names have none.

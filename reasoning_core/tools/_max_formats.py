@@ -187,6 +187,8 @@ _G_AFTER = markers(G_CALL_END, G_CALL)
 _G_KEY_END = markers(":", G_CALL_END)
 _G_STR_END = markers(G_STR, G_CALL_END)
 _G_BARE_END = markers(",", "}", "]", G_CALL_END)
+# A Gemma 4 name may hold dots (``weather.get``), as MAX's and SGLang's readers take it.
+_G_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _G_SKIP = re.compile(r"[ \t\n\r,]*")
 _G_WS = re.compile(r"[ \t\n\r]*")
 
@@ -230,7 +232,7 @@ class Gemma4ToolParser(BaseToolParser):
         if (yield from self._expect("call:")) or (yield from self._expect(":")):
             name, m = yield from self._text_until(_G_NAME_END)
             name = name.strip()
-            if m == "{" and valid_name(name):
+            if m == "{" and _G_NAME.fullmatch(name):
                 self._open_call(name)
                 self._close_call((yield from self._args(name)))
             else:
@@ -266,7 +268,7 @@ class Gemma4ToolParser(BaseToolParser):
             yield from self._skip(_G_SKIP)
             c = yield from self._peek()
             if c is None:
-                return False
+                return self._args_cut(stack, "")
             if c == stack[-1]:
                 self._pos += 1
                 stack.pop()
@@ -279,7 +281,7 @@ class Gemma4ToolParser(BaseToolParser):
             if stack[-1] == "}":
                 key, m = yield from self._text_until(_G_KEY_END)
                 if m != ":":
-                    return self._unread(m)
+                    return self._unread(m) or self._args_cut(stack, "")
                 key = self._key_text(key)
                 self._emit_args(sep + dump_str(key) + ": ")
                 if len(stack) == 1:
@@ -287,7 +289,7 @@ class Gemma4ToolParser(BaseToolParser):
                 yield from self._skip(_G_WS)
                 c = yield from self._peek()
                 if c is None:
-                    return False
+                    return self._args_cut(stack, '""')
             else:
                 self._emit_args(sep)
             if c == "{" or c == "[":
@@ -299,12 +301,12 @@ class Gemma4ToolParser(BaseToolParser):
             if (yield from self._expect(G_STR)):
                 body, m = yield from self._text_until(_G_STR_END)
                 if m != G_STR:
-                    return self._unread(m)
+                    return self._unread(m) or self._args_cut(stack, dump_str(self._string_text(body)))
                 self._emit_args(dump_str(self._string_text(body)))
                 continue
             raw, m = yield from self._text_until(_G_BARE_END)
             if m is None or m == G_CALL_END:
-                return self._unread(m)
+                return self._unread(m) or self._args_cut(stack, _gemma_bare(raw, types))
             self._emit_args(_gemma_bare(raw, types))
             if m != ",":
                 if m != stack[-1]:
@@ -313,6 +315,12 @@ class Gemma4ToolParser(BaseToolParser):
                 first.pop()
                 self._emit_args(m)
         return True
+
+    def _args_cut(self, stack: list, value: str) -> bool:
+        """The arguments cut short by the end of input or ``<tool_call|>``, after
+        ``value`` (the JSON of a value begun, or ``""``): here a failed call; a
+        variant may complete it (``stack``: the closers still open)."""
+        return False
 
     def _unread(self, m) -> bool:
         if m == G_CALL_END:
