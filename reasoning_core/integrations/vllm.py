@@ -2371,7 +2371,11 @@ class _SchemaFixedVllm(VllmToolParser):
     helpers (a value of the wrong JSON kind is converted when it can be, e.g.
     ``"42"`` for an integer, ``null`` for a string), and a lone
     ``arguments``/``input`` parameter the schema does not list, holding an
-    object of listed fields, is unwrapped."""
+    object of listed fields, is unwrapped.  Each parameter's value is read as
+    vLLM's engine types it (``_VllmDsmlValues``), streaming included."""
+
+    def _format(self) -> Any:
+        return _vllm_format(self.rc_format)()
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         out = super().extract_tool_calls(model_output, request)
@@ -2384,8 +2388,6 @@ class _SchemaFixedVllm(VllmToolParser):
 
 
 def _schema_fixed(args_json: str, props: dict) -> str:
-    from vllm.tool_parsers.utils import coerce_to_schema_type, extract_types_from_schema
-
     try:
         args = json.loads(args_json)
     except ValueError:
@@ -2403,20 +2405,26 @@ def _schema_fixed(args_json: str, props: dict) -> str:
             if isinstance(inner, dict) and set(inner) <= set(props):
                 args = inner
 
-    def fix(value: Any, schema: Any) -> Any:
-        if not isinstance(schema, dict):
-            return value
-        if isinstance(value, dict):
-            sub = schema.get("properties")
-            return {k: fix(v, sub.get(k)) for k, v in value.items()} if isinstance(sub, dict) else value
-        if isinstance(value, list):
-            items = schema.get("items")
-            return [fix(v, items) for v in value] if isinstance(items, dict) else value
-        types = extract_types_from_schema(schema)
-        return coerce_to_schema_type(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), types)
-
-    fixed = {k: fix(v, props.get(k)) for k, v in args.items()}
+    fixed = {k: _vllm_coerced(v, props.get(k)) for k, v in args.items()}
     return json.dumps(fixed, ensure_ascii=False)
+
+
+def _vllm_coerced(value: Any, schema: Any) -> Any:
+    """``value`` corrected against a parameter's ``schema`` with vLLM's own
+    helpers, as vLLM's engine-based parsers do (objects and lists by their
+    ``properties`` / ``items``)."""
+    from vllm.tool_parsers.utils import coerce_to_schema_type, extract_types_from_schema
+
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, dict):
+        sub = schema.get("properties")
+        return {k: _vllm_coerced(v, sub.get(k)) for k, v in value.items()} if isinstance(sub, dict) else value
+    if isinstance(value, list):
+        items = schema.get("items")
+        return [_vllm_coerced(v, items) for v in value] if isinstance(items, dict) else value
+    types = extract_types_from_schema(schema)
+    return coerce_to_schema_type(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), types)
 
 
 class _KnownToolsVllm(VllmToolParser):
@@ -2441,6 +2449,7 @@ _TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "m
 
 from .._tag_calls import G_CALL_END as _G4_END  # noqa: E402
 from ..tools._base import markers as _g4_markers  # noqa: E402
+from ..tools._base import _drop as _drop_text  # noqa: E402
 from ..tools._max_formats import G_CALL as _G4_CALL, Gemma4ToolParser as _Gemma4Format  # noqa: E402
 
 _G4_NAME_END = _g4_markers("{", "(", _G4_END, _G4_CALL)
@@ -2486,10 +2495,6 @@ class _VllmGemma4Format(_Gemma4Format):
         return True
 
 
-def _drop_text(_text: str) -> None:
-    pass
-
-
 class _Gemma4Vllm(VllmToolParser):
     """vLLM's ``gemma4``: our format with vLLM's call rules (``_VllmGemma4Format``)."""
 
@@ -2498,6 +2503,140 @@ class _Gemma4Vllm(VllmToolParser):
 
 
 _TOOL_BASES.update({"gemma4": _Gemma4Vllm})
+
+
+# ---- values as vLLM's engine-based parsers type them (minimax_m2, DSML) ------
+
+from ..tools import _json as _tjson  # noqa: E402
+
+
+def _vllm_prop(schemas: dict, fname: str, key: str) -> Optional[dict]:
+    """The schema of parameter ``key`` of tool ``fname`` when vLLM's engine
+    would correct its value (the tool lists properties and this one among
+    them); None: the value stays as read."""
+    schema = schemas.get(fname)
+    if isinstance(schema, dict) and isinstance(schema.get("function"), dict):
+        schema = schema["function"]
+    if isinstance(schema, dict) and isinstance(schema.get("parameters"), dict):
+        schema = schema["parameters"]
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    prop = props.get(key) if isinstance(props, dict) else None
+    return prop if isinstance(prop, dict) else None
+
+
+def _string_only(prop: dict) -> bool:
+    from vllm.tool_parsers.utils import extract_types_from_schema
+
+    return set(extract_types_from_schema(prop)) == {"string"}
+
+
+def _json_or_text(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return raw
+
+
+def _value_json(value: Any, raw: str) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return json.dumps(raw, ensure_ascii=False)
+
+
+class _VllmEngineValues:
+    """Value reading shared by the variants below: a value vLLM keeps as text
+    streams as it arrives; one its schema corrects is held until its end
+    marker, then corrected once (O(value), so a delta still costs O(delta))."""
+
+    def _vllm_verbatim(self, ends):
+        self._emit_args('"')
+        m = yield from self._until(ends, lambda t: self._emit_args(_tjson.escape(t)))
+        self._emit_args('"')
+        return m
+
+    def _vllm_held(self, prop: dict, read, ends):
+        raw, m = yield from self._text_until(ends)
+        self._emit_args(_value_json(_vllm_coerced(read(raw), prop), raw))
+        return m
+
+
+class _VllmMinimaxM2Values(_VllmEngineValues):
+    """vLLM's ``minimax_m2``: a value is the text between its tags, byte for
+    byte (no newline framing), corrected by the tool's schema where it lists
+    the parameter with a type other than ``string``."""
+
+    def _xml_value(self, fname: str, key: str, ends):
+        prop = _vllm_prop(self._schemas, fname, key)
+        if prop is None or _string_only(prop):
+            return (yield from self._vllm_verbatim(ends))
+        return (yield from self._vllm_held(prop, str, ends))
+
+
+class _VllmDsmlValues(_VllmEngineValues):
+    """vLLM's DSML parsers (``deepseek_v32``, ``deepseek_v4``,
+    ``deepseek_v41``): a parameter the tool's schema lists is read as vLLM
+    reads it (``string="true"``: the text; otherwise JSON, else the text) and
+    corrected by that schema as it completes, so a stream adds up to the
+    one-shot answer.  An ``invoke`` outside the block is a call, as in vLLM
+    (the model left the block's start out): after it, whitespace and DSML tags
+    (another dialect's block end, the block end itself) are dropped, the next
+    ``invoke`` is the next call, and other text is content again (vLLM drops
+    everything after a call)."""
+
+    @classmethod
+    def _tags(cls) -> None:
+        super()._tags()
+        cls.openers = (*cls.openers, cls._INVOKE)
+        cls._TAGS = (f"</{cls._PREFIX}", f"<{cls._PREFIX}")
+
+    def _section(self, opener):
+        if opener != self._INVOKE:
+            return (yield from super()._section(opener))
+        m = opener
+        while m == self._INVOKE:
+            m = yield from self._invoke()
+            while m == self._INVOKE_END or m == ">":
+                yield from self._skip_ws()
+                if (yield from self._expect(self._INVOKE)):
+                    m = self._INVOKE
+                elif (yield from self._expect(self._TAGS[0])) or (yield from self._expect(self._TAGS[1])):
+                    m = yield from self._until(_DSML_TAG_END, _drop_text)
+                else:
+                    m = None
+        return None
+
+    def _param_value(self, name: str, key: str, flag):
+        prop = _vllm_prop(self._schemas, name, key)
+        if prop is None or (flag == "true" and _string_only(prop)):
+            return (yield from super()._param_value(name, key, flag))
+        return (yield from self._vllm_held(prop, str if flag == "true" else _json_or_text, self._VALUE_END))
+
+
+_DSML_TAG_END = _g4_markers(">")
+_VLLM_VALUE_MIXINS = {"minimax_m2": _VllmMinimaxM2Values, "deepseek_v32": _VllmDsmlValues,
+                      "deepseekv4": _VllmDsmlValues, "deepseek_v41": _VllmDsmlValues}
+_VLLM_FORMATS: dict[str, type] = {}
+
+
+def _vllm_format(fmt: str) -> type:
+    """Our format ``fmt`` with vLLM's value rules (``_VLLM_VALUE_MIXINS``), built once."""
+    cls = _VLLM_FORMATS.get(fmt)
+    if cls is None:
+        base = _tools.get_parser_cls(fmt)
+        cls = _VLLM_FORMATS[fmt] = type("Vllm" + base.__name__, (_VLLM_VALUE_MIXINS[fmt], base),
+                                        {"format_name": "vllm_" + fmt, "__module__": __name__})
+    return cls
+
+
+class _MinimaxM2Vllm(VllmToolParser):
+    """vLLM's ``minimax_m2``: values as vLLM's engine reads them (``_VllmMinimaxM2Values``)."""
+
+    def _format(self) -> Any:
+        return _vllm_format(self.rc_format)()
+
+
+_TOOL_BASES.update({"minimax_m2": _MinimaxM2Vllm})
 
 # Bases whose names have no structural tag under vLLM (the request picks the
 # dialect: a tag would force one), as vLLM's classes of those names have none.

@@ -153,19 +153,24 @@ class DsmlToolParser(_Values):
             key, flag = pm.group(1), pm.group(2)
             self._param_prefix(count, key)
             count += 1
-            if flag == "true":
-                m = yield from self._verbatim_string(self._VALUE_END)
-            elif flag == "false" or (flag is not None and self._ANY_FLAG_JSON):
-                raw, m = yield from self._text_until(self._VALUE_END)
-                canon = normalize(raw)
-                self._emit_args(canon if canon is not None else dump_str(raw))
-            else:
-                m = yield from self._verbatim_typed(name, key, self._VALUE_END)
+            m = yield from self._param_value(name, key, flag)
             if m == self._PARAM_END:
                 m = yield from self._until(self._PARAM_SCAN, _drop)
         self._emit_args("}" if count else "{}")
         self._close_call(True)
         return m
+
+    def _param_value(self, name: str, key: str, flag):
+        """One parameter's value (``flag``: its ``string`` attribute, or None) up to
+        the marker that ends it (returned)."""
+        if flag == "true":
+            return (yield from self._verbatim_string(self._VALUE_END))
+        if flag == "false" or (flag is not None and self._ANY_FLAG_JSON):
+            raw, m = yield from self._text_until(self._VALUE_END)
+            canon = normalize(raw)
+            self._emit_args(canon if canon is not None else dump_str(raw))
+            return m
+        return (yield from self._verbatim_typed(name, key, self._VALUE_END))
 
 
 DsmlToolParser._tags()

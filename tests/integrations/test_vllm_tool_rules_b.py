@@ -108,3 +108,87 @@ def test_gemma4_core_format_reads_dotted_names():
     assert [(c.name, json.loads(c.arguments)) for c in out.tool_calls] == [("weather.get", {"location": "Oslo"})]
     with pytest.raises(ValueError):
         p.parse_complete("<|tool_call>call:bad func<tool_call|>")
+
+
+# ---------------------------------------------------------------------------- minimax_m2
+
+MM = ("<minimax:tool_call>", "</minimax:tool_call>", "<think>", "</think>")
+
+
+def _mm(body, name="write"):
+    return f'<minimax:tool_call><invoke name="{name}">{body}</invoke></minimax:tool_call>'
+
+
+MM_TOOLS_NONE = [_tool("write", {})]  # listed, without parameters: values stay as read
+MM_TOOLS = [_tool("write", {"content": {"type": "string"}, "days": {"type": "integer"},
+                            "opts": {"type": "object"}, "n": {"type": ["null", "integer"]}, "f": {"type": "boolean"}})]
+
+MINIMAX_CASES = [
+    # a value is the text between its tags, byte for byte
+    _mm('<parameter name="content">    def foo():\n        return 1\n</parameter>'),
+    _mm('<parameter name="content">\nSeattle\n</parameter><parameter name="days">\n5\n</parameter>'),
+    # corrected by the schema where it lists the parameter (a string without one)
+    _mm('<parameter name="days"> 5 </parameter><parameter name="opts">{"a": 1}</parameter>'
+        '<parameter name="n">null</parameter><parameter name="f">True</parameter>'),
+    _mm('<parameter name="other">42</parameter><parameter name="days">x5</parameter>'),
+]
+
+
+@pytest.mark.parametrize("tools", [MM_TOOLS_NONE, MM_TOOLS], ids=["no-schema", "schema"])
+@pytest.mark.parametrize("text", MINIMAX_CASES)
+def test_minimax_m2_values_as_vllm_reads_them(text, tools):
+    tools_called, calls, _ = _check("minimax_m2", MM, text, tools)
+    assert tools_called and calls
+
+
+# ---------------------------------------------------------------------------- DSML
+
+DS_TOOLS = [_tool("coerce", {"union_value": {"type": ["null", "string"]}, "bad_int": {"type": "integer"},
+                             "nullable_string": {"type": ["null", "string"]}, "null_string": {"type": "string"},
+                             "whole_number": {"type": "number"}, "value": {"type": "integer"},
+                             "o": {"type": "object", "properties": {"k": {"type": "integer"}}}})]
+
+
+def _dsml(prefix, block, params, wrapped=True, before="", after=""):
+    d = "｜DSML｜" + prefix
+    body = "".join(f'<{d}parameter name="{k}" string="{f}">{v}</{d}parameter>\n' for k, f, v in params)
+    inv = f'<{d}invoke name="coerce">\n{body}</{d}invoke>\n'
+    return before + (f"<{d}{block}>\n{inv}</{d}{block}>" if wrapped else inv) + after
+
+
+DS_PARAMS = [("union_value", "false", "hello"), ("bad_int", "false", "abc"), ("nullable_string", "false", "null"),
+             ("null_string", "false", "null"), ("whole_number", "false", "3.0"), ("value", "true", "42"),
+             ("o", "false", '{"k": "3"}'), ("unlisted", "true", "7")]
+DS_NAMES = [("deepseek_v32", "", "function_calls"), ("deepseek_v4", "", "tool_calls"), ("deepseek_v41", " ", " calls")]
+
+
+@pytest.mark.parametrize("name,prefix,block", DS_NAMES)
+def test_dsml_values_corrected_by_schema_streaming_too(name, prefix, block):
+    """Each parameter is read and corrected as vLLM's engine does, in a stream too."""
+    _, calls, _ = _check(name, ("<think>", "</think>"), _dsml(prefix, block, DS_PARAMS), DS_TOOLS)
+    assert calls[0][1]["value"] == 42 and calls[0][1]["null_string"] == "null"
+
+
+@pytest.mark.parametrize("name,prefix,block", DS_NAMES)
+@pytest.mark.parametrize("before,after", [("", ""), ("Let me look.\n", ""), ("", "\n"), ("Let me look.\n", "\n\n")])
+def test_dsml_invoke_without_its_block_is_a_call(name, prefix, block, before, after):
+    params = [("value", "false", "5")]
+    # the block start missing, its end kept
+    d = "｜DSML｜" + prefix
+    text = _dsml(prefix, block, params, wrapped=False, before=before, after=f"</{d}{block}>" + after)
+    tools_called, calls, _ = _check(name, ("<think>", "</think>"), text, DS_TOOLS)
+    assert tools_called and calls == [("coerce", {"value": 5})]
+
+
+def test_dsml_another_dialects_block_is_content_its_invoke_a_call():
+    text = _dsml("", "function_calls", [("value", "false", "5")])  # V3.2's block under deepseek_v4
+    tools_called, calls, content = _check("deepseek_v4", ("<think>", "</think>"), text, DS_TOOLS)
+    assert tools_called and calls == [("coerce", {"value": 5})] and content == "<｜DSML｜function_calls>\n"
+
+
+def test_dsml_text_after_an_unwrapped_call_is_kept():
+    """vLLM drops everything after a call; ours keeps text that is not markup."""
+    text = _dsml("", "tool_calls", [("value", "false", "5")], wrapped=False, before="Sure.\n", after="Done.")
+    ours, _ = _pair("deepseek_v4", ("<think>", "</think>"), None)
+    out = ours().extract_tool_calls(text, chat_request(tools=DS_TOOLS))
+    assert [c.function.name for c in out.tool_calls] == ["coerce"] and out.content == "Sure.\nDone."
