@@ -2494,6 +2494,24 @@ class _VllmGemma4Format(_Gemma4Format):
         self._emit_args(value + "".join(reversed(stack)))
         return True
 
+    # A parameter's value as vLLM's engine reads it: a bare value is text
+    # (``count:5`` is ``"5"``), and a parameter the tool's schema lists is
+    # corrected by it (``_vllm_coerced``); values inside objects and lists are
+    # read as in the format.
+    def _string_json(self, fname: str, top, body: str) -> str:
+        prop = None if top is None else _vllm_prop(self._schemas, fname, top)
+        if prop is None or _string_only(prop):
+            return super()._string_json(fname, top, body)
+        text = self._string_text(body)
+        return _value_json(_vllm_coerced(text, prop), text)
+
+    def _bare_json(self, fname: str, top, raw: str, types: frozenset) -> str:
+        if top is None:
+            return super()._bare_json(fname, top, raw, types)
+        text = raw.strip()
+        prop = _vllm_prop(self._schemas, fname, top)
+        return _value_json(text if prop is None else _vllm_coerced(text, prop), text)
+
 
 class _Gemma4Vllm(VllmToolParser):
     """vLLM's ``gemma4``: our format with vLLM's call rules (``_VllmGemma4Format``)."""

@@ -282,7 +282,7 @@ class Gemma4ToolParser(BaseToolParser):
                 continue
             sep = "" if first[-1] else ", "
             first[-1] = False
-            types = frozenset()
+            types, top = frozenset(), None
             if stack[-1] == "}":
                 key, m = yield from self._text_until(_G_KEY_END)
                 if m != ":":
@@ -290,7 +290,7 @@ class Gemma4ToolParser(BaseToolParser):
                 key = self._key_text(key)
                 self._emit_args(sep + dump_str(key) + ": ")
                 if len(stack) == 1:
-                    types = self._types_for(fname, key)
+                    types, top = self._types_for(fname, key), key
                 yield from self._skip(_G_WS)
                 c = yield from self._peek()
                 if c is None:
@@ -306,13 +306,13 @@ class Gemma4ToolParser(BaseToolParser):
             if (yield from self._expect(G_STR)):
                 body, m = yield from self._text_until(_G_STR_END)
                 if m != G_STR:
-                    return self._unread(m) or self._args_cut(stack, dump_str(self._string_text(body)))
-                self._emit_args(dump_str(self._string_text(body)))
+                    return self._unread(m) or self._args_cut(stack, self._string_json(fname, top, body))
+                self._emit_args(self._string_json(fname, top, body))
                 continue
             raw, m = yield from self._text_until(_G_BARE_END)
             if m is None or m == G_CALL_END:
-                return self._unread(m) or self._args_cut(stack, _gemma_bare(raw, types))
-            self._emit_args(_gemma_bare(raw, types))
+                return self._unread(m) or self._args_cut(stack, self._bare_json(fname, top, raw, types))
+            self._emit_args(self._bare_json(fname, top, raw, types))
             if m != ",":
                 if m != stack[-1]:
                     return False
@@ -320,6 +320,14 @@ class Gemma4ToolParser(BaseToolParser):
                 first.pop()
                 self._emit_args(m)
         return True
+
+    # A value's JSON (``top``: its key when it is a parameter, None inside an
+    # object or list); a variant may read values otherwise.
+    def _string_json(self, fname: str, top, body: str) -> str:
+        return dump_str(self._string_text(body))
+
+    def _bare_json(self, fname: str, top, raw: str, types: frozenset) -> str:
+        return _gemma_bare(raw, types)
 
     def _args_cut(self, stack: list, value: str) -> bool:
         """The arguments cut short by the end of input or ``<tool_call|>``, after

@@ -98,6 +98,22 @@ def test_gemma4_calls_as_vllm_reads_them(text):
     assert tools_called and calls
 
 
+G4_TYPED = [_tool("set", {"flag": {"type": "boolean"}, "count": {"type": "integer"}, "label": {"type": "string"},
+                          "limit": {"type": ["null", "number"]}})]
+
+
+@pytest.mark.parametrize("text", [
+    # parameters the schema lists are corrected by it; a bare value is text otherwise
+    '<|tool_call>call:set{flag:true,count:<|"|>5<|"|>,label:7,limit:null,extra:3}<tool_call|>',
+    '<|tool_call>call:set{flag:<|"|>false<|"|>,count:12,limit:2.5}<tool_call|>',
+    "<|tool_call>call:other{n:5,b:true,s:x y}<tool_call|>",
+    "<|tool_call>call:set{count:4,flag:tr",
+])
+def test_gemma4_values_as_vllm_reads_them(text):
+    tools_called, calls, _ = _check("gemma4", G4, text, tools=G4_TYPED)
+    assert tools_called and calls
+
+
 def test_gemma4_core_format_reads_dotted_names():
     """The format itself (every engine): ``weather.get`` is a name; a name with a
     space is not one outside vLLM's rules."""
