@@ -2602,10 +2602,12 @@ class _VllmDsmlValues(_VllmEngineValues):
     ``invoke`` is the next call, and other text is content again (vLLM drops
     everything after a call)."""
 
+    _START_SPELLINGS: tuple = ()  # other spellings of the block's start vLLM's parser takes
+
     @classmethod
     def _tags(cls) -> None:
         super()._tags()
-        cls.openers = (*cls.openers, cls._INVOKE)
+        cls.openers = (*cls.openers, *cls._START_SPELLINGS, cls._INVOKE)
         cls._TAGS = (f"</{cls._PREFIX}", f"<{cls._PREFIX}")
 
     def _section(self, opener):
@@ -2632,6 +2634,8 @@ class _VllmDsmlValues(_VllmEngineValues):
 
 
 _DSML_TAG_END = _g4_markers(">")
+from ..tools._max_formats import DsmlToolParser as _DsmlFormat  # noqa: E402
+
 _VLLM_VALUE_MIXINS = {"minimax_m2": _VllmMinimaxM2Values, "deepseek_v32": _VllmDsmlValues,
                       "deepseekv4": _VllmDsmlValues, "deepseek_v41": _VllmDsmlValues}
 _VLLM_FORMATS: dict[str, type] = {}
@@ -2642,8 +2646,12 @@ def _vllm_format(fmt: str) -> type:
     cls = _VLLM_FORMATS.get(fmt)
     if cls is None:
         base = _tools.get_parser_cls(fmt)
-        cls = _VLLM_FORMATS[fmt] = type("Vllm" + base.__name__, (_VLLM_VALUE_MIXINS[fmt], base),
-                                        {"format_name": "vllm_" + fmt, "__module__": __name__})
+        attrs = {"format_name": "vllm_" + fmt, "__module__": __name__}
+        if issubclass(base, _DsmlFormat):  # vLLM keeps the newlines before the block as content
+            attrs["_LEADS"] = ("",)
+        if fmt == "deepseekv4":  # vLLM's V4 parser also opens the block at these two spellings
+            attrs["_START_SPELLINGS"] = ("<｜DSML｜toolcalls>", "<｜DSML｜tool>")
+        cls = _VLLM_FORMATS[fmt] = type("Vllm" + base.__name__, (_VLLM_VALUE_MIXINS[fmt], base), attrs)
     return cls
 
 

@@ -175,7 +175,7 @@ def _dsml(prefix, block, params, wrapped=True, before="", after=""):
 DS_PARAMS = [("union_value", "false", "hello"), ("bad_int", "false", "abc"), ("nullable_string", "false", "null"),
              ("null_string", "false", "null"), ("whole_number", "false", "3.0"), ("value", "true", "42"),
              ("o", "false", '{"k": "3"}'), ("unlisted", "true", "7")]
-DS_NAMES = [("deepseek_v32", "", "function_calls"), ("deepseek_v4", "", "tool_calls"), ("deepseek_v41", " ", " calls")]
+DS_NAMES = [("deepseek_v32", "", "function_calls"), ("deepseek_v4", "", "tool_calls"), ("deepseek_v41", " ", "calls")]
 
 
 @pytest.mark.parametrize("name,prefix,block", DS_NAMES)
@@ -208,3 +208,20 @@ def test_dsml_text_after_an_unwrapped_call_is_kept():
     ours, _ = _pair("deepseek_v4", ("<think>", "</think>"), None)
     out = ours().extract_tool_calls(text, chat_request(tools=DS_TOOLS))
     assert [c.function.name for c in out.tool_calls] == ["coerce"] and out.content == "Sure.\nDone."
+
+
+@pytest.mark.parametrize("name,prefix,block", DS_NAMES)
+def test_dsml_newlines_before_the_block_are_content(name, prefix, block):
+    """vLLM keeps the two newlines the template writes before the block as content."""
+    text = _dsml(prefix, block, [("value", "false", "5")], before="Let me look.\n\n")
+    _, calls, content = _check(name, ("<think>", "</think>"), text, DS_TOOLS)
+    assert calls == [("coerce", {"value": 5})] and content == "Let me look.\n\n"
+
+
+@pytest.mark.parametrize("start", ["toolcalls", "tool"])
+def test_deepseek_v4_other_block_start_spellings(start):
+    d = "｜DSML｜"
+    text = _dsml("", "tool_calls", [("value", "false", "5")], before="On it.\n\n").replace(
+        f"<{d}tool_calls>", f"<{d}{start}>", 1)
+    _, calls, content = _check("deepseek_v4", ("<think>", "</think>"), text, DS_TOOLS)
+    assert calls == [("coerce", {"value": 5})] and content == "On it.\n\n"
