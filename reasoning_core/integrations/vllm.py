@@ -2477,6 +2477,7 @@ class _VllmGemma4Format(_Gemma4Format):
                 self._open_call(name)
                 if m == "{":
                     self._close_call((yield from self._args(name)))
+                    self._held = None  # a parameter left open by a broken call
                 else:
                     self._emit_args("{}")
                     self._close_call(True)
@@ -2490,14 +2491,42 @@ class _VllmGemma4Format(_Gemma4Format):
         m = yield from self._until(_G4_AFTER, _drop_text)
         return m if m == _G4_CALL else None
 
+    def reset(self) -> None:
+        super().reset()
+        self._held: Optional[tuple] = None  # (schema, pieces) of an object/list parameter being read
+
     def _args_cut(self, stack: list, value: str) -> bool:
-        self._emit_args(value + "".join(reversed(stack)))
+        self._emit_args(value + "".join(reversed(stack[1:])))
+        self._param_closed()
+        self._emit_args(stack[0])
         return True
 
     # A parameter's value as vLLM's engine reads it: a bare value is text
-    # (``count:5`` is ``"5"``), and a parameter the tool's schema lists is
-    # corrected by it (``_vllm_coerced``); values inside objects and lists are
-    # read as in the format.
+    # (``count:5`` is ``"5"``, inside objects and lists too), and a parameter
+    # the tool's schema lists is corrected by it (``_vllm_coerced``; an object
+    # or list is held until it closes, then corrected whole).
+    def _emit_args(self, text: str) -> None:
+        held = self._held
+        if held is None:
+            _Gemma4Format._emit_args(self, text)
+        else:
+            held[1].append(text)
+
+    def _param_opened(self, fname: str, top) -> None:
+        prop = _vllm_prop(self._schemas, fname, top)
+        self._held = None if prop is None else (prop, [])
+
+    def _param_closed(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            text = "".join(held[1])
+            try:
+                value = json.loads(text)
+            except (ValueError, RecursionError):
+                self._emit_args(text)
+                return
+            self._emit_args(_value_json(_vllm_coerced(value, held[0]), text))
+
     def _string_json(self, fname: str, top, body: str) -> str:
         prop = None if top is None else _vllm_prop(self._schemas, fname, top)
         if prop is None or _string_only(prop):
@@ -2506,9 +2535,9 @@ class _VllmGemma4Format(_Gemma4Format):
         return _value_json(_vllm_coerced(text, prop), text)
 
     def _bare_json(self, fname: str, top, raw: str, types: frozenset) -> str:
-        if top is None:
-            return super()._bare_json(fname, top, raw, types)
         text = raw.strip()
+        if top is None:
+            return json.dumps(text, ensure_ascii=False)
         prop = _vllm_prop(self._schemas, fname, top)
         return _value_json(text if prop is None else _vllm_coerced(text, prop), text)
 

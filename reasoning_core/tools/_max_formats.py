@@ -279,6 +279,8 @@ class Gemma4ToolParser(BaseToolParser):
                 stack.pop()
                 first.pop()
                 self._emit_args(c)
+                if len(stack) == 1:
+                    self._param_closed()
                 continue
             sep = "" if first[-1] else ", "
             first[-1] = False
@@ -301,6 +303,8 @@ class Gemma4ToolParser(BaseToolParser):
                 self._pos += 1
                 stack.append("}" if c == "{" else "]")
                 first.append(True)
+                if len(stack) == 2:
+                    self._param_opened(fname, top)
                 self._emit_args(c)
                 continue
             if (yield from self._expect(G_STR)):
@@ -319,6 +323,8 @@ class Gemma4ToolParser(BaseToolParser):
                 stack.pop()
                 first.pop()
                 self._emit_args(m)
+                if len(stack) == 1:
+                    self._param_closed()
         return True
 
     # A value's JSON (``top``: its key when it is a parameter, None inside an
@@ -328,6 +334,13 @@ class Gemma4ToolParser(BaseToolParser):
 
     def _bare_json(self, fname: str, top, raw: str, types: frozenset) -> str:
         return _gemma_bare(raw, types)
+
+    # A parameter's object or list value opens (``top``: its key) and closes.
+    def _param_opened(self, fname: str, top) -> None:
+        pass
+
+    def _param_closed(self) -> None:
+        pass
 
     def _args_cut(self, stack: list, value: str) -> bool:
         """The arguments cut short by the end of input or ``<tool_call|>``, after

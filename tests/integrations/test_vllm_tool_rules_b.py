@@ -99,7 +99,9 @@ def test_gemma4_calls_as_vllm_reads_them(text):
 
 
 G4_TYPED = [_tool("set", {"flag": {"type": "boolean"}, "count": {"type": "integer"}, "label": {"type": "string"},
-                          "limit": {"type": ["null", "number"]}})]
+                          "limit": {"type": ["null", "number"]},
+                          "o": {"type": "object", "properties": {"k": {"type": "integer"}}},
+                          "l": {"type": "array", "items": {"type": "number"}}})]
 
 
 @pytest.mark.parametrize("text", [
@@ -108,6 +110,9 @@ G4_TYPED = [_tool("set", {"flag": {"type": "boolean"}, "count": {"type": "intege
     '<|tool_call>call:set{flag:<|"|>false<|"|>,count:12,limit:2.5}<tool_call|>',
     "<|tool_call>call:other{n:5,b:true,s:x y}<tool_call|>",
     "<|tool_call>call:set{count:4,flag:tr",
+    # objects and lists: text inside too, corrected whole by the schema
+    '<|tool_call>call:set{o:{k:<|"|>4<|"|>,z:1},l:[1,<|"|>2.5<|"|>],m:{n:[2,true]}}<tool_call|>',
+    '<|tool_call>call:set{count:2,o:{k:7,z:<|"|>ab',
 ])
 def test_gemma4_values_as_vllm_reads_them(text):
     tools_called, calls, _ = _check("gemma4", G4, text, tools=G4_TYPED)
