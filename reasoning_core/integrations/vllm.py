@@ -2448,8 +2448,8 @@ _TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "m
 # ---- Gemma 4 under vLLM's name ----------------------------------------------
 
 from .._tag_calls import G_CALL_END as _G4_END  # noqa: E402
-from ..tools._base import markers as _g4_markers  # noqa: E402
-from ..tools._base import _drop as _drop_text  # noqa: E402
+from ..tools._base import _drop as _drop_text, markers as _g4_markers  # noqa: E402
+from ..tools._max_formats import DsmlToolParser as _DsmlFormat  # noqa: E402
 from ..tools._max_formats import G_CALL as _G4_CALL, Gemma4ToolParser as _Gemma4Format  # noqa: E402
 
 _G4_NAME_END = _g4_markers("{", "(", _G4_END, _G4_CALL)
@@ -2663,8 +2663,6 @@ class _VllmDsmlValues(_VllmEngineValues):
 
 
 _DSML_TAG_END = _g4_markers(">")
-from ..tools._max_formats import DsmlToolParser as _DsmlFormat  # noqa: E402
-
 _VLLM_VALUE_MIXINS = {"minimax_m2": _VllmMinimaxM2Values, "deepseek_v32": _VllmDsmlValues,
                       "deepseekv4": _VllmDsmlValues, "deepseek_v41": _VllmDsmlValues}
 _VLLM_FORMATS: dict[str, type] = {}
@@ -2692,6 +2690,7 @@ class _MinimaxM2Vllm(VllmToolParser):
 
 
 _TOOL_BASES.update({"minimax_m2": _MinimaxM2Vllm})
+
 
 # Bases whose names have no structural tag under vLLM (the request picks the
 # dialect: a tag would force one), as vLLM's classes of those names have none.
