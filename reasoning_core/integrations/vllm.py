@@ -1706,7 +1706,7 @@ class VllmToolParser(_VllmToolParser):
 
     def __init__(self, tokenizer: Any, tools: Any = None, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools)
-        self._tp = self._new_tp()
+        self._tp = self._format()
         self._ws_drop, self._ws_strip = _TOOL_WS.get(self.vllm_name, (False, False))
         self._nonws_seen = False      # content with non-whitespace text went out
         self._deferred_ws: list[str] = []  # whitespace-only content held, in pieces (vLLM's engine rule)
@@ -1729,10 +1729,6 @@ class VllmToolParser(_VllmToolParser):
         """The parameter schemas of ``tools`` our format reads (a rule class
         may prepare them as vLLM's class of its name reads them)."""
         return _tool_schemas(tools)
-
-    def _new_tp(self) -> Any:
-        """A parser of our format (a rule class may set its reading switches)."""
-        return _tools.create(self.rc_format)
 
     def _use_request(self, request: Any) -> None:
         # Read once per request object (vLLM passes the same one on every delta).
@@ -1762,8 +1758,12 @@ class VllmToolParser(_VllmToolParser):
             own = _OWN_CACHE[key] = (self.model_tokenizer, cls(self.model_tokenizer, None))
         return own[1]
 
+    def _format(self) -> Any:
+        """A fresh parser of this name's format (a rule class may read a variant)."""
+        return _tools.create(self.rc_format)
+
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
-        tp = self._new_tp()
+        tp = self._format()
         schemas = self._schemas_of(getattr(request, "tools", None) or self.tools)
         if schemas:
             tp.set_streaming_tool_schemas(schemas)
@@ -2424,7 +2424,11 @@ class _SchemaFixedVllm(VllmToolParser):
     helpers (a value of the wrong JSON kind is converted when it can be, e.g.
     ``"42"`` for an integer, ``null`` for a string), and a lone
     ``arguments``/``input`` parameter the schema does not list, holding an
-    object of listed fields, is unwrapped."""
+    object of listed fields, is unwrapped.  Each parameter's value is read as
+    vLLM's engine types it (``_VllmDsmlValues``), streaming included."""
+
+    def _format(self) -> Any:
+        return _vllm_format(self.rc_format)()
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         out = super().extract_tool_calls(model_output, request)
@@ -2437,8 +2441,6 @@ class _SchemaFixedVllm(VllmToolParser):
 
 
 def _schema_fixed(args_json: str, props: dict) -> str:
-    from vllm.tool_parsers.utils import coerce_to_schema_type, extract_types_from_schema
-
     try:
         args = json.loads(args_json)
     except ValueError:
@@ -2456,20 +2458,26 @@ def _schema_fixed(args_json: str, props: dict) -> str:
             if isinstance(inner, dict) and set(inner) <= set(props):
                 args = inner
 
-    def fix(value: Any, schema: Any) -> Any:
-        if not isinstance(schema, dict):
-            return value
-        if isinstance(value, dict):
-            sub = schema.get("properties")
-            return {k: fix(v, sub.get(k)) for k, v in value.items()} if isinstance(sub, dict) else value
-        if isinstance(value, list):
-            items = schema.get("items")
-            return [fix(v, items) for v in value] if isinstance(items, dict) else value
-        types = extract_types_from_schema(schema)
-        return coerce_to_schema_type(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), types)
-
-    fixed = {k: fix(v, props.get(k)) for k, v in args.items()}
+    fixed = {k: _vllm_coerced(v, props.get(k)) for k, v in args.items()}
     return json.dumps(fixed, ensure_ascii=False)
+
+
+def _vllm_coerced(value: Any, schema: Any) -> Any:
+    """``value`` corrected against a parameter's ``schema`` with vLLM's own
+    helpers, as vLLM's engine-based parsers do (objects and lists by their
+    ``properties`` / ``items``)."""
+    from vllm.tool_parsers.utils import coerce_to_schema_type, extract_types_from_schema
+
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, dict):
+        sub = schema.get("properties")
+        return {k: _vllm_coerced(v, sub.get(k)) for k, v in value.items()} if isinstance(sub, dict) else value
+    if isinstance(value, list):
+        items = schema.get("items")
+        return [_vllm_coerced(v, items) for v in value] if isinstance(items, dict) else value
+    types = extract_types_from_schema(schema)
+    return coerce_to_schema_type(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), types)
 
 
 _DOTS_OPEN, _DOTS_CLOSE = "<dots_function_call>", "</dots_function_call>"
@@ -2547,7 +2555,7 @@ class _KnownToolsVllm(VllmToolParser):
             return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
         return out
 
-    def _new_tp(self) -> Any:
+    def _format(self) -> Any:
         # an XML value written null is null, as vLLM's class reads it (a class
         # switch: parse_complete reads with a fresh parser of the same class)
         base = _tools.get_parser_cls(self.rc_format)
@@ -2559,7 +2567,7 @@ class _KnownToolsVllm(VllmToolParser):
 
     def _read_block(self, block: str) -> Optional[list]:
         """The calls of one whole block, or None when it does not parse."""
-        tp = self._new_tp()
+        tp = self._format()
         schemas = self._schemas_of(getattr(self._request, "tools", None) or self.tools)
         if schemas:
             tp.set_streaming_tool_schemas(schemas)
@@ -2771,6 +2779,253 @@ _TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "m
                                                 "deepseek_v32": _SchemaFixedVllm, "deepseek_v4": _SchemaFixedVllm,
                                                 "deepseek_v41": _SchemaFixedVllm, "dots": _KnownToolsVllm,
                                                 "poolside_v1": _PoolsideVllm, "apertus": _ApertusVllm}
+
+
+# ---- Gemma 4 under vLLM's name ----------------------------------------------
+
+from .._tag_calls import G_CALL_END as _G4_END  # noqa: E402
+from ..tools._base import _drop as _drop_text, markers as _g4_markers  # noqa: E402
+from ..tools._max_formats import DsmlToolParser as _DsmlFormat  # noqa: E402
+from ..tools._max_formats import G_CALL as _G4_CALL, Gemma4ToolParser as _Gemma4Format  # noqa: E402
+
+_G4_NAME_END = _g4_markers("{", "(", _G4_END, _G4_CALL)
+_G4_AFTER = _g4_markers(_G4_END, _G4_CALL)
+
+
+class _VllmGemma4Format(_Gemma4Format):
+    """Our gemma4 format read with vLLM's call rules: a name is any text up to
+    its ``{`` (``call:f x{…}`` is a call named ``f x``); ``call:NAME`` closed
+    by ``<tool_call|>`` or the end of the output is a call without arguments;
+    arguments cut short by ``<tool_call|>`` or the end are completed (the value
+    begun is kept, the open objects and lists closed).  A name cut by another
+    ``<|tool_call>`` or by ``(`` stays a failed call (vLLM folds the next call
+    into the name)."""
+
+    format_name = "vllm_gemma4"
+
+    def _section(self, opener):
+        if not ((yield from self._expect("call:")) or (yield from self._expect(":"))):
+            self._fail()
+        else:
+            name, m = yield from self._text_until(_G4_NAME_END)
+            name = name.strip()
+            if name and (m == "{" or m == _G4_END or m is None):
+                self._open_call(name)
+                if m == "{":
+                    self._close_call((yield from self._args(name)))
+                    self._held = None  # a parameter left open by a broken call
+                else:
+                    self._emit_args("{}")
+                    self._close_call(True)
+                    return None
+            else:
+                self._fail()
+                if m == _G4_END or m is None:
+                    return None
+                if m == _G4_CALL:
+                    return m
+        m = yield from self._until(_G4_AFTER, _drop_text)
+        return m if m == _G4_CALL else None
+
+    def reset(self) -> None:
+        super().reset()
+        self._held: Optional[tuple] = None  # (schema, pieces) of an object/list parameter being read
+
+    def _args_cut(self, stack: list, value: str) -> bool:
+        self._emit_args(value + "".join(reversed(stack[1:])))
+        self._param_closed()
+        self._emit_args(stack[0])
+        return True
+
+    # A parameter's value as vLLM's engine reads it: a bare value is text
+    # (``count:5`` is ``"5"``, inside objects and lists too), and a parameter
+    # the tool's schema lists is corrected by it (``_vllm_coerced``; an object
+    # or list is held until it closes, then corrected whole).
+    def _emit_args(self, text: str) -> None:
+        held = self._held
+        if held is None:
+            _Gemma4Format._emit_args(self, text)
+        else:
+            held[1].append(text)
+
+    def _param_opened(self, fname: str, top) -> None:
+        prop = _vllm_prop(self._schemas, fname, top)
+        self._held = None if prop is None else (prop, [])
+
+    def _param_closed(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            text = "".join(held[1])
+            try:
+                value = json.loads(text)
+            except (ValueError, RecursionError):
+                self._emit_args(text)
+                return
+            self._emit_args(_value_json(_vllm_coerced(value, held[0]), text))
+
+    def _string_json(self, fname: str, top, body: str) -> str:
+        prop = None if top is None else _vllm_prop(self._schemas, fname, top)
+        if prop is None or _string_only(prop):
+            return super()._string_json(fname, top, body)
+        text = self._string_text(body)
+        return _value_json(_vllm_coerced(text, prop), text)
+
+    def _bare_json(self, fname: str, top, raw: str, types: frozenset) -> str:
+        text = raw.strip()
+        if top is None:
+            return json.dumps(text, ensure_ascii=False)
+        prop = _vllm_prop(self._schemas, fname, top)
+        return _value_json(text if prop is None else _vllm_coerced(text, prop), text)
+
+
+class _Gemma4Vllm(VllmToolParser):
+    """vLLM's ``gemma4``: our format with vLLM's call rules (``_VllmGemma4Format``)."""
+
+    def _format(self) -> Any:
+        return _VllmGemma4Format()
+
+
+_TOOL_BASES.update({"gemma4": _Gemma4Vllm})
+
+
+# ---- values as vLLM's engine-based parsers type them (minimax_m2, DSML) ------
+
+from ..tools import _json as _tjson  # noqa: E402
+
+
+def _vllm_prop(schemas: dict, fname: str, key: str) -> Optional[dict]:
+    """The schema of parameter ``key`` of tool ``fname`` when vLLM's engine
+    would correct its value (the tool lists properties and this one among
+    them); None: the value stays as read."""
+    schema = schemas.get(fname)
+    if isinstance(schema, dict) and isinstance(schema.get("function"), dict):
+        schema = schema["function"]
+    if isinstance(schema, dict) and isinstance(schema.get("parameters"), dict):
+        schema = schema["parameters"]
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    prop = props.get(key) if isinstance(props, dict) else None
+    return prop if isinstance(prop, dict) else None
+
+
+def _string_only(prop: dict) -> bool:
+    from vllm.tool_parsers.utils import extract_types_from_schema
+
+    return set(extract_types_from_schema(prop)) == {"string"}
+
+
+def _json_or_text(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return raw
+
+
+def _value_json(value: Any, raw: str) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return json.dumps(raw, ensure_ascii=False)
+
+
+class _VllmEngineValues:
+    """Value reading shared by the variants below: a value vLLM keeps as text
+    streams as it arrives; one its schema corrects is held until its end
+    marker, then corrected once (O(value), so a delta still costs O(delta))."""
+
+    def _vllm_verbatim(self, ends):
+        self._emit_args('"')
+        m = yield from self._until(ends, lambda t: self._emit_args(_tjson.escape(t)))
+        self._emit_args('"')
+        return m
+
+    def _vllm_held(self, prop: dict, read, ends):
+        raw, m = yield from self._text_until(ends)
+        self._emit_args(_value_json(_vllm_coerced(read(raw), prop), raw))
+        return m
+
+
+class _VllmMinimaxM2Values(_VllmEngineValues):
+    """vLLM's ``minimax_m2``: a value is the text between its tags, byte for
+    byte (no newline framing), corrected by the tool's schema where it lists
+    the parameter with a type other than ``string``."""
+
+    def _xml_value(self, fname: str, key: str, ends):
+        prop = _vllm_prop(self._schemas, fname, key)
+        if prop is None or _string_only(prop):
+            return (yield from self._vllm_verbatim(ends))
+        return (yield from self._vllm_held(prop, str, ends))
+
+
+class _VllmDsmlValues(_VllmEngineValues):
+    """vLLM's DSML parsers (``deepseek_v32``, ``deepseek_v4``,
+    ``deepseek_v41``): a parameter the tool's schema lists is read as vLLM
+    reads it (``string="true"``: the text; otherwise JSON, else the text) and
+    corrected by that schema as it completes, so a stream adds up to the
+    one-shot answer.  An ``invoke`` outside the block is a call, as in vLLM
+    (the model left the block's start out): after it, whitespace and DSML tags
+    (another dialect's block end, the block end itself) are dropped, the next
+    ``invoke`` is the next call, and other text is content again (vLLM drops
+    everything after a call)."""
+
+    _START_SPELLINGS: tuple = ()  # other spellings of the block's start vLLM's parser takes
+
+    @classmethod
+    def _tags(cls) -> None:
+        super()._tags()
+        cls.openers = (*cls.openers, *cls._START_SPELLINGS, cls._INVOKE)
+        cls._TAGS = (f"</{cls._PREFIX}", f"<{cls._PREFIX}")
+
+    def _section(self, opener):
+        if opener != self._INVOKE:
+            return (yield from super()._section(opener))
+        m = opener
+        while m == self._INVOKE:
+            m = yield from self._invoke()
+            while m == self._INVOKE_END or m == ">":
+                yield from self._skip_ws()
+                if (yield from self._expect(self._INVOKE)):
+                    m = self._INVOKE
+                elif (yield from self._expect(self._TAGS[0])) or (yield from self._expect(self._TAGS[1])):
+                    m = yield from self._until(_DSML_TAG_END, _drop_text)
+                else:
+                    m = None
+        return None
+
+    def _param_value(self, name: str, key: str, flag):
+        prop = _vllm_prop(self._schemas, name, key)
+        if prop is None or (flag == "true" and _string_only(prop)):
+            return (yield from super()._param_value(name, key, flag))
+        return (yield from self._vllm_held(prop, str if flag == "true" else _json_or_text, self._VALUE_END))
+
+
+_DSML_TAG_END = _g4_markers(">")
+_VLLM_VALUE_MIXINS = {"minimax_m2": _VllmMinimaxM2Values, "deepseek_v32": _VllmDsmlValues,
+                      "deepseekv4": _VllmDsmlValues, "deepseek_v41": _VllmDsmlValues}
+_VLLM_FORMATS: dict[str, type] = {}
+
+
+def _vllm_format(fmt: str) -> type:
+    """Our format ``fmt`` with vLLM's value rules (``_VLLM_VALUE_MIXINS``), built once."""
+    cls = _VLLM_FORMATS.get(fmt)
+    if cls is None:
+        base = _tools.get_parser_cls(fmt)
+        attrs = {"format_name": "vllm_" + fmt, "__module__": __name__}
+        if issubclass(base, _DsmlFormat):  # vLLM keeps the newlines before the block as content
+            attrs["_LEADS"] = ("",)
+        if fmt == "deepseekv4":  # vLLM's V4 parser also opens the block at these two spellings
+            attrs["_START_SPELLINGS"] = ("<｜DSML｜toolcalls>", "<｜DSML｜tool>")
+        cls = _VLLM_FORMATS[fmt] = type("Vllm" + base.__name__, (_VLLM_VALUE_MIXINS[fmt], base), attrs)
+    return cls
+
+
+class _MinimaxM2Vllm(VllmToolParser):
+    """vLLM's ``minimax_m2``: values as vLLM's engine reads them (``_VllmMinimaxM2Values``)."""
+
+    def _format(self) -> Any:
+        return _vllm_format(self.rc_format)()
+
+
+_TOOL_BASES.update({"minimax_m2": _MinimaxM2Vllm})
 
 
 # Bases whose names have no structural tag under vLLM (the request picks the

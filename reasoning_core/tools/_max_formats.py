@@ -153,19 +153,24 @@ class DsmlToolParser(_Values):
             key, flag = pm.group(1), pm.group(2)
             self._param_prefix(count, key)
             count += 1
-            if flag == "true":
-                m = yield from self._verbatim_string(self._VALUE_END)
-            elif flag == "false" or (flag is not None and self._ANY_FLAG_JSON):
-                raw, m = yield from self._text_until(self._VALUE_END)
-                canon = normalize(raw)
-                self._emit_args(canon if canon is not None else dump_str(raw))
-            else:
-                m = yield from self._verbatim_typed(name, key, self._VALUE_END)
+            m = yield from self._param_value(name, key, flag)
             if m == self._PARAM_END:
                 m = yield from self._until(self._PARAM_SCAN, _drop)
         self._emit_args("}" if count else "{}")
         self._close_call(True)
         return m
+
+    def _param_value(self, name: str, key: str, flag):
+        """One parameter's value (``flag``: its ``string`` attribute, or None) up to
+        the marker that ends it (returned)."""
+        if flag == "true":
+            return (yield from self._verbatim_string(self._VALUE_END))
+        if flag == "false" or (flag is not None and self._ANY_FLAG_JSON):
+            raw, m = yield from self._text_until(self._VALUE_END)
+            canon = normalize(raw)
+            self._emit_args(canon if canon is not None else dump_str(raw))
+            return m
+        return (yield from self._verbatim_typed(name, key, self._VALUE_END))
 
 
 DsmlToolParser._tags()
@@ -187,6 +192,8 @@ _G_AFTER = markers(G_CALL_END, G_CALL)
 _G_KEY_END = markers(":", G_CALL_END)
 _G_STR_END = markers(G_STR, G_CALL_END)
 _G_BARE_END = markers(",", "}", "]", G_CALL_END)
+# A Gemma 4 name may hold dots (``weather.get``), as MAX's and SGLang's readers take it.
+_G_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _G_SKIP = re.compile(r"[ \t\n\r,]*")
 _G_WS = re.compile(r"[ \t\n\r]*")
 
@@ -230,7 +237,7 @@ class Gemma4ToolParser(BaseToolParser):
         if (yield from self._expect("call:")) or (yield from self._expect(":")):
             name, m = yield from self._text_until(_G_NAME_END)
             name = name.strip()
-            if m == "{" and valid_name(name):
+            if m == "{" and _G_NAME.fullmatch(name):
                 self._open_call(name)
                 self._close_call((yield from self._args(name)))
             else:
@@ -266,53 +273,80 @@ class Gemma4ToolParser(BaseToolParser):
             yield from self._skip(_G_SKIP)
             c = yield from self._peek()
             if c is None:
-                return False
+                return self._args_cut(stack, "")
             if c == stack[-1]:
                 self._pos += 1
                 stack.pop()
                 first.pop()
                 self._emit_args(c)
+                if len(stack) == 1:
+                    self._param_closed()
                 continue
             sep = "" if first[-1] else ", "
             first[-1] = False
-            types = frozenset()
+            types, top = frozenset(), None
             if stack[-1] == "}":
                 key, m = yield from self._text_until(_G_KEY_END)
                 if m != ":":
-                    return self._unread(m)
+                    return self._unread(m) or self._args_cut(stack, "")
                 key = self._key_text(key)
                 self._emit_args(sep + dump_str(key) + ": ")
                 if len(stack) == 1:
-                    types = self._types_for(fname, key)
+                    types, top = self._types_for(fname, key), key
                 yield from self._skip(_G_WS)
                 c = yield from self._peek()
                 if c is None:
-                    return False
+                    return self._args_cut(stack, '""')
             else:
                 self._emit_args(sep)
             if c == "{" or c == "[":
                 self._pos += 1
                 stack.append("}" if c == "{" else "]")
                 first.append(True)
+                if len(stack) == 2:
+                    self._param_opened(fname, top)
                 self._emit_args(c)
                 continue
             if (yield from self._expect(G_STR)):
                 body, m = yield from self._text_until(_G_STR_END)
                 if m != G_STR:
-                    return self._unread(m)
-                self._emit_args(dump_str(self._string_text(body)))
+                    return self._unread(m) or self._args_cut(stack, self._string_json(fname, top, body))
+                self._emit_args(self._string_json(fname, top, body))
                 continue
             raw, m = yield from self._text_until(_G_BARE_END)
             if m is None or m == G_CALL_END:
-                return self._unread(m)
-            self._emit_args(_gemma_bare(raw, types))
+                return self._unread(m) or self._args_cut(stack, self._bare_json(fname, top, raw, types))
+            self._emit_args(self._bare_json(fname, top, raw, types))
             if m != ",":
                 if m != stack[-1]:
                     return False
                 stack.pop()
                 first.pop()
                 self._emit_args(m)
+                if len(stack) == 1:
+                    self._param_closed()
         return True
+
+    # A value's JSON (``top``: its key when it is a parameter, None inside an
+    # object or list); a variant may read values otherwise.
+    def _string_json(self, fname: str, top, body: str) -> str:
+        return dump_str(self._string_text(body))
+
+    def _bare_json(self, fname: str, top, raw: str, types: frozenset) -> str:
+        return _gemma_bare(raw, types)
+
+    # A parameter's object or list value opens (``top``: its key) and closes.
+    def _param_opened(self, fname: str, top) -> None:
+        pass
+
+    def _param_closed(self) -> None:
+        pass
+
+    def _args_cut(self, stack: list, value: str) -> bool:
+        """The arguments cut short by the end of input or ``<tool_call|>``, after
+        ``value`` (the JSON of a value begun, or ``""``): here a failed call; a
+        variant may complete it (``stack``: the closers still open)."""
+        return False
 
     def _unread(self, m) -> bool:
         if m == G_CALL_END:

@@ -425,9 +425,9 @@ def _vllm_oracles(pair, cls, fmt, req, rname, text, chunks, content, calls, case
         STATS["one-shot"] += 1
         one = pair.call("extract_tool_calls", lambda p: p.extract_tool_calls(text, req), _vllm_oneshot)
         if issubclass(cls, rcv._SchemaFixedVllm):
-            # one-shot arguments are corrected against the request's schema, as vLLM's
-            # parsers of these names do; streaming sends them as written (listed in
-            # docs/engines/vllm.md): the same calls, names compared
+            # vLLM's parsers of these names correct each value against the request's
+            # schema as it completes (streamed too), and open a lone arguments/input
+            # wrapper one-shot only: the same calls, names compared
             assert [n for n, _a, _ in one[2]] == [n for n, _a in got], \
                 f"one-shot calls {one!r} != streamed {got!r}\n{case!r}"
         else:
