@@ -36,3 +36,13 @@ class CloserStripper:
                 self.held = text[-k:]
                 text = text[:-k]
         return head + text
+
+
+def json_closer():
+    """A ``JsonCloser`` of the tool-call scanner (compiled, or its pure twin):
+    says, in O(piece), when a call's streamed JSON arguments first close (the
+    one moment ``json.loads`` of everything streamed can succeed; later pieces
+    only add trailing text)."""
+    from ..tools import _json as tool_json
+
+    return tool_json.SCAN.JsonCloser()

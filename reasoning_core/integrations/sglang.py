@@ -78,6 +78,7 @@ StreamingParseResult = _rp.StreamingParseResult
 from ..families import ENGINE_PARSER_NAMES, RUNTIME_ENGINE_NAMES, Family, family_for_tokenizer, get_family
 from ..text import TextReasoningParser
 from ..tools._types import ParsedToolCallDelta as _PTD
+from ._common import json_closer as _json_closer
 
 __all__ = [
     "REASONING_DETECTORS",
@@ -685,16 +686,6 @@ def _normal_json(args: str) -> str:
         return json.dumps(json.loads(args), ensure_ascii=False)
     except (TypeError, ValueError):
         return args
-
-
-def _json_closer():
-    """A ``JsonCloser`` of the tool-call scanner (compiled, or its pure twin):
-    says, in O(piece), when a call's streamed JSON arguments first close (the
-    one moment ``json.loads`` of everything streamed can succeed; later pieces
-    only add trailing text)."""
-    from ..tools import _json as tool_json
-
-    return tool_json.SCAN.JsonCloser()
 
 
 class _ArgPieces(list):

@@ -1475,6 +1475,7 @@ from .. import tools as _tools
 from ..tools import _base as _tool_base
 from ..tools import _json as _tool_json
 from ..tools._types import ParsedToolCallDelta as _PTD
+from ._common import json_closer as _json_closer
 
 
 def _tool_delta_builders():
@@ -2325,6 +2326,11 @@ class _MiniCPM5Vllm(VllmToolParser):
     _PARAM_NAME = re.compile(r"""\s*name\s*=\s*(?:"([^"]*)"|'([^']*)')""")
     _WRAPPERS = ("properties", "arguments")
 
+    def __init__(self, tokenizer: Any, tools: Any = None, **kwargs: Any) -> None:
+        super().__init__(tokenizer, tools, **kwargs)
+        # call index -> [name written, id, argument pieces, closer] of a call held under an alias
+        self._aliased: dict[int, list] = {}
+
     def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
                                      previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
                                      delta_token_ids: Sequence[int], request: Any) -> Optional[DeltaMessage]:
@@ -2351,6 +2357,89 @@ class _MiniCPM5Vllm(VllmToolParser):
         rest = "".join(content)
         return ExtractedToolCallInformation(tools_called=True, tool_calls=calls, content=rest if rest.strip() else None)
 
+    @staticmethod
+    def _alias(name: str, arguments: str, schemas: dict) -> Optional[tuple[str, dict]]:
+        """vLLM's MiniCPM5 alias rule: a call to a tool the request does not
+        list, under a name MiniCPM5 is known to write for one it does, is that
+        tool's call with its arguments mapped (``_MINICPM5_ALIASES``); the
+        target's required parameters must be there.  None: no alias applies."""
+        rule = _MINICPM5_ALIASES.get(name)
+        if rule is None or rule[0] not in schemas:
+            return None
+        try:
+            args = json.loads(arguments)
+        except ValueError:
+            return None
+        if not isinstance(args, dict):
+            return None
+        target, fields, constants = rule
+        mapped: dict = {}
+        for key, sources in fields:
+            if sources is None:  # copied when written, whatever its value
+                if key in args:
+                    mapped[key] = args[key]
+                continue
+            value = None
+            for src in sources:  # the first truthy one, else the last read
+                value = args.get(src)
+                if value:
+                    break
+            if value is not None:
+                mapped[key] = value
+        if not mapped:
+            return None
+        mapped.update(constants)
+        required = (schemas[target] or {}).get("required")
+        if isinstance(required, list) and not {r for r in required if isinstance(r, str)} <= set(mapped):
+            return None
+        return target, mapped
+
+    def _message(self, out, final: bool = False) -> Optional[DeltaMessage]:
+        # Streamed, a call under an alias name is held until its arguments
+        # close, then sent once under the tool it maps to (vLLM's class sends
+        # a MiniCPM5 call when its block is complete).
+        if out and (self._aliased or any(d.name in _MINICPM5_ALIASES for d in out if d.content is None)):
+            out = self._alias_deltas(out, final)
+        return super()._message(out, final)
+
+    def _alias_deltas(self, out: list, final: bool) -> list:
+        schemas = _tool_schemas(getattr(self._request, "tools", None) or self.tools)
+        schemas = {n: schemas.get(n) or {} for n in _tool_names(getattr(self._request, "tools", None) or self.tools)}
+        kept = []
+        for d in out:
+            if d.content is None and d.name is not None and d.name not in schemas and d.name in _MINICPM5_ALIASES:
+                rule = _MINICPM5_ALIASES[d.name]
+                if rule[0] in schemas:
+                    self._aliased[d.index] = [d.name, d.id, [], _json_closer()]
+                    if d.arguments:
+                        self._alias_feed(d.index, d.arguments, schemas, kept)
+                    continue
+            held = self._aliased.get(d.index) if d.content is None else None
+            if held is not None:
+                if d.arguments:
+                    self._alias_feed(d.index, d.arguments, schemas, kept)
+                continue
+            kept.append(d)
+        if final:
+            for index in list(self._aliased):
+                self._alias_release(index, schemas, kept)
+        return kept
+
+    def _alias_feed(self, index: int, piece: str, schemas: dict, kept: list) -> None:
+        held = self._aliased[index]
+        held[2].append(piece)
+        if held[3].feed(piece):
+            self._alias_release(index, schemas, kept)
+
+    def _alias_release(self, index: int, schemas: dict, kept: list) -> None:
+        name, cid, pieces, _closer = self._aliased.pop(index)
+        renamed = self._alias(name, "".join(pieces), schemas)
+        if renamed is not None:
+            name, args = renamed
+            kept.append(_PTD(index=index, id=cid, name=name, arguments=json.dumps(args, ensure_ascii=False)))
+        else:  # no alias applies after all: the call as written
+            kept.append(_PTD(index=index, id=cid, name=name, arguments="".join(pieces)))
+
     def _checked_call(self, block: str, schemas: dict) -> Optional[ToolCall]:
         seen = set()
         for head in self._PARAM_HEAD.finditer(block):
@@ -2365,9 +2454,16 @@ class _MiniCPM5Vllm(VllmToolParser):
             resp = tp.parse_complete(block)
         except ValueError:
             return None
-        if len(resp.tool_calls) != 1 or resp.tool_calls[0].name not in schemas:
+        if len(resp.tool_calls) != 1:
             return None
         c = resp.tool_calls[0]
+        if c.name not in schemas:
+            renamed = self._alias(c.name, c.arguments, schemas)
+            if renamed is None:
+                return None
+            name, args = renamed
+            arguments = json.dumps(args, ensure_ascii=False)
+            return ToolCall(id=c.id, type="function", function=FunctionCall(id=c.id, name=name, arguments=arguments))
         schema = schemas[c.name]
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         try:
@@ -2397,6 +2493,30 @@ class _MiniCPM5Vllm(VllmToolParser):
             return None
         arguments = json.dumps(args, ensure_ascii=False)
         return ToolCall(id=c.id, type="function", function=FunctionCall(id=c.id, name=c.name, arguments=arguments))
+
+
+# vLLM's MiniCPM5 tool parser maps names MiniCPM5 writes for some tools (the
+# tau-bench telecom set) onto the tool the request lists: alias -> (target,
+# ((target key, alias keys read in order, or None: copied when present), ...),
+# constants added).  A fact about vLLM's parser of that name, applied only
+# under it (our minicpm5 class for vLLM) and only when the alias is not itself
+# one of the request's tools.
+_MINICPM5_ALIASES: dict[str, tuple[str, tuple, dict]] = {}
+for _alias_names, _target, _fields, _consts in (
+        (("get_details_by_phone",), "get_customer_by_phone", (("phone_number", ("phone_number", "phone")),), {}),
+        (("get_details_by_name",), "get_customer_by_name",
+         (("full_name", ("full_name", "name")), ("date_of_birth", ("date_of_birth", "dob")),
+          ("dob", ("date_of_birth", "dob"))), {}),
+        (("get_line_details", "get_line_status", "get_roaming_status"), "get_details_by_id",
+         (("id", ("line_id", "id")),), {}),
+        (("get_plan_details",), "get_details_by_id", (("id", ("plan_id", "id")),), {}),
+        (("enable_roaming",), "toggle_roaming", (("line_id", ("line_id", "id")),), {"enabled": True}),
+        (("disable_roaming",), "toggle_roaming", (("line_id", ("line_id", "id")),), {"enabled": False}),
+        (("add_refueled_data", "add_data_to_line"), "refuel_data",
+         (("customer_id", None), ("line_id", ("line_id", "id")),
+          ("amount_gb", ("amount_gb", "gb", "gb_amount", "amount"))), {})):
+    for _a in _alias_names:
+        _MINICPM5_ALIASES[_a] = (_target, _fields, _consts)
 
 
 def _literal_object(value: Any) -> Optional[dict]:

@@ -349,3 +349,68 @@ def test_dots_xml_value_written_null_reads_as_vllm(value):
     text = _inv("find_room", floor=value, label=value, extra=value)
     assert _summary(ours.extract_tool_calls(text, req)) == _summary(theirs.extract_tool_calls(text, req))
     assert _run_stream(ours, [text], req, True) == _run_stream(theirs, [text], req, False)
+
+
+# -- minicpm5: vLLM's alias names (a call written under a name MiniCPM5 uses for a listed tool) ------
+
+_ROAM = _tool("toggle_roaming", {"line_id": {"type": "string"}, "enabled": {"type": "boolean"}},
+              required=["line_id", "enabled"])
+_ALIAS_CASES = [
+    ([_ROAM], 'Sure.\n<function name="enable_roaming"><param name="line_id">L1001</param></function>\nDone.'),
+    ([_ROAM], '<function name="disable_roaming"><param name="id">L2</param></function>'),
+    ([_tool("get_details_by_id", {"id": {"type": "string"}}, ["id"])],
+     '<function name="get_line_details"><param name="customer_id">C1001</param>'
+     '<param name="line_id">L1001</param></function>'),
+    ([_tool("get_details_by_id", {"id": {"type": "string"}}, ["id"])],
+     '<function name="get_plan_details"><param name="plan_id">P9</param></function>'),
+    ([_tool("get_customer_by_phone", {"phone_number": {"type": "string"}}, ["phone_number"])],
+     '<function name="get_details_by_phone"><param name="phone">555-123-2002</param></function>'),
+    ([_tool("get_customer_by_name", {"full_name": {"type": "string"}, "date_of_birth": {"type": "string"}},
+            ["full_name"])],
+     '<function name="get_details_by_name"><param name="name">Ann Lee</param>'
+     '<param name="dob">1990-01-02</param></function>'),
+    ([_tool("refuel_data", {"customer_id": {"type": "string"}, "line_id": {"type": "string"},
+                            "amount_gb": {"type": "number"}})],
+     '<function name="add_data_to_line"><param name="customer_id">C1</param><param name="gb">2.5</param></function>'),
+    # no alias: the target is not listed, the alias itself is, or nothing maps
+    ([_tool("enable_roaming", {"line_id": {"type": "string"}}, ["line_id"]), _ROAM],
+     '<function name="enable_roaming"><param name="line_id">L7</param></function>'),
+    ([_tool("other", {})], '<function name="enable_roaming"><param name="line_id">L7</param></function>'),
+    ([_ROAM], '<function name="enable_roaming"><param name="colour">red</param></function>'),
+]
+
+
+@pytest.mark.parametrize("tools,text", _ALIAS_CASES)
+def test_minicpm5_alias_names_one_shot_as_vllm(tools, text):
+    ours, theirs = _pair("minicpm5")
+    req = chat_request(tools=tools)
+    got, want = _summary(ours.extract_tool_calls(text, req)), _summary(theirs.extract_tool_calls(text, req))
+    assert got[:2] == want[:2]
+
+
+@pytest.mark.parametrize("tools,text", [c for c in _ALIAS_CASES if "colour" not in c[1] and "other" not in str(c[0])])
+@pytest.mark.parametrize("step", [1, 2, 3, 7, 1000])
+def test_minicpm5_alias_names_streamed_as_one_shot(tools, text, step):
+    """Streamed, a call under an alias is held until its arguments close, then
+    sent once under the tool it maps to: the same calls as one-shot."""
+    ours, _ = _pair("minicpm5")
+    req = chat_request(tools=tools)
+    want = _summary(ours.extract_tool_calls(text, req))[1]
+    ours, _ = _pair("minicpm5")
+    calls: dict = {}
+    prev = ""
+    msgs = []
+    for i in range(0, len(text), step):
+        dt = text[i:i + step]
+        msgs.append(ours.extract_tool_calls_streaming(prev, prev + dt, dt, [], [], [], req))
+        prev += dt
+    msgs.append(ours.finish_streaming())
+    for m in msgs:
+        for tc in (m.tool_calls if m is not None else None) or ():
+            c = calls.setdefault(tc.index, ["", ""])
+            if tc.function is not None and tc.function.name:
+                assert not c[0], "a call's name is sent once"
+                c[0] = tc.function.name
+            if tc.function is not None and tc.function.arguments:
+                c[1] += tc.function.arguments
+    assert [(n, json.loads(a)) for n, a in calls.values()] == want
