@@ -249,6 +249,29 @@ class _Spec:
     efforts: tuple[tuple[str, str, str], ...] = ()
     # style "r1" whose is_reasoning_end also ends at a terminator (k2_horizon's <ifm|tool_calls>).
     r1_terminators: bool = False
+    # vLLM's class of this name finds its delimiters in the streamed *text*, so
+    # a delimiter the model writes in several tokens (although the vocabulary
+    # has it as one) still splits (minimax_m3, k2_horizon): ours streams at the
+    # text level; a delimiter whose id is in the step but whose text the
+    # detokenizer skipped is put back where its id was.  The streaming gate
+    # answers from the stream's state once it began.
+    text_stream: bool = False
+    # The id helpers (is_reasoning_end, extract_content_ids, the depth count,
+    # the gate before any streaming) match each delimiter as the tokenizer's
+    # encoding of its text, a token sequence, as vLLM's class does (minimax_m3).
+    encoded_markers: bool = False
+    # extract_content_ids(ids of the step that ended reasoning) answers the
+    # content ids of that step (vLLM's streaming cache: kimi_k3, minimax_m3).
+    content_ids_cache: bool = False
+    # strip_content_streaming (what vLLM's composed Kimi K3 parser calls
+    # without a tool parser): the content wrapper markers it removes from the
+    # streamed content, the opener (first occurrence only) then the closers.
+    content_wrapper: tuple[str, ...] = ()
+    # engine_based_streaming (vLLM's serving loop then hands over deltas only,
+    # never the accumulated text): False where vLLM composes this name's class
+    # in a parser that reads the accumulated text (KimiK3Parser's
+    # strip_content_streaming).
+    engine_based: bool = True
     prompt_closes: bool = True            # set_prompt_token_ids: a closed block in this turn -> content
     terminators_end: bool = True          # terminators count for is_reasoning_end
     notes: str = ""
@@ -276,7 +299,8 @@ _SPECS: dict[str, _Spec] = {
     "minimax_m3": _Spec("minimax_m3", start=False, wait=True, rstrip_reasoning=False, absorb_stray_end=False,
                         start_text_in_content=False, start_when=("thinking_mode", "enabled"),
                         drop_leading_end=True, empty_reasoning_when_opened=True, content_ids_missing="open",
-                        count="depth", count_open_if=("thinking_mode", "enabled"), count_when_off=True),
+                        count="depth", count_open_if=("thinking_mode", "enabled"), count_when_off=True,
+                        text_stream=True, encoded_markers=True, content_ids_cache=True),
     "step3": _Spec("step3", style="r1", thinking_keys=(), count="to_end", count_when_off=True),
     # vLLM's ParserEngine grammars
     "qwen3": _Spec("qwen3", rstrip_reasoning=False,
@@ -321,7 +345,9 @@ _SPECS: dict[str, _Spec] = {
                    count="to_end_after_start"),
     "kimi_k3": _Spec("kimi_k3", style="legacy", thinking_keys=_TT, off_passthrough=True, count="open_close",
                      count_inside_first=True, count_close_before_open="<|open|>response<|sep|>",
-                     count_thinking_keys=("thinking", "enable_thinking")),
+                     count_thinking_keys=("thinking", "enable_thinking"), content_ids_cache=True,
+                     content_wrapper=("<|open|>response<|sep|>", "<|close|>response<|sep|>",
+                                      "<|close|>message<|sep|>"), engine_based=False),
     "minimax_m2_append_think": _Spec("minimax_m2", style="append_think", terminators_end=False, wait=True,
                                       own_family=True, count="none"),
     "muse": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false",
@@ -535,13 +561,28 @@ class VllmReasoningParser(_VllmReasoningParser):
             self._absorb, self._start_text = False, True
         self._rstrip = (spec.style == "engine") if spec.rstrip_reasoning is None else spec.rstrip_reasoning
         self._passthrough = spec.off_passthrough and not thinking
-        self._parser: FamilyParser = parser_class(self._family).from_tokenizer_sync(tokenizer)
+        # A tokenizer whose encode gives no token ids (vLLM's tests pass a
+        # ``Mock``; vLLM's classes that only look the vocabulary up lazily
+        # build with it): this request is split at the text level only, and
+        # no id is a delimiter.
+        self._text_only = False
+        try:
+            self._parser: FamilyParser = parser_class(self._family).from_tokenizer_sync(tokenizer)
+        except (TypeError, AttributeError):
+            from ..text import text_tables
+
+            self._parser = parser_class(self._family)(text_tables(self._family))
+            self._text_only = True
         tables = self._parser.tables
-        self._start_ids = _single_ids(ids_of_kind(tables, START))
-        self._end_ids = _single_ids(ids_of_kind(tables, END))
-        self._term_ids = (_single_ids(ids_of_kind(tables, TERM))
+
+        def kind_ids(kind: int) -> list:
+            return [] if self._text_only else ids_of_kind(tables, kind)
+
+        self._start_ids = _single_ids(kind_ids(START))
+        self._end_ids = _single_ids(kind_ids(END))
+        self._term_ids = (_single_ids(kind_ids(TERM))
                           if spec.terminators_end and (spec.style != "r1" or spec.r1_terminators) else frozenset())
-        self._boundary_ids = (_single_ids(ids_of_kind(tables, BOUNDARY)) if spec.style in ("engine", "legacy")
+        self._boundary_ids = (_single_ids(kind_ids(BOUNDARY)) if spec.style in ("engine", "legacy")
                               else frozenset())
         # "append_think" (minimax_m2_append_think): no split at all; the whole
         # output is content with the start delimiter put back in front.
@@ -560,7 +601,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         # never looks for in ids.)
         self._multi: dict[int, list[tuple[tuple[int, ...], int]]] = {}
         self._carry = 0
-        if not self._start_ids and not self._end_ids and not fam.text_markers:
+        if not self._start_ids and not self._end_ids and not fam.text_markers and not self._text_only:
             kinds = [(END, _DECIDE_END), (START, _DECIDE_START)]
             if spec.terminators_end and spec.style != "r1":
                 kinds.insert(1, (TERM, _DECIDE_END))
@@ -573,6 +614,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         if spec.start_when and chat.get(spec.start_when[0]) == spec.start_when[1]:
             self._start_state = True
         self._lead_end = spec.drop_leading_end and not self._start_state
+        self._initial_start = self._start_state  # (the constructor's, before any prompt hook)
         self._count_setup(chat, thinking)
         self._begun = False
         self._ended = False
@@ -723,6 +765,8 @@ class VllmReasoningParser(_VllmReasoningParser):
             self._label.begin_block()
         self._begun = True
         self._ended = False
+        self._lead_buf = "" if self._lead_end else None
+        self._block_over = False
         self._pending_text = ""
         self._deferred_ws = []
         self._content_started = False
@@ -732,7 +776,73 @@ class VllmReasoningParser(_VllmReasoningParser):
         fixed = self.spec.reasoning_end_answer
         if fixed:
             return None if fixed == "none" else fixed == "true"  # type: ignore[return-value]
+        if self.spec.encoded_markers:
+            return self._is_reasoning_end_encoded(input_ids)
         return self._is_reasoning_end(input_ids)
+
+    def _last_of(self, ids: Sequence[int], seqs: Iterable[tuple[int, ...]]) -> int:
+        """Start of the last occurrence in ``ids`` of any of ``seqs`` (-1: none)."""
+        best = -1
+        for seq in seqs:
+            m = len(seq)
+            if not m:
+                continue
+            first = seq[0]
+            for i in range(len(ids) - m, best, -1):
+                if ids[i] == first and tuple(ids[i:i + m]) == seq:
+                    best = i
+                    break
+        return best
+
+    def _is_reasoning_end_encoded(self, input_ids: Sequence[int]) -> bool:
+        starts, ends = self._encoded()
+        e = self._last_of(input_ids, ends)
+        return e >= 0 and e > self._last_of(input_ids, starts)
+
+    def _content_ids_encoded(self, input_ids: list[int], ids: list[int]) -> list[int]:
+        """``_Spec.encoded_markers``: the ids after the last end; none while a
+        block is open (in the ids, or from the thinking switches); else all."""
+        starts, ends = self._encoded()
+        e, best = -1, None
+        for seq in ends:
+            i = self._last_of(ids, (seq,))
+            if i > e:
+                e, best = i, seq
+        if best is not None:
+            return input_ids[e + len(best):]
+        if self._initial_start or self._last_of(ids, starts) >= 0:
+            return []
+        return input_ids
+
+    def _gate_encoded(self, input_ids: Sequence[int], delta: Sequence[int]) -> bool:
+        """vLLM's streaming gate for ``_Spec.encoded_markers`` before any
+        streaming: an end anywhere ends it; inside from the switches, or ids
+        that end in a partial delimiter, wait; ids with no start are content."""
+        starts, ends = self._encoded()
+        if self._last_of(delta, ends) >= 0:
+            return True
+        # What the ids before this call held (kept as they grow: O(delta)).
+        n = len(input_ids)
+        seen = getattr(self, "_gate_seen", None)
+        if seen is None or seen[0] > n:
+            seen = [0, False, False]
+        longest = max((len(q) for q in starts + ends), default=1)
+        a = max(0, seen[0] - longest + 1)
+        window = list(input_ids[a:n])
+        seen[1] = seen[1] or self._last_of(window, starts) >= 0
+        seen[2] = seen[2] or self._last_of(window, ends) >= 0
+        seen[0] = n
+        self._gate_seen = seen
+        if seen[2]:
+            return True
+        if self._initial_start:
+            return False
+        tail = list(input_ids[max(0, n - longest + 1):n])
+        for seq in starts + ends:
+            for k in range(min(len(seq) - 1, len(tail)), 0, -1):
+                if tuple(tail[-k:]) == seq[:k]:
+                    return False
+        return not seen[1] and n > 0
 
     def _is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
         if self._passthrough and not self._append_think:
@@ -745,6 +855,12 @@ class VllmReasoningParser(_VllmReasoningParser):
         if self._passthrough and not self._append_think:
             return True
         delta = delta_ids if isinstance(delta_ids, (list, tuple)) else list(delta_ids)
+        if self.spec.text_stream and self._begun:
+            # vLLM's text-level class: the stream's own state decides once it began.
+            if self._ended or self.spec.encoded_markers:
+                return self._ended
+        if self.spec.encoded_markers:
+            return self._gate_encoded(input_ids, delta)
         if self.spec.style == "r1":
             # vLLM's rule for these names: an end token in this step's ids.
             end_ids = self._end_ids
@@ -784,9 +900,16 @@ class VllmReasoningParser(_VllmReasoningParser):
         return list(input_ids)
 
     def extract_content_ids(self, input_ids: list[int]) -> list[int]:
+        cached = getattr(self, "_cids", None)
+        if cached is not None:
+            self._cids = None
+            if cached[0] == tuple(input_ids):
+                return list(cached[1])
         if self._passthrough:
             return input_ids
         ids = self._as_ids(input_ids)
+        if self.spec.encoded_markers:
+            return self._content_ids_encoded(input_ids, ids)
         if self.spec.style == "r1":
             end_ids = self._end_ids
             for i in range(len(ids) - 1):
@@ -910,7 +1033,11 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     def _count_depth_rule(self, ids: Sequence[int]) -> int:
         """vLLM's R1 depth counter (see ``_Spec.count``)."""
-        start, end = self._marker_seq(START), self._marker_seq(END)
+        if self.spec.encoded_markers:
+            starts, ends = self._encoded()
+            start, end = (starts[0] if starts else ()), (ends[0] if ends else ())
+        else:
+            start, end = self._marker_seq(START), self._marker_seq(END)
         depth = self._count_depth
         if not start:
             return len(ids) if depth else 0
@@ -1111,22 +1238,71 @@ class VllmReasoningParser(_VllmReasoningParser):
         if not self._begun:
             self._begin()
         tp = self._text_parser
-        first = tp is None
-        if first:
+        if tp is None:
             tp = self._text_parser = TextReasoningParser(
                 self._family, starts_in_reasoning=self._eng.state != CONTENT)
-        if self._lead_end and first and not self._parser.engine.held:
+        if self._lead_buf is not None:
+            # minimax_m3: an end delimiter that opens the output is dropped,
+            # also when it comes in pieces (held while it can still be one).
+            text = self._lead_buf + text
+            end = self._family.end[0] if self._family.end else ""
+            if len(text) < len(end) and end.startswith(text):
+                self._lead_buf = text
+                return None
+            self._lead_buf = None
             for end in self._family.end:
                 if text.startswith(end):
                     text = text[len(end):]
+                    self._ended = True  # vLLM's class: an end in the text ends the phase
+                    break
+            if not text:
+                return None
+        if self._block_over:
+            # vLLM's text-level class of this name: after the block closed,
+            # the rest of the output is content as written.
+            return self._content_delta(None, text)
         r, c = tp.feed(text)
-        if not tp.is_reasoning:
-            self._ended = True
+        if not tp.is_reasoning and (c or tp.end_seen or not tp.held_text):
+            self._ended = True  # (a partial delimiter held in content decides nothing yet)
+        if self.spec.text_stream and tp.end_seen and not tp.is_reasoning:
+            self._block_over = True
+            r2, c2 = tp.finish()  # held text after the end is content
+            r, c = r + r2, c + c2
         if c and self._absorb:
             c = self._drop_ends(c)
         if r:
             return self._reasoning_delta(r, c or None)
         return self._content_delta(None, c) if c else None
+
+    def _restore_markers(self, text: str, ids: Sequence[int]) -> str:
+        """A step whose ids hold a delimiter whose text ``text`` lacks (a
+        detokenizer that skips special tokens): the delimiter's text put back
+        where its id was, so the text level still sees it."""
+        marks = self._start_ids | self._end_ids | self._term_ids
+        if not marks or marks.isdisjoint(ids):
+            return text
+        names = {seq[0]: m for seq, m in self._marker_texts().items() if len(seq) == 1}
+        pieces: list[tuple[bool, list[int]]] = [(False, [])]
+        for t in ids:
+            if t in marks and t in names:
+                pieces.append((True, [t]))
+                pieces.append((False, []))
+            else:
+                pieces[-1][1].append(t)
+        if all(names[p[0]] in text for is_mark, p in pieces if is_mark):
+            return text
+        plain = [self._decode(p) if p else "" for is_mark, p in pieces if not is_mark]
+        if "".join(plain) != text:
+            # cannot place them: the delimiters first (one-token steps are the marker alone)
+            return "".join(names[p[0]] for is_mark, p in pieces if is_mark) + text
+        out, k = [], 0
+        for is_mark, p in pieces:
+            if is_mark:
+                out.append(names[p[0]])
+            else:
+                out.append(plain[k])
+                k += 1
+        return "".join(out)
 
     def _drop_leading_end(self, text: str, ids: Sequence[int]) -> tuple[str, Sequence[int]]:
         """minimax_m3: an end delimiter that opens the output is dropped."""
@@ -1160,12 +1336,123 @@ class VllmReasoningParser(_VllmReasoningParser):
         current_token_ids: Sequence[int],
         delta_token_ids: Sequence[int],
     ) -> Optional[DeltaMessage]:
+        if not self.spec.content_ids_cache:
+            return self._stream(delta_text, delta_token_ids)
+        was, self._cids = self._ended, None
+        out = self._stream(delta_text, delta_token_ids)
+        if self._ended and not was:
+            # vLLM's class of this name remembers the content ids of the step
+            # that ended reasoning (its serving loop asks extract_content_ids
+            # for that step's ids right after).
+            content = out.content if out is not None else None
+            self._cids = (tuple(delta_token_ids),
+                          self._step_content_ids(delta_text, delta_token_ids, current_token_ids, content))
+        return out
+
+    def _step_content_ids(self, delta_text: str, delta_ids: Sequence[int], current_ids: Sequence[int],
+                          content: Optional[str]) -> list[int]:
+        """The ids of the content of the step that ended reasoning: those after
+        the end delimiter's ids when the step (with the ids before it) holds
+        them, else the ids whose text is the content."""
+        ids = list(delta_ids)
+        if not content or not ids:
+            return []
+        n = len(ids)
+        seqs = [tuple(q) for q in ids_of_kind(self._parser.tables, END)] if not self._text_only else []
+        if self.spec.encoded_markers:
+            seqs += [q for q in self._encoded()[1] if q]
+        tail = list(current_ids[-n:]) if len(current_ids) >= n else []
+        for seq in seqs:
+            m = len(seq)
+            window = list(current_ids[max(0, len(current_ids) - n - m + 1):]) if tail == ids else ids
+            for i in range(len(window) - m, -1, -1):
+                if tuple(window[i:i + m]) == seq:
+                    return window[i + m:]
+        if content == delta_text:
+            return ids
+        if delta_text.endswith(content):
+            head = delta_text[:len(delta_text) - len(content)]
+            for i in range(n + 1):
+                if self._decode(ids[:i]) == head:
+                    return ids[i:]
+        return list(self._encode(content))
+
+    def _encode(self, text: str) -> tuple[int, ...]:
+        try:
+            try:
+                return tuple(int(i) for i in self.model_tokenizer.encode(text, add_special_tokens=False))
+            except TypeError:
+                return tuple(int(i) for i in self.model_tokenizer.encode(text))
+        except Exception:
+            return ()
+
+    def _encoded(self) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
+        """(starts, ends): each delimiter as the tokenizer encodes its text
+        (``_Spec.encoded_markers``)."""
+        enc = getattr(self, "_enc", None)
+        if enc is None:
+            fam = self._family
+            enc = self._enc = (tuple(self._encode(m) for m in fam.start), tuple(self._encode(m) for m in fam.end))
+        return enc
+
+    def strip_content_streaming(self, previous_text: str, current_text: str) -> Optional[DeltaMessage]:
+        """The content after reasoning with the wrapper markers of this name
+        removed (``_Spec.content_wrapper``; what vLLM's composed Kimi K3 parser
+        asks when no tool parser runs): ``previous_text`` / ``current_text``
+        are the content so far, before and after this step.  A suffix that
+        may still become a marker is held.  O(step) when called step after
+        step; otherwise ``previous_text`` is read again first."""
+        st = getattr(self, "_strip", None)
+        if st is None or st[0] != len(previous_text) or not current_text.startswith(previous_text):
+            st = self._strip = [0, "", False]
+            self._strip_feed(st, previous_text)
+        out = self._strip_feed(st, current_text[len(previous_text):])
+        st[0] = len(current_text)
+        return _delta(None, out) if out else None
+
+    def _strip_feed(self, st: list, chunk: str) -> str:
+        wrapper = self.spec.content_wrapper
+        if not wrapper:
+            return chunk
+        text = st[1] + chunk
+        out = []
+        while True:
+            markers = wrapper[1:] if st[2] else wrapper
+            best, which = -1, ""
+            for m in markers:
+                j = text.find(m)
+                if j >= 0 and (best < 0 or j < best):
+                    best, which = j, m
+            if best < 0:
+                break
+            out.append(text[:best])
+            text = text[best + len(which):]
+            if which == wrapper[0]:
+                st[2] = True
+        hold = 0
+        for m in wrapper:
+            for k in range(min(len(m) - 1, len(text)), hold, -1):
+                if text.endswith(m[:k]):
+                    hold = k
+                    break
+        st[1] = text[len(text) - hold:] if hold else ""
+        out.append(text[:len(text) - hold] if hold else text)
+        return "".join(out)
+
+    def _stream(self, delta_text: str, delta_token_ids: Sequence[int]) -> Optional[DeltaMessage]:
         if self._passthrough:
             if self._append_think and not self._begun:
                 self._begun = True
                 delta_text = self._start_text_str() + delta_text
             return _delta(None, delta_text) if delta_text else None
-        if not delta_token_ids or self._text_parser is not None:
+        if self.spec.text_stream:
+            # vLLM's class of this name reads the text: so does ours.
+            if delta_token_ids and not self._text_only:
+                delta_text = self._restore_markers(delta_text, delta_token_ids)
+            if not delta_text:
+                return None
+            return self._text_delta(delta_text)
+        if not delta_token_ids or self._text_parser is not None or self._text_only:
             # Text without ids (a caller whose ids do not cover its text): from
             # here on this request is split at the text level, from the side
             # the ids left it on.
@@ -1178,6 +1465,7 @@ class VllmReasoningParser(_VllmReasoningParser):
                 return None
         if not self._begun:
             self._begin()
+            self._lead_buf = None  # (dropped above, at the token level)
             if self.spec.inject_start_if and self._injects(delta_text, self._start_state):
                 sid = self.start_token_id
                 if sid is not None:
@@ -1250,7 +1538,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         for ids, text in zip(pieces, texts):
             if not ids:
                 continue
-            m = self.extract_reasoning_streaming("", "", text, (), (), ids)
+            m = self._stream(text, ids)
             if m is not None:
                 reasoning.append(m.reasoning or "")
                 content.append(m.content or "")
@@ -1356,8 +1644,14 @@ class VllmReasoningParser(_VllmReasoningParser):
         """End of the request: held tokens go to the side they were on."""
         if not self._begun or self._passthrough:
             return None
-        if self._text_parser is not None:
-            r, c = self._text_parser.finish()
+        if self._text_parser is not None or self._lead_buf:
+            if self._text_parser is None:
+                self._text_parser = TextReasoningParser(
+                    self._family, starts_in_reasoning=self._eng.state != CONTENT)
+            lead, self._lead_buf = self._lead_buf, None
+            r, c = self._text_parser.feed(lead) if lead else ("", "")
+            r2, c2 = self._text_parser.finish()
+            r, c = r + r2, c + c2
             if not r and not c:
                 return None
             return _delta(r, c or None) if r else _delta(None, c)
@@ -1448,7 +1742,8 @@ def _with_terminators(fam: Family, extra: tuple[str, ...]) -> Family:
 
 def _make_class(name: str, spec: _Spec) -> type[VllmReasoningParser]:
     cls_name = "".join(p.capitalize() for p in name.split("_")) + "RcReasoningParser"
-    return type(cls_name, (VllmReasoningParser,), {"vllm_name": name, "spec": spec, "__module__": __name__})
+    return type(cls_name, (VllmReasoningParser,), {"vllm_name": name, "spec": spec, "__module__": __name__,
+                                                   "engine_based_streaming": spec.engine_based})
 
 
 REASONING_PARSERS: dict[str, type[VllmReasoningParser]] = {name: _make_class(name, s) for name, s in _SPECS.items()}
