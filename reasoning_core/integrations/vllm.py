@@ -293,6 +293,7 @@ _SPECS: dict[str, _Spec] = {
     "ernie45": _Spec("ernie45", style="r1", thinking_keys=()),
     "hy_v3": _Spec("hy_v3", style="r1", thinking_from_effort=True, off_passthrough=True, count_when_off=True),
     "k2_horizon": _Spec("k2_horizon", style="r1", one_shot_no_end="content", thinking_keys=(), r1_terminators=True,
+                        text_stream=True,
                         efforts=(("high", "<ifm|think>", "</ifm|think>"),
                                  ("medium", "<ifm|think_fast>", "</ifm|think_fast>"),
                                  ("low", "<ifm|think_faster>", "</ifm|think_faster>"))),
