@@ -450,7 +450,16 @@ def _vllm_own_class(kind: str, name: str) -> Optional[type]:
 _FLAGS = ("skip_special_tokens", "spaces_between_special_tokens")
 
 
-def _adjust_like_vllm(kind: str, name: str, build, request: Any) -> bool:
+def _refused(exc: BaseException) -> bool:
+    """Whether ``exc`` is vLLM refusing the request (its validation error)."""
+    try:
+        from vllm.exceptions import VLLMValidationError
+    except ImportError:  # pragma: no cover - another vLLM layout
+        return False
+    return isinstance(exc, VLLMValidationError)
+
+
+def _adjust_like_vllm(kind: str, name: str, build, request: Any, more: tuple[str, ...] = ()) -> bool:
     """Apply to ``request`` the detokenization switches vLLM's own parser of
     ``name`` sets in its ``adjust_request`` (``skip_special_tokens``,
     ``spaces_between_special_tokens``), read from a copy of the request.
@@ -462,9 +471,13 @@ def _adjust_like_vllm(kind: str, name: str, build, request: Any) -> bool:
         theirs = build(cls)
         probe = request.model_copy() if hasattr(request, "model_copy") else __import__("copy").copy(request)
         probe = theirs.adjust_request(probe) or probe
-    except Exception:
+    except Exception as exc:
+        if _refused(exc):
+            # A request vLLM's parser of this name refuses (a named tool choice
+            # Kimi K3 cannot force without its structural tag) is refused.
+            raise
         return False
-    for flag in _FLAGS:
+    for flag in _FLAGS + more:
         if hasattr(request, flag) and hasattr(probe, flag) and getattr(probe, flag) != getattr(request, flag):
             setattr(request, flag, getattr(probe, flag))
     return True
@@ -1997,6 +2010,9 @@ class VllmToolParser(_VllmToolParser):
     # partial marker is released and a last call without its end marker is
     # completed when its body parses.
     engine_based_streaming = True
+    # What adjust_request takes over from vLLM's class of this name (on a copy
+    # of the request): the detokenization switches.
+    _adopted: tuple[str, ...] = ()
 
     def __init__(self, tokenizer: Any, tools: Any = None, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools)
@@ -2019,6 +2035,15 @@ class VllmToolParser(_VllmToolParser):
         # (index, argument pieces) of the call whose arguments stream now
         self._hot: Optional[tuple[int, list[str]]] = None
 
+    @property
+    def default_tool_strict_level(self) -> Any:
+        """The strict level vLLM's serving layer applies to this name's
+        structural tag when the operator sets none: vLLM's own class's
+        (``glm47``: FUNCTION, so ``"auto"`` is constrained), else vLLM's default."""
+        own = _vllm_own_class("tool", self.vllm_name)
+        base = _VllmToolParser.default_tool_strict_level
+        return getattr(own, "default_tool_strict_level", base) if own is not None else base
+
     def _use_request(self, request: Any) -> None:
         # Read once per request object (vLLM passes the same one on every delta).
         self._request = request
@@ -2030,7 +2055,7 @@ class VllmToolParser(_VllmToolParser):
 
     def adjust_request(self, request: Any) -> Any:
         request = super().adjust_request(request)
-        if _adjust_like_vllm("tool", self.vllm_name, self._vllm_own_tool, request):
+        if _adjust_like_vllm("tool", self.vllm_name, self._vllm_own_tool, request, self._adopted):
             return request
         if (getattr(request, "tools", None) and getattr(request, "tool_choice", None) != "none"
                 and hasattr(request, "skip_special_tokens")):
@@ -2724,9 +2749,47 @@ class _KnownToolsVllm(VllmToolParser):
         return out
 
 
+def _guided_choice(request: Any) -> bool:
+    """A ``"required"`` or named tool choice (vLLM's mistral guides these)."""
+    return getattr(request, "tool_choice", None) == "required" or _named_choice(request) is not None
+
+
+class _MistralVllm(VllmToolParser):
+    """vLLM's mistral rules for a ``"required"`` or named tool choice: its
+    ``adjust_request`` constrains the output to a bare JSON array of calls
+    (no ``[TOOL_CALLS]``) where the tokenizer brings no grammar of its own
+    (taken over here: ``structured_outputs`` / ``response_format``), and
+    output without the marker is then read as that array."""
+
+    _adopted = ("structured_outputs", "response_format")
+    _BOT = "[TOOL_CALLS]"
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        if self._BOT in model_output or not _guided_choice(request) or not model_output.strip():
+            return super().extract_tool_calls(model_output, request)
+        out = super().extract_tool_calls(self._BOT + model_output.strip(), request)
+        if not out.tools_called:  # not an array of calls: the text as written
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        return out
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
+                                     delta_token_ids: Sequence[int], request: Any) -> Optional[DeltaMessage]:
+        if not getattr(self, "_bare_checked", False) and delta_text and delta_text.strip():
+            # The first text of a guided request that is not the marker: the
+            # bare array (read as if the marker opened it).
+            self._bare_checked = True
+            if (_guided_choice(request) and not delta_text.lstrip().startswith(self._BOT[:len(delta_text.lstrip())])
+                    and not previous_text.strip()):
+                delta_text = self._BOT + delta_text.lstrip()
+        return super().extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids,
+                                                    current_token_ids, delta_token_ids, request)
+
+
 _TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "minicpm5": _MiniCPM5Vllm,
                                                 "deepseek_v32": _SchemaFixedVllm, "deepseek_v4": _SchemaFixedVllm,
-                                                "deepseek_v41": _SchemaFixedVllm, "dots": _KnownToolsVllm}
+                                                "deepseek_v41": _SchemaFixedVllm, "dots": _KnownToolsVllm,
+                                                "mistral": _MistralVllm}
 
 
 # Bases whose names have no structural tag under vLLM (the request picks the
