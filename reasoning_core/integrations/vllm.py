@@ -2810,6 +2810,33 @@ TOOL_PARSERS: dict[str, type[VllmToolParser]] = {
 }
 
 
+def _share_tool_classes() -> None:
+    """Names vLLM serves with one tool-parser class (``glm45`` and ``glm47``
+    are both vLLM's GLM-4.7 class) share one class of ours too, where our
+    settings for those names are the same (the class of the name vLLM's
+    module is named after is kept, else the first name's)."""
+    groups: dict[Any, list[str]] = {}
+    for name, entry in _VLLM_OWN["tool"].items():
+        if name in TOOL_PARSERS:
+            key = entry if isinstance(entry, tuple) else (entry.__module__, entry.__qualname__)
+            groups.setdefault(key, []).append(name)
+
+    def settings(n: str) -> tuple:
+        c = TOOL_PARSERS[n]
+        return c.rc_format, c.__bases__, c.structural_tag_model, _TOOL_WS.get(n)
+
+    for (module, _), names in groups.items():
+        names = sorted(names)
+        if len(names) > 1 and len({settings(n) for n in names}) == 1:
+            flat = module.replace("_", "")
+            keep = next((n for n in names if n.replace("_", "") in flat), names[0])
+            for n in names:
+                TOOL_PARSERS[n] = TOOL_PARSERS[keep]
+
+
+_share_tool_classes()
+
+
 # ---------------------------------------------------------------------------
 # Registration
 # ---------------------------------------------------------------------------
