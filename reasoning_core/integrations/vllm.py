@@ -832,6 +832,8 @@ class VllmReasoningParser(_VllmReasoningParser):
         """vLLM's streaming gate for ``_Spec.encoded_markers`` before any
         streaming: an end anywhere ends it; inside from the switches, or ids
         that end in a partial delimiter, wait; ids with no start are content."""
+        if self._initial_start:
+            return False  # (vLLM's class: inside the block the switches opened until its stream says otherwise)
         starts, ends = self._encoded()
         if self._last_of(delta, ends) >= 0:
             return True
@@ -849,8 +851,6 @@ class VllmReasoningParser(_VllmReasoningParser):
         self._gate_seen = seen
         if seen[2]:
             return True
-        if self._initial_start:
-            return False
         tail = list(input_ids[max(0, n - longest + 1):n])
         for seq in starts + ends:
             for k in range(min(len(seq) - 1, len(tail)), 0, -1):
@@ -1369,7 +1369,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         the end delimiter's ids when the step (with the ids before it) holds
         them, else the ids whose text is the content."""
         ids = list(delta_ids)
-        if not content or not ids:
+        if not ids:
             return []
         n = len(ids)
         seqs = [tuple(q) for q in ids_of_kind(self._parser.tables, END)] if not self._text_only else []
@@ -1382,6 +1382,8 @@ class VllmReasoningParser(_VllmReasoningParser):
             for i in range(len(window) - m, -1, -1):
                 if tuple(window[i:i + m]) == seq:
                     return window[i + m:]
+        if not content:
+            return []
         if content == delta_text:
             return ids
         if delta_text.endswith(content):
