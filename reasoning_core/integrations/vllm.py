@@ -1197,7 +1197,15 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     def _extract_reasoning(self, model_output: str, request: Any = None) -> tuple[Optional[str], Optional[str]]:
         if self._passthrough:
-            return None, self._start_text_str() + model_output if self._append_think else model_output
+            if self._append_think:
+                return None, self._start_text_str() + model_output
+            if self.spec.content_wrapper and not (getattr(request, "tools", None)
+                                                  and getattr(request, "tool_choice", None) != "none"):
+                # kimi_k3 thinking off, no tool parser to read the channels:
+                # vLLM's class unwraps the response itself.
+                st = [0, "", False]
+                return None, (self._strip_feed(st, model_output) + st[1]) or None
+            return None, model_output
         spec = self.spec
         if spec.style == "engine" and not self.thinking and spec.off_is_identity:
             return None, model_output

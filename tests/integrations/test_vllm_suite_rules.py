@@ -286,6 +286,24 @@ def test_kimi_k3_content_ids_of_the_ending_step_as_vllm():
         assert checked
 
 
+@pytest.mark.parametrize("tools", [False, True])
+def test_kimi_k3_thinking_off_one_shot_unwraps_without_tools(tools):
+    """Thinking off, one-shot: without a tool parser to read the channels,
+    vLLM's class unwraps the response; with tools it leaves them for it."""
+    tok = CharTokenizer(K3)
+    theirs_cls = _own("reasoning", "kimi_k3")
+    kw = {"chat_template_kwargs": {"thinking": False}}
+    req = chat_request(tools=_weather_tools()) if tools else chat_request()
+    for text in ("<|open|>response<|sep|>The answer is 4.<|close|>response<|sep|><|close|>message<|sep|>",
+                 "The answer is 4.<|close|>message<|sep|>", "The answer is 4."):
+        assert rcv.REASONING_PARSERS["kimi_k3"](tok, **kw).extract_reasoning(text, req) == \
+            theirs_cls(tok, **kw).extract_reasoning(text, req), text
+    # text before the response opener: vLLM's class drops it, ours keeps it
+    text = "Plan.<|open|>response<|sep|>The answer is 4."
+    got = rcv.REASONING_PARSERS["kimi_k3"](tok, **kw).extract_reasoning(text, req)
+    assert got == (None, text if tools else "Plan.The answer is 4.")
+
+
 def test_kimi_k3_is_engine_based_as_vllm():
     """vLLM's composed Kimi K3 parser strips the content from the accumulated
     text, which vLLM's serving loop keeps only for parsers that are not engine-based."""
