@@ -272,6 +272,10 @@ class _Spec:
     # in a parser that reads the accumulated text (KimiK3Parser's
     # strip_content_streaming).
     engine_based: bool = True
+    # Our class also derives from vLLM's class of this name: vLLM's composed
+    # parser for the name checks for it (KimiK3Parser strips the response
+    # wrapper from the content only for its own reasoning class).
+    vllm_base: bool = False
     prompt_closes: bool = True            # set_prompt_token_ids: a closed block in this turn -> content
     terminators_end: bool = True          # terminators count for is_reasoning_end
     notes: str = ""
@@ -348,7 +352,7 @@ _SPECS: dict[str, _Spec] = {
                      count_inside_first=True, count_close_before_open="<|open|>response<|sep|>",
                      count_thinking_keys=("thinking", "enable_thinking"), content_ids_cache=True,
                      content_wrapper=("<|open|>response<|sep|>", "<|close|>response<|sep|>",
-                                      "<|close|>message<|sep|>"), engine_based=False),
+                                      "<|close|>message<|sep|>"), engine_based=False, vllm_base=True),
     "minimax_m2_append_think": _Spec("minimax_m2", style="append_think", terminators_end=False, wait=True,
                                       own_family=True, count="none"),
     "muse": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false",
@@ -692,6 +696,10 @@ class VllmReasoningParser(_VllmReasoningParser):
     def _thinking_enabled(self) -> bool:
         """vLLM's name for the request's thinking switch (its tests read it)."""
         return self.thinking
+
+    @_thinking_enabled.setter
+    def _thinking_enabled(self, value: bool) -> None:
+        pass  # (set by vLLM's constructor where our class derives from vLLM's: ours decides)
 
     def extract_reasoning_content(self, model_output: str, request: Any = None):
         """vLLM's older name for ``extract_reasoning`` (some of its classes keep it)."""
@@ -1766,8 +1774,12 @@ def _with_terminators(fam: Family, extra: tuple[str, ...]) -> Family:
 
 def _make_class(name: str, spec: _Spec) -> type[VllmReasoningParser]:
     cls_name = "".join(p.capitalize() for p in name.split("_")) + "RcReasoningParser"
-    return type(cls_name, (VllmReasoningParser,), {"vllm_name": name, "spec": spec, "__module__": __name__,
-                                                   "engine_based_streaming": spec.engine_based})
+    bases: tuple[type, ...] = (VllmReasoningParser,)
+    own = _vllm_own_class("reasoning", name) if spec.vllm_base else None
+    if own is not None:
+        bases += (own,)
+    return type(cls_name, bases, {"vllm_name": name, "spec": spec, "__module__": __name__,
+                                  "engine_based_streaming": spec.engine_based})
 
 
 REASONING_PARSERS: dict[str, type[VllmReasoningParser]] = {name: _make_class(name, s) for name, s in _SPECS.items()}

@@ -304,6 +304,35 @@ def test_kimi_k3_thinking_off_one_shot_unwraps_without_tools(tools):
     assert got == (None, text if tools else "Plan.The answer is 4.")
 
 
+@pytest.mark.parametrize("thinking", [False, True])
+def test_kimi_k3_in_vllms_composed_parser_as_vllm(thinking):
+    """vLLM composes the ``kimi_k3`` name in its Kimi K3 parser (so with
+    ``register(replace=True)``), which unwraps the response only for a reasoning
+    class of its own kind: ours is one, and streams the same reply."""
+    from vllm.parser.kimi_k3 import KimiK3Parser
+
+    theirs_cls = _own("reasoning", "kimi_k3")
+    tok = CharTokenizer(K3)
+    text = ("<|open|>think<|sep|>Let me think.<|close|>think<|sep|>" if thinking else "") + \
+        "<|open|>response<|sep|>The answer is 4.<|close|>response<|sep|><|close|>message<|sep|>"
+
+    def run(reasoning_cls):
+        composed = type("Composed", (KimiK3Parser,), {"reasoning_parser_cls": reasoning_cls})
+        kw = {"thinking": thinking}
+        parser, req = composed(tok, chat_template_kwargs=kw), chat_request(chat_template_kwargs=kw)
+        r, c, ids = [], [], tok.encode(text)
+        for i, t in enumerate(ids):
+            d = parser.parse_delta(delta_text=tok.decode([t]), delta_token_ids=[t], request=req,
+                                   prompt_token_ids=[1] if i == 0 else None, finished=i == len(ids) - 1)
+            if d is not None:
+                r.append(d.reasoning or "")
+                c.append(d.content or "")
+        return "".join(r), "".join(c)
+
+    assert run(rcv.REASONING_PARSERS["kimi_k3"]) == run(theirs_cls) == \
+        ("Let me think." if thinking else "", "The answer is 4.")
+
+
 def test_kimi_k3_is_engine_based_as_vllm():
     """vLLM's composed Kimi K3 parser strips the content from the accumulated
     text, which vLLM's serving loop keeps only for parsers that are not engine-based."""
