@@ -260,6 +260,10 @@ class _Spec:
     # the gate before any streaming) match each delimiter as the tokenizer's
     # encoding of its text, a token sequence, as vLLM's class does (minimax_m3).
     encoded_markers: bool = False
+    # With encoded_markers, the streaming gate is vLLM's window rule (kimi_k3):
+    # the newest delimiter among this step's ids and the few before it
+    # decides (an end: ended), whatever the stream's state.
+    gate_window: bool = False
     # extract_content_ids(ids of the step that ended reasoning) answers the
     # content ids of that step (vLLM's streaming cache: kimi_k3, minimax_m3).
     content_ids_cache: bool = False
@@ -352,7 +356,8 @@ _SPECS: dict[str, _Spec] = {
                      count_inside_first=True, count_close_before_open="<|open|>response<|sep|>",
                      count_thinking_keys=("thinking", "enable_thinking"), content_ids_cache=True,
                      content_wrapper=("<|open|>response<|sep|>", "<|close|>response<|sep|>",
-                                      "<|close|>message<|sep|>"), engine_based=False, vllm_base=True),
+                                      "<|close|>message<|sep|>"), engine_based=False, vllm_base=True,
+                     encoded_markers=True, gate_window=True),
     "minimax_m2_append_think": _Spec("minimax_m2", style="append_think", terminators_end=False, wait=True,
                                       own_family=True, count="none"),
     "muse": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false",
@@ -798,7 +803,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         fixed = self.spec.reasoning_end_answer
         if fixed:
             return None if fixed == "none" else fixed == "true"  # type: ignore[return-value]
-        if self.spec.encoded_markers:
+        if self.spec.encoded_markers and not self._passthrough:
             return self._is_reasoning_end_encoded(input_ids)
         return self._is_reasoning_end(input_ids)
 
@@ -881,6 +886,14 @@ class VllmReasoningParser(_VllmReasoningParser):
             # vLLM's text-level class: the stream's own state decides once it began.
             if self._ended or self.spec.encoded_markers:
                 return self._ended
+        if self.spec.gate_window:
+            if not delta:
+                return False
+            starts, ends = self._encoded()
+            carry = max((len(q) for q in starts + ends), default=1) - 1
+            head = len(input_ids) - len(delta)
+            window = list(input_ids[max(0, head - carry):head]) + list(delta)
+            return self._is_reasoning_end_encoded(window)
         if self.spec.encoded_markers:
             return self._gate_encoded(input_ids, delta)
         if self.spec.style == "r1":

@@ -111,7 +111,6 @@ KNOWN_DIFFERENCES: dict[str, tuple[object, object, str]] = {
     "openai_gptoss": (_ALL, _ALL, "vLLM's class for this name only detects the reasoning boundary "
                       "(extract_reasoning raises; vLLM parses harmony output in HarmonyParser with the real "
                       "o200k_harmony vocabulary); ours splits the channels itself"),
-    "kimi_k3": (_ALL, ("token_level",), "vLLM's kimi_k3 token answers: not yet reconciled"),
     "inkling": (_ALL, ("token_level",), "vLLM's inkling token answers: not yet reconciled"),
     "mistral": (_ALL, ("prompt",), "a prompt ending in [THINK]: vLLM's mistral ignores it (no prompt hook), reads "
                 "the reasoning as content and drops the [/THINK]; ours starts in reasoning, as the prompt says"),

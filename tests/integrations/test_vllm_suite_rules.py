@@ -266,9 +266,10 @@ def test_kimi_k3_strip_content_streaming_as_vllm(text):
 
 
 def test_kimi_k3_content_ids_of_the_ending_step_as_vllm():
-    """The close marker split across steps: extract_content_ids of the step
-    that completes it (the step vLLM's gate ends on) gives the ids after it,
-    as vLLM's class."""
+    """The close marker split across steps: the gate (vLLM's serving loop asks
+    it each step: the class is not engine-based) and is_reasoning_end answer as
+    vLLM's class, and extract_content_ids of the step the gate ends on gives
+    the ids after the marker."""
     tok = CharTokenizer(K3)
     theirs_cls = _own("reasoning", "kimi_k3")
     ids = tok.encode("<|open|>think<|sep|>plan<|close|>think<|sep|><|open|>response<|sep|>answer")
@@ -279,7 +280,10 @@ def test_kimi_k3_content_ids_of_the_ending_step_as_vllm():
             cur = prev_i + d
             for p in (ours, theirs):
                 p.extract_reasoning_streaming(tok.decode(prev_i), tok.decode(cur), tok.decode(d), prev_i, cur, d)
-            if not checked and theirs.is_reasoning_end_streaming(cur, d):
+            gate = theirs.is_reasoning_end_streaming(cur, d)
+            assert ours.is_reasoning_end_streaming(cur, d) == gate, (k, i)  # vLLM's window rule
+            assert ours.is_reasoning_end(cur) == theirs.is_reasoning_end(cur), (k, i)
+            if not checked and gate:
                 checked = True
                 assert list(ours.extract_content_ids(d)) == list(theirs.extract_content_ids(d)), k
             prev_i = cur
