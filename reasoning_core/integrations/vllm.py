@@ -792,7 +792,7 @@ class VllmReasoningParser(_VllmReasoningParser):
             self._label.begin_block()
         self._begun = True
         self._ended = False
-        self._lead_buf = "" if self._lead_end else None
+        self._lead_buf = "" if self._lead_end and not self._start_state else None  # (not inside a block the prompt opened)
         self._block_over = False
         self._pending_text = ""
         self._deferred_ws = []
