@@ -249,6 +249,37 @@ class _Spec:
     efforts: tuple[tuple[str, str, str], ...] = ()
     # style "r1" whose is_reasoning_end also ends at a terminator (k2_horizon's <ifm|tool_calls>).
     r1_terminators: bool = False
+    # vLLM's class of this name finds its delimiters in the streamed *text*, so
+    # a delimiter the model writes in several tokens (although the vocabulary
+    # has it as one) still splits (minimax_m3, k2_horizon): ours streams at the
+    # text level; a delimiter whose id is in the step but whose text the
+    # detokenizer skipped is put back where its id was.  The streaming gate
+    # answers from the stream's state once it began.
+    text_stream: bool = False
+    # The id helpers (is_reasoning_end, extract_content_ids, the depth count,
+    # the gate before any streaming) match each delimiter as the tokenizer's
+    # encoding of its text, a token sequence, as vLLM's class does (minimax_m3).
+    encoded_markers: bool = False
+    # With encoded_markers, the streaming gate is vLLM's window rule (kimi_k3):
+    # the newest delimiter among this step's ids and the few before it
+    # decides (an end: ended), whatever the stream's state.
+    gate_window: bool = False
+    # extract_content_ids(ids of the step that ended reasoning) answers the
+    # content ids of that step (vLLM's streaming cache: kimi_k3, minimax_m3).
+    content_ids_cache: bool = False
+    # strip_content_streaming (what vLLM's composed Kimi K3 parser calls
+    # without a tool parser): the content wrapper markers it removes from the
+    # streamed content, the opener (first occurrence only) then the closers.
+    content_wrapper: tuple[str, ...] = ()
+    # engine_based_streaming (vLLM's serving loop then hands over deltas only,
+    # never the accumulated text): False where vLLM composes this name's class
+    # in a parser that reads the accumulated text (KimiK3Parser's
+    # strip_content_streaming).
+    engine_based: bool = True
+    # Our class also derives from vLLM's class of this name: vLLM's composed
+    # parser for the name checks for it (KimiK3Parser strips the response
+    # wrapper from the content only for its own reasoning class).
+    vllm_base: bool = False
     prompt_closes: bool = True            # set_prompt_token_ids: a closed block in this turn -> content
     terminators_end: bool = True          # terminators count for is_reasoning_end
     notes: str = ""
@@ -270,13 +301,15 @@ _SPECS: dict[str, _Spec] = {
     "ernie45": _Spec("ernie45", style="r1", thinking_keys=()),
     "hy_v3": _Spec("hy_v3", style="r1", thinking_from_effort=True, off_passthrough=True, count_when_off=True),
     "k2_horizon": _Spec("k2_horizon", style="r1", one_shot_no_end="content", thinking_keys=(), r1_terminators=True,
+                        text_stream=True,
                         efforts=(("high", "<ifm|think>", "</ifm|think>"),
                                  ("medium", "<ifm|think_fast>", "</ifm|think_fast>"),
                                  ("low", "<ifm|think_faster>", "</ifm|think_faster>"))),
     "minimax_m3": _Spec("minimax_m3", start=False, wait=True, rstrip_reasoning=False, absorb_stray_end=False,
                         start_text_in_content=False, start_when=("thinking_mode", "enabled"),
                         drop_leading_end=True, empty_reasoning_when_opened=True, content_ids_missing="open",
-                        count="depth", count_open_if=("thinking_mode", "enabled"), count_when_off=True),
+                        count="depth", count_open_if=("thinking_mode", "enabled"), count_when_off=True,
+                        text_stream=True, encoded_markers=True, content_ids_cache=True),
     "step3": _Spec("step3", style="r1", thinking_keys=(), count="to_end", count_when_off=True),
     # vLLM's ParserEngine grammars
     "qwen3": _Spec("qwen3", rstrip_reasoning=False,
@@ -321,7 +354,10 @@ _SPECS: dict[str, _Spec] = {
                    count="to_end_after_start"),
     "kimi_k3": _Spec("kimi_k3", style="legacy", thinking_keys=_TT, off_passthrough=True, count="open_close",
                      count_inside_first=True, count_close_before_open="<|open|>response<|sep|>",
-                     count_thinking_keys=("thinking", "enable_thinking")),
+                     count_thinking_keys=("thinking", "enable_thinking"), content_ids_cache=True,
+                     content_wrapper=("<|open|>response<|sep|>", "<|close|>response<|sep|>",
+                                      "<|close|>message<|sep|>"), engine_based=False, vllm_base=True,
+                     encoded_markers=True, gate_window=True),
     "minimax_m2_append_think": _Spec("minimax_m2", style="append_think", terminators_end=False, wait=True,
                                       own_family=True, count="none"),
     "muse": _Spec("muse", style="legacy", thinking=False, reasoning_end_answer="false",
@@ -423,7 +459,16 @@ def _vllm_own_class(kind: str, name: str) -> Optional[type]:
 _FLAGS = ("skip_special_tokens", "spaces_between_special_tokens")
 
 
-def _adjust_like_vllm(kind: str, name: str, build, request: Any) -> bool:
+def _refused(exc: BaseException) -> bool:
+    """Whether ``exc`` is vLLM refusing the request (its validation error)."""
+    try:
+        from vllm.exceptions import VLLMValidationError
+    except ImportError:  # pragma: no cover - another vLLM layout
+        return False
+    return isinstance(exc, VLLMValidationError)
+
+
+def _adjust_like_vllm(kind: str, name: str, build, request: Any, more: tuple[str, ...] = ()) -> bool:
     """Apply to ``request`` the detokenization switches vLLM's own parser of
     ``name`` sets in its ``adjust_request`` (``skip_special_tokens``,
     ``spaces_between_special_tokens``), read from a copy of the request.
@@ -437,9 +482,13 @@ def _adjust_like_vllm(kind: str, name: str, build, request: Any) -> bool:
         # that reads as having tools whatever the request says
         probe = __import__("copy").copy(request)
         probe = theirs.adjust_request(probe) or probe
-    except Exception:
+    except Exception as exc:
+        if _refused(exc):
+            # A request vLLM's parser of this name refuses (a named tool choice
+            # Kimi K3 cannot force without its structural tag) is refused.
+            raise
         return False
-    for flag in _FLAGS:
+    for flag in _FLAGS + more:
         if hasattr(request, flag) and hasattr(probe, flag) and getattr(probe, flag) != getattr(request, flag):
             setattr(request, flag, getattr(probe, flag))
     return True
@@ -537,13 +586,28 @@ class VllmReasoningParser(_VllmReasoningParser):
             self._absorb, self._start_text = False, True
         self._rstrip = (spec.style == "engine") if spec.rstrip_reasoning is None else spec.rstrip_reasoning
         self._passthrough = spec.off_passthrough and not thinking
-        self._parser: FamilyParser = parser_class(self._family).from_tokenizer_sync(tokenizer)
+        # A tokenizer whose encode gives no token ids (vLLM's tests pass a
+        # ``Mock``; vLLM's classes that only look the vocabulary up lazily
+        # build with it): this request is split at the text level only, and
+        # no id is a delimiter.
+        self._text_only = False
+        try:
+            self._parser: FamilyParser = parser_class(self._family).from_tokenizer_sync(tokenizer)
+        except (TypeError, AttributeError):
+            from ..text import text_tables
+
+            self._parser = parser_class(self._family)(text_tables(self._family))
+            self._text_only = True
         tables = self._parser.tables
-        self._start_ids = _single_ids(ids_of_kind(tables, START))
-        self._end_ids = _single_ids(ids_of_kind(tables, END))
-        self._term_ids = (_single_ids(ids_of_kind(tables, TERM))
+
+        def kind_ids(kind: int) -> list:
+            return [] if self._text_only else ids_of_kind(tables, kind)
+
+        self._start_ids = _single_ids(kind_ids(START))
+        self._end_ids = _single_ids(kind_ids(END))
+        self._term_ids = (_single_ids(kind_ids(TERM))
                           if spec.terminators_end and (spec.style != "r1" or spec.r1_terminators) else frozenset())
-        self._boundary_ids = (_single_ids(ids_of_kind(tables, BOUNDARY)) if spec.style in ("engine", "legacy")
+        self._boundary_ids = (_single_ids(kind_ids(BOUNDARY)) if spec.style in ("engine", "legacy")
                               else frozenset())
         # "append_think" (minimax_m2_append_think): no split at all; the whole
         # output is content with the start delimiter put back in front.
@@ -562,7 +626,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         # never looks for in ids.)
         self._multi: dict[int, list[tuple[tuple[int, ...], int]]] = {}
         self._carry = 0
-        if not self._start_ids and not self._end_ids and not fam.text_markers:
+        if not self._start_ids and not self._end_ids and not fam.text_markers and not self._text_only:
             kinds = [(END, _DECIDE_END), (START, _DECIDE_START)]
             if spec.terminators_end and spec.style != "r1":
                 kinds.insert(1, (TERM, _DECIDE_END))
@@ -575,6 +639,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         if spec.start_when and chat.get(spec.start_when[0]) == spec.start_when[1]:
             self._start_state = True
         self._lead_end = spec.drop_leading_end and not self._start_state
+        self._initial_start = self._start_state  # (the constructor's, before any prompt hook)
         self._count_setup(chat, thinking)
         self._begun = False
         self._ended = False
@@ -638,6 +703,10 @@ class VllmReasoningParser(_VllmReasoningParser):
     def _thinking_enabled(self) -> bool:
         """vLLM's name for the request's thinking switch (its tests read it)."""
         return self.thinking
+
+    @_thinking_enabled.setter
+    def _thinking_enabled(self, value: bool) -> None:
+        pass  # (set by vLLM's constructor where our class derives from vLLM's: ours decides)
 
     def extract_reasoning_content(self, model_output: str, request: Any = None):
         """vLLM's older name for ``extract_reasoning`` (some of its classes keep it)."""
@@ -725,6 +794,8 @@ class VllmReasoningParser(_VllmReasoningParser):
             self._label.begin_block()
         self._begun = True
         self._ended = False
+        self._lead_buf = "" if self._lead_end and not self._start_state else None  # (not inside a block the prompt opened)
+        self._block_over = False
         self._pending_text = ""
         self._deferred_ws = []
         self._content_started = False
@@ -734,7 +805,73 @@ class VllmReasoningParser(_VllmReasoningParser):
         fixed = self.spec.reasoning_end_answer
         if fixed:
             return None if fixed == "none" else fixed == "true"  # type: ignore[return-value]
+        if self.spec.encoded_markers and not self._passthrough:
+            return self._is_reasoning_end_encoded(input_ids)
         return self._is_reasoning_end(input_ids)
+
+    def _last_of(self, ids: Sequence[int], seqs: Iterable[tuple[int, ...]]) -> int:
+        """Start of the last occurrence in ``ids`` of any of ``seqs`` (-1: none)."""
+        best = -1
+        for seq in seqs:
+            m = len(seq)
+            if not m:
+                continue
+            first = seq[0]
+            for i in range(len(ids) - m, best, -1):
+                if ids[i] == first and tuple(ids[i:i + m]) == seq:
+                    best = i
+                    break
+        return best
+
+    def _is_reasoning_end_encoded(self, input_ids: Sequence[int]) -> bool:
+        starts, ends = self._encoded()
+        e = self._last_of(input_ids, ends)
+        return e >= 0 and e > self._last_of(input_ids, starts)
+
+    def _content_ids_encoded(self, input_ids: list[int], ids: list[int]) -> list[int]:
+        """``_Spec.encoded_markers``: the ids after the last end; none while a
+        block is open (in the ids, or from the thinking switches); else all."""
+        starts, ends = self._encoded()
+        e, best = -1, None
+        for seq in ends:
+            i = self._last_of(ids, (seq,))
+            if i > e:
+                e, best = i, seq
+        if best is not None:
+            return input_ids[e + len(best):]
+        if self._initial_start or self._last_of(ids, starts) >= 0:
+            return []
+        return input_ids
+
+    def _gate_encoded(self, input_ids: Sequence[int], delta: Sequence[int]) -> bool:
+        """vLLM's streaming gate for ``_Spec.encoded_markers`` before any
+        streaming: an end anywhere ends it; inside from the switches, or ids
+        that end in a partial delimiter, wait; ids with no start are content."""
+        if self._initial_start:
+            return False  # (vLLM's class: inside the block the switches opened until its stream says otherwise)
+        starts, ends = self._encoded()
+        if self._last_of(delta, ends) >= 0:
+            return True
+        # What the ids before this call held (kept as they grow: O(delta)).
+        n = len(input_ids)
+        seen = getattr(self, "_gate_seen", None)
+        if seen is None or seen[0] > n:
+            seen = [0, False, False]
+        longest = max((len(q) for q in starts + ends), default=1)
+        a = max(0, seen[0] - longest + 1)
+        window = list(input_ids[a:n])
+        seen[1] = seen[1] or self._last_of(window, starts) >= 0
+        seen[2] = seen[2] or self._last_of(window, ends) >= 0
+        seen[0] = n
+        self._gate_seen = seen
+        if seen[2]:
+            return True
+        tail = list(input_ids[max(0, n - longest + 1):n])
+        for seq in starts + ends:
+            for k in range(min(len(seq) - 1, len(tail)), 0, -1):
+                if tuple(tail[-k:]) == seq[:k]:
+                    return False
+        return not seen[1] and n > 0
 
     def _is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
         if self._passthrough and not self._append_think:
@@ -747,6 +884,20 @@ class VllmReasoningParser(_VllmReasoningParser):
         if self._passthrough and not self._append_think:
             return True
         delta = delta_ids if isinstance(delta_ids, (list, tuple)) else list(delta_ids)
+        if self.spec.text_stream and self._begun:
+            # vLLM's text-level class: the stream's own state decides once it began.
+            if self._ended or self.spec.encoded_markers:
+                return self._ended
+        if self.spec.gate_window:
+            if not delta:
+                return False
+            starts, ends = self._encoded()
+            carry = max((len(q) for q in starts + ends), default=1) - 1
+            head = len(input_ids) - len(delta)
+            window = list(input_ids[max(0, head - carry):head]) + list(delta)
+            return self._is_reasoning_end_encoded(window)
+        if self.spec.encoded_markers:
+            return self._gate_encoded(input_ids, delta)
         if self.spec.style == "r1":
             # vLLM's rule for these names: an end token in this step's ids.
             end_ids = self._end_ids
@@ -786,9 +937,16 @@ class VllmReasoningParser(_VllmReasoningParser):
         return list(input_ids)
 
     def extract_content_ids(self, input_ids: list[int]) -> list[int]:
+        cached = getattr(self, "_cids", None)
+        if cached is not None:
+            self._cids = None
+            if cached[0] == tuple(input_ids):
+                return list(cached[1])
         if self._passthrough:
             return input_ids
         ids = self._as_ids(input_ids)
+        if self.spec.encoded_markers:
+            return self._content_ids_encoded(input_ids, ids)
         if self.spec.style == "r1":
             end_ids = self._end_ids
             for i in range(len(ids) - 1):
@@ -912,7 +1070,11 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     def _count_depth_rule(self, ids: Sequence[int]) -> int:
         """vLLM's R1 depth counter (see ``_Spec.count``)."""
-        start, end = self._marker_seq(START), self._marker_seq(END)
+        if self.spec.encoded_markers:
+            starts, ends = self._encoded()
+            start, end = (starts[0] if starts else ()), (ends[0] if ends else ())
+        else:
+            start, end = self._marker_seq(START), self._marker_seq(END)
         depth = self._count_depth
         if not start:
             return len(ids) if depth else 0
@@ -1058,7 +1220,15 @@ class VllmReasoningParser(_VllmReasoningParser):
 
     def _extract_reasoning(self, model_output: str, request: Any = None) -> tuple[Optional[str], Optional[str]]:
         if self._passthrough:
-            return None, self._start_text_str() + model_output if self._append_think else model_output
+            if self._append_think:
+                return None, self._start_text_str() + model_output
+            if self.spec.content_wrapper and not (getattr(request, "tools", None)
+                                                  and getattr(request, "tool_choice", None) != "none"):
+                # kimi_k3 thinking off, no tool parser to read the channels:
+                # vLLM's class unwraps the response itself.
+                st = [0, "", False]
+                return None, (self._strip_feed(st, model_output) + st[1]) or None
+            return None, model_output
         spec = self.spec
         if spec.style == "engine" and not self.thinking and spec.off_is_identity:
             return None, model_output
@@ -1113,22 +1283,71 @@ class VllmReasoningParser(_VllmReasoningParser):
         if not self._begun:
             self._begin()
         tp = self._text_parser
-        first = tp is None
-        if first:
+        if tp is None:
             tp = self._text_parser = TextReasoningParser(
                 self._family, starts_in_reasoning=self._eng.state != CONTENT)
-        if self._lead_end and first and not self._parser.engine.held:
+        if self._lead_buf is not None:
+            # minimax_m3: an end delimiter that opens the output is dropped,
+            # also when it comes in pieces (held while it can still be one).
+            text = self._lead_buf + text
+            end = self._family.end[0] if self._family.end else ""
+            if len(text) < len(end) and end.startswith(text):
+                self._lead_buf = text
+                return None
+            self._lead_buf = None
             for end in self._family.end:
                 if text.startswith(end):
                     text = text[len(end):]
+                    self._ended = True  # vLLM's class: an end in the text ends the phase
+                    break
+            if not text:
+                return None
+        if self._block_over:
+            # vLLM's text-level class of this name: after the block closed,
+            # the rest of the output is content as written.
+            return self._content_delta(None, text)
         r, c = tp.feed(text)
-        if not tp.is_reasoning:
-            self._ended = True
+        if not tp.is_reasoning and (c or tp.end_seen or not tp.held_text):
+            self._ended = True  # (a partial delimiter held in content decides nothing yet)
+        if self.spec.text_stream and tp.end_seen and not tp.is_reasoning:
+            self._block_over = True
+            r2, c2 = tp.finish()  # held text after the end is content
+            r, c = r + r2, c + c2
         if c and self._absorb:
             c = self._drop_ends(c)
         if r:
             return self._reasoning_delta(r, c or None)
         return self._content_delta(None, c) if c else None
+
+    def _restore_markers(self, text: str, ids: Sequence[int]) -> str:
+        """A step whose ids hold a delimiter whose text ``text`` lacks (a
+        detokenizer that skips special tokens): the delimiter's text put back
+        where its id was, so the text level still sees it."""
+        marks = self._start_ids | self._end_ids | self._term_ids
+        if not marks or marks.isdisjoint(ids):
+            return text
+        names = {seq[0]: m for seq, m in self._marker_texts().items() if len(seq) == 1}
+        pieces: list[tuple[bool, list[int]]] = [(False, [])]
+        for t in ids:
+            if t in marks and t in names:
+                pieces.append((True, [t]))
+                pieces.append((False, []))
+            else:
+                pieces[-1][1].append(t)
+        if all(names[p[0]] in text for is_mark, p in pieces if is_mark):
+            return text
+        plain = [self._decode(p) if p else "" for is_mark, p in pieces if not is_mark]
+        if "".join(plain) != text:
+            # cannot place them: the delimiters first (one-token steps are the marker alone)
+            return "".join(names[p[0]] for is_mark, p in pieces if is_mark) + text
+        out, k = [], 0
+        for is_mark, p in pieces:
+            if is_mark:
+                out.append(names[p[0]])
+            else:
+                out.append(plain[k])
+                k += 1
+        return "".join(out)
 
     def _drop_leading_end(self, text: str, ids: Sequence[int]) -> tuple[str, Sequence[int]]:
         """minimax_m3: an end delimiter that opens the output is dropped."""
@@ -1162,12 +1381,125 @@ class VllmReasoningParser(_VllmReasoningParser):
         current_token_ids: Sequence[int],
         delta_token_ids: Sequence[int],
     ) -> Optional[DeltaMessage]:
+        if not self.spec.content_ids_cache:
+            return self._stream(delta_text, delta_token_ids)
+        was, self._cids = self._ended, None
+        out = self._stream(delta_text, delta_token_ids)
+        if self._ended and not was:
+            # vLLM's class of this name remembers the content ids of the step
+            # that ended reasoning (its serving loop asks extract_content_ids
+            # for that step's ids right after).
+            content = out.content if out is not None else None
+            self._cids = (tuple(delta_token_ids),
+                          self._step_content_ids(delta_text, delta_token_ids, current_token_ids, content))
+        return out
+
+    def _step_content_ids(self, delta_text: str, delta_ids: Sequence[int], current_ids: Sequence[int],
+                          content: Optional[str]) -> list[int]:
+        """The ids of the content of the step that ended reasoning: those after
+        the end delimiter's ids when the step (with the ids before it) holds
+        them, else the ids whose text is the content."""
+        ids = list(delta_ids)
+        if not ids:
+            return []
+        n = len(ids)
+        seqs = [tuple(q) for q in ids_of_kind(self._parser.tables, END)] if not self._text_only else []
+        if self.spec.encoded_markers:
+            seqs += [q for q in self._encoded()[1] if q]
+        tail = list(current_ids[-n:]) if len(current_ids) >= n else []
+        for seq in seqs:
+            m = len(seq)
+            window = list(current_ids[max(0, len(current_ids) - n - m + 1):]) if tail == ids else ids
+            for i in range(len(window) - m, -1, -1):
+                if tuple(window[i:i + m]) == seq:
+                    return window[i + m:]
+        if not content:
+            return []
+        if content == delta_text:
+            return ids
+        if delta_text.endswith(content):
+            head = delta_text[:len(delta_text) - len(content)]
+            for i in range(n + 1):
+                if self._decode(ids[:i]) == head:
+                    return ids[i:]
+        return list(self._encode(content))
+
+    def _encode(self, text: str) -> tuple[int, ...]:
+        try:
+            try:
+                return tuple(int(i) for i in self.model_tokenizer.encode(text, add_special_tokens=False))
+            except TypeError:
+                return tuple(int(i) for i in self.model_tokenizer.encode(text))
+        except Exception:
+            return ()
+
+    def _encoded(self) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
+        """(starts, ends): each delimiter as the tokenizer encodes its text
+        (``_Spec.encoded_markers``)."""
+        enc = getattr(self, "_enc", None)
+        if enc is None:
+            fam = self._family
+            enc = self._enc = (tuple(self._encode(m) for m in fam.start), tuple(self._encode(m) for m in fam.end))
+        return enc
+
+    def strip_content_streaming(self, previous_text: str, current_text: str) -> Optional[DeltaMessage]:
+        """The content after reasoning with the wrapper markers of this name
+        removed (``_Spec.content_wrapper``; what vLLM's composed Kimi K3 parser
+        asks when no tool parser runs): ``previous_text`` / ``current_text``
+        are the content so far, before and after this step.  A suffix that
+        may still become a marker is held.  O(step) when called step after
+        step; otherwise ``previous_text`` is read again first."""
+        st = getattr(self, "_strip", None)
+        if st is None or st[0] != len(previous_text) or not current_text.startswith(previous_text):
+            st = self._strip = [0, "", False]
+            self._strip_feed(st, previous_text)
+        out = self._strip_feed(st, current_text[len(previous_text):])
+        st[0] = len(current_text)
+        return _delta(None, out) if out else None
+
+    def _strip_feed(self, st: list, chunk: str) -> str:
+        wrapper = self.spec.content_wrapper
+        if not wrapper:
+            return chunk
+        text = st[1] + chunk
+        out = []
+        while True:
+            markers = wrapper[1:] if st[2] else wrapper
+            best, which = -1, ""
+            for m in markers:
+                j = text.find(m)
+                if j >= 0 and (best < 0 or j < best):
+                    best, which = j, m
+            if best < 0:
+                break
+            out.append(text[:best])
+            text = text[best + len(which):]
+            if which == wrapper[0]:
+                st[2] = True
+        hold = 0
+        for m in wrapper:
+            for k in range(min(len(m) - 1, len(text)), hold, -1):
+                if text.endswith(m[:k]):
+                    hold = k
+                    break
+        st[1] = text[len(text) - hold:] if hold else ""
+        out.append(text[:len(text) - hold] if hold else text)
+        return "".join(out)
+
+    def _stream(self, delta_text: str, delta_token_ids: Sequence[int]) -> Optional[DeltaMessage]:
         if self._passthrough:
             if self._append_think and not self._begun:
                 self._begun = True
                 delta_text = self._start_text_str() + delta_text
             return _delta(None, delta_text) if delta_text else None
-        if not delta_token_ids or self._text_parser is not None:
+        if self.spec.text_stream:
+            # vLLM's class of this name reads the text: so does ours.
+            if delta_token_ids and not self._text_only:
+                delta_text = self._restore_markers(delta_text, delta_token_ids)
+            if not delta_text:
+                return None
+            return self._text_delta(delta_text)
+        if not delta_token_ids or self._text_parser is not None or self._text_only:
             # Text without ids (a caller whose ids do not cover its text): from
             # here on this request is split at the text level, from the side
             # the ids left it on.
@@ -1180,6 +1512,7 @@ class VllmReasoningParser(_VllmReasoningParser):
                 return None
         if not self._begun:
             self._begin()
+            self._lead_buf = None  # (dropped above, at the token level)
             if self.spec.inject_start_if and self._injects(delta_text, self._start_state):
                 sid = self.start_token_id
                 if sid is not None:
@@ -1252,7 +1585,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         for ids, text in zip(pieces, texts):
             if not ids:
                 continue
-            m = self.extract_reasoning_streaming("", "", text, (), (), ids)
+            m = self._stream(text, ids)
             if m is not None:
                 reasoning.append(m.reasoning or "")
                 content.append(m.content or "")
@@ -1358,8 +1691,14 @@ class VllmReasoningParser(_VllmReasoningParser):
         """End of the request: held tokens go to the side they were on."""
         if not self._begun or self._passthrough:
             return None
-        if self._text_parser is not None:
-            r, c = self._text_parser.finish()
+        if self._text_parser is not None or self._lead_buf:
+            if self._text_parser is None:
+                self._text_parser = TextReasoningParser(
+                    self._family, starts_in_reasoning=self._eng.state != CONTENT)
+            lead, self._lead_buf = self._lead_buf, None
+            r, c = self._text_parser.feed(lead) if lead else ("", "")
+            r2, c2 = self._text_parser.finish()
+            r, c = r + r2, c + c2
             if not r and not c:
                 return None
             return _delta(r, c or None) if r else _delta(None, c)
@@ -1450,7 +1789,12 @@ def _with_terminators(fam: Family, extra: tuple[str, ...]) -> Family:
 
 def _make_class(name: str, spec: _Spec) -> type[VllmReasoningParser]:
     cls_name = "".join(p.capitalize() for p in name.split("_")) + "RcReasoningParser"
-    return type(cls_name, (VllmReasoningParser,), {"vllm_name": name, "spec": spec, "__module__": __name__})
+    bases: tuple[type, ...] = (VllmReasoningParser,)
+    own = _vllm_own_class("reasoning", name) if spec.vllm_base else None
+    if own is not None:
+        bases += (own,)
+    return type(cls_name, bases, {"vllm_name": name, "spec": spec, "__module__": __name__,
+                                  "engine_based_streaming": spec.engine_based})
 
 
 REASONING_PARSERS: dict[str, type[VllmReasoningParser]] = {name: _make_class(name, s) for name, s in _SPECS.items()}
@@ -1704,6 +2048,9 @@ class VllmToolParser(_VllmToolParser):
     # partial marker is released and a last call without its end marker is
     # completed when its body parses.
     engine_based_streaming = True
+    # What adjust_request takes over from vLLM's class of this name (on a copy
+    # of the request): the detokenization switches.
+    _adopted: tuple[str, ...] = ()
 
     def __init__(self, tokenizer: Any, tools: Any = None, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools)
@@ -1731,6 +2078,15 @@ class VllmToolParser(_VllmToolParser):
         may prepare them as vLLM's class of its name reads them)."""
         return _tool_schemas(tools)
 
+    @property
+    def default_tool_strict_level(self) -> Any:
+        """The strict level vLLM's serving layer applies to this name's
+        structural tag when the operator sets none: vLLM's own class's
+        (``glm47``: FUNCTION, so ``"auto"`` is constrained), else vLLM's default."""
+        own = _vllm_own_class("tool", self.vllm_name)
+        base = _VllmToolParser.default_tool_strict_level
+        return getattr(own, "default_tool_strict_level", base) if own is not None else base
+
     def _use_request(self, request: Any) -> None:
         # Read once per request object (vLLM passes the same one on every delta).
         self._request = request
@@ -1742,7 +2098,7 @@ class VllmToolParser(_VllmToolParser):
 
     def adjust_request(self, request: Any) -> Any:
         request = super().adjust_request(request)
-        if _adjust_like_vllm("tool", self.vllm_name, self._vllm_own_tool, request):
+        if _adjust_like_vllm("tool", self.vllm_name, self._vllm_own_tool, request, self._adopted):
             return request
         if (getattr(request, "tools", None) and getattr(request, "tool_choice", None) != "none"
                 and hasattr(request, "skip_special_tokens")):
@@ -2895,10 +3251,48 @@ class _ApertusVllm(VllmToolParser):
         return "".join(content), out
 
 
+def _guided_choice(request: Any) -> bool:
+    """A ``"required"`` or named tool choice (vLLM's mistral guides these)."""
+    return getattr(request, "tool_choice", None) == "required" or _named_choice(request) is not None
+
+
+class _MistralVllm(VllmToolParser):
+    """vLLM's mistral rules for a ``"required"`` or named tool choice: its
+    ``adjust_request`` constrains the output to a bare JSON array of calls
+    (no ``[TOOL_CALLS]``) where the tokenizer brings no grammar of its own
+    (taken over here: ``structured_outputs`` / ``response_format``), and
+    output without the marker is then read as that array."""
+
+    _adopted = ("structured_outputs", "response_format")
+    _BOT = "[TOOL_CALLS]"
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        if self._BOT in model_output or not _guided_choice(request) or not model_output.strip():
+            return super().extract_tool_calls(model_output, request)
+        out = super().extract_tool_calls(self._BOT + model_output.strip(), request)
+        if not out.tools_called:  # not an array of calls: the text as written
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        return out
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
+                                     delta_token_ids: Sequence[int], request: Any) -> Optional[DeltaMessage]:
+        if not getattr(self, "_bare_checked", False) and delta_text and delta_text.strip():
+            # The first text of a guided request that is not the marker: the
+            # bare array (read as if the marker opened it).
+            self._bare_checked = True
+            if (_guided_choice(request) and not delta_text.lstrip().startswith(self._BOT[:len(delta_text.lstrip())])
+                    and not previous_text.strip()):
+                delta_text = self._BOT + delta_text.lstrip()
+        return super().extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids,
+                                                    current_token_ids, delta_token_ids, request)
+
+
 _TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "minicpm5": _MiniCPM5Vllm,
                                                 "deepseek_v32": _SchemaFixedVllm, "deepseek_v4": _SchemaFixedVllm,
                                                 "deepseek_v41": _SchemaFixedVllm, "dots": _KnownToolsVllm,
-                                                "poolside_v1": _PoolsideVllm, "apertus": _ApertusVllm}
+                                                "poolside_v1": _PoolsideVllm, "apertus": _ApertusVllm,
+                                                "mistral": _MistralVllm}
 
 
 # ---- Gemma 4 under vLLM's name ----------------------------------------------
@@ -3164,6 +3558,33 @@ def _make_tool_class(name: str, fmt: str) -> type[VllmToolParser]:
 TOOL_PARSERS: dict[str, type[VllmToolParser]] = {
     name: _make_tool_class(name, fmt) for name, fmt in _TOOL_FORMATS.items() if fmt in _tools.available()
 }
+
+
+def _share_tool_classes() -> None:
+    """Names vLLM serves with one tool-parser class (``glm45`` and ``glm47``
+    are both vLLM's GLM-4.7 class) share one class of ours too, where our
+    settings for those names are the same (the class of the name vLLM's
+    module is named after is kept, else the first name's)."""
+    groups: dict[Any, list[str]] = {}
+    for name, entry in _VLLM_OWN["tool"].items():
+        if name in TOOL_PARSERS:
+            key = entry if isinstance(entry, tuple) else (entry.__module__, entry.__qualname__)
+            groups.setdefault(key, []).append(name)
+
+    def settings(n: str) -> tuple:
+        c = TOOL_PARSERS[n]
+        return c.rc_format, c.__bases__, c.structural_tag_model, _TOOL_WS.get(n)
+
+    for (module, _), names in groups.items():
+        names = sorted(names)
+        if len(names) > 1 and len({settings(n) for n in names}) == 1:
+            flat = module.replace("_", "")
+            keep = next((n for n in names if n.replace("_", "") in flat), names[0])
+            for n in names:
+                TOOL_PARSERS[n] = TOOL_PARSERS[keep]
+
+
+_share_tool_classes()
 
 
 # ---------------------------------------------------------------------------

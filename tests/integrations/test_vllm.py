@@ -111,10 +111,7 @@ KNOWN_DIFFERENCES: dict[str, tuple[object, object, str]] = {
     "openai_gptoss": (_ALL, _ALL, "vLLM's class for this name only detects the reasoning boundary "
                       "(extract_reasoning raises; vLLM parses harmony output in HarmonyParser with the real "
                       "o200k_harmony vocabulary); ours splits the channels itself"),
-    "kimi_k3": (_ALL, ("token_level",), "vLLM's kimi_k3 token answers: not yet reconciled"),
     "inkling": (_ALL, ("token_level",), "vLLM's inkling token answers: not yet reconciled"),
-    "minimax_m3": (_ALL, ("token_level",), "vLLM's minimax_m3 answers extract_content_ids / is_reasoning_end from "
-                   "the state its streaming calls left; ours from the ids given"),
     "mistral": (_ALL, ("prompt",), "a prompt ending in [THINK]: vLLM's mistral ignores it (no prompt hook), reads "
                 "the reasoning as content and drops the [/THINK]; ours starts in reasoning, as the prompt says"),
     "muse": (_ALL, _ALL, "vLLM's muse drops text outside a recipient channel (content after <|eom|> with no "
