@@ -2594,6 +2594,15 @@ class _GroupedVllmToolParser(VllmToolParser):
         return DeltaMessage(content=out) if out else None
 
 
+def _json_object(text: str) -> Optional[dict]:
+    """The object ``text`` holds as JSON, else None."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _held_prefix(text: str, marker: str, start: int) -> int:
     """Length of the longest tail of ``text[start:]`` that begins ``marker``."""
     for k in range(min(len(marker) - 1, len(text) - start), 0, -1):
@@ -2643,11 +2652,8 @@ class _K2HorizonVllm(_GroupedVllmToolParser):
         props = (schemas.get(name) or {}).get("properties")
         if not isinstance(props, dict):
             return args
-        try:
-            values = json.loads(args)
-        except ValueError:
-            return args
-        if not isinstance(values, dict):
+        values = _json_object(args)
+        if values is None:
             return args
         changed = False
         for key, value in values.items():
@@ -2722,11 +2728,8 @@ class _MiniCPM5Vllm(VllmToolParser):
         rule = _MINICPM5_ALIASES.get(name)
         if rule is None or rule[0] not in schemas:
             return None
-        try:
-            args = json.loads(arguments)
-        except ValueError:
-            return None
-        if not isinstance(args, dict):
+        args = _json_object(arguments)
+        if args is None:
             return None
         target, fields, constants = rule
         mapped: dict = {}
