@@ -55,21 +55,16 @@ def _fast_delta_factory():
     plain ``str``): vLLM's interface costs one model per call, and validating
     it is most of that cost.  Checked against the validated constructor at
     import; any mismatch (another pydantic or vLLM) falls back to it."""
-    new, setattr_ = object.__new__, object.__setattr__
-    extra = {} if DeltaMessage.model_config.get("extra") == "allow" else None
+    from ..tools import _json as tool_json
+
+    mk = tool_json.SCAN.model_new  # compiled (or its pure twin): no validation, a new fields set
+    extra = DeltaMessage.model_config.get("extra") == "allow"
+    fields_set = {(r, c): frozenset(n for n, on in (("reasoning", r), ("content", c)) if on)
+                  for r in (False, True) for c in (False, True)}
 
     def fast(reasoning: Optional[str] = None, content: Optional[str] = None) -> DeltaMessage:
-        m = new(DeltaMessage)
-        setattr_(m, "__dict__", {"role": None, "content": content, "reasoning": reasoning, "tool_calls": []})
-        fields = set()
-        if reasoning is not None:
-            fields.add("reasoning")
-        if content is not None:
-            fields.add("content")
-        setattr_(m, "__pydantic_fields_set__", fields)
-        setattr_(m, "__pydantic_extra__", None if extra is None else {})
-        setattr_(m, "__pydantic_private__", None)
-        return m
+        return mk(DeltaMessage, {"role": None, "content": content, "reasoning": reasoning, "tool_calls": []},
+                  fields_set[reasoning is not None, content is not None], extra)
 
     def slow(reasoning: Optional[str] = None, content: Optional[str] = None) -> DeltaMessage:
         kw = {}
