@@ -29,6 +29,12 @@ classes the server builds (creation included) is timed at its outermost call,
 less the timer's own measured cost per call, and divided by the generated
 tokens.  That is the parser's share of the serving path, resolvable to a tenth
 of a microsecond where whole-request differences are not.
+
+``--count-steps`` times ``count_reasoning_tokens`` asked on every step with the
+ids so far (``tuple()`` of them, as vLLM's serving layer does with
+``stream_options.continuous_usage_stats``), over the same completion: vLLM's
+class, ours, and the ``tuple()`` alone; mean microseconds per step, median of
+the repeats (min-max).
 """
 from __future__ import annotations
 
@@ -269,12 +275,62 @@ def serving(repeat: int, names: list[str], tool_pairs: list[tuple[str, str]]) ->
     return 0
 
 
+def count_steps(repeat: int, names: list[str]) -> int:
+    """``count_reasoning_tokens`` on every step, with the ids so far, beside
+    the step's ``extract_reasoning_streaming`` (as vLLM's serving loop calls
+    them: the stream first, so a class that counts from its streaming state
+    can)."""
+    tok, _, _, Manager, rcv, text = _load()
+    ids, steps = _steps(tok, text)
+    n = len(steps)
+    clock = time.process_time
+
+    def run(make, count: bool) -> float:
+        parser = make() if make is not None else None
+        acc: list[int] = []
+        gc.disable()
+        try:
+            t0 = clock()
+            for prev, cur, delta, prev_ids, cur_ids, delta_ids in steps:
+                acc.extend(delta_ids)
+                key = tuple(acc)
+                if parser is not None:
+                    parser.extract_reasoning_streaming(prev, cur, delta, prev_ids, cur_ids, delta_ids)
+                    if count:
+                        parser.count_reasoning_tokens(key)
+            return (clock() - t0) / n * 1e6
+        finally:
+            gc.enable()
+
+    print(f"count_reasoning_tokens on every step, {n} steps, us per step (mean over the output), "
+          f"median of {repeat} (min-max); each step also builds tuple() of the ids and streams the delta")
+    cols = ("tuple() alone", "vLLM: stream", "vLLM: stream + count", "ours: stream", "ours: stream + count")
+    print(f"{'':16s}" + "".join(f"{c:>24s}" for c in cols))
+    for name in names:
+        theirs_cls = Manager.get_reasoning_parser(name)
+        ours_cls = rcv.REASONING_PARSERS[name]
+        times: list[list[float]] = [[] for _ in cols]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(repeat):
+                for k, (make, count) in enumerate(((None, False), (lambda: theirs_cls(tok), False),
+                                                   (lambda: theirs_cls(tok), True), (lambda: ours_cls(tok), False),
+                                                   (lambda: ours_cls(tok), True))):
+                    times[k].append(run(make, count))
+        print(f"{name:16s}" + "".join(f"{_fmt(t):>24s}" for t in times))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--names", nargs="+", default=["deepseek_r1", "qwen3"])
     ap.add_argument("--serving", action="store_true", help="time whole requests through vLLM's serving path")
+    ap.add_argument("--count-steps", action="store_true",
+                    help="time count_reasoning_tokens asked on every step (continuous usage stats)")
     args = ap.parse_args(argv)
+    if args.count_steps:
+        return count_steps(args.repeat, args.names)
     if args.serving:
         return serving(args.repeat, args.names, [("qwen3", "hermes"), ("qwen3", "qwen3_coder")])
 

@@ -66,3 +66,6 @@ class BatchEngine:
     def step_ragged(self, slots: Any, offsets: Any, token_ids: Any,
                     out: BatchStepResult | None = ...) -> BatchStepResult: ...
 
+
+
+def extends(ids: tuple, prev: tuple) -> bool: ...

@@ -1946,3 +1946,20 @@ cdef class DecodePush:
         if side == SEG_CONTENT:
             return _delta(self.cls, "", out, self.field)
         return _delta(self.cls, out, "", self.field)
+
+
+def extends(tuple ids not None, tuple prev not None):
+    """Whether ``ids`` starts with every item of ``prev`` (equal items; the
+    same objects compare without a call): a check that a caller's growing id
+    sequence extends the one it passed before, at pointer speed."""
+    cdef Py_ssize_t i, m = PyTuple_GET_SIZE(prev)
+    cdef PyObject* a
+    cdef PyObject* b
+    if PyTuple_GET_SIZE(ids) < m:
+        return False
+    for i in range(m):
+        a = PyTuple_GET_ITEM(ids, i)
+        b = PyTuple_GET_ITEM(prev, i)
+        if a != b and not (<object>a == <object>b):
+            return False
+    return True

@@ -661,3 +661,10 @@ class BatchEngine:
                 o_i[i] = state == REASONING or state == SEEDED
                 sv = state | (HELD_BIT if depth[node] else 0)
             st[slot] = sv
+
+
+def extends(ids: tuple, prev: tuple) -> bool:
+    """Whether ``ids`` starts with every item of ``prev`` (equal items)."""
+    if type(ids) is not tuple or type(prev) is not tuple:
+        raise TypeError(f"expected two tuples, not {type(ids).__name__} and {type(prev).__name__}")
+    return len(ids) >= len(prev) and ids[:len(prev)] == prev

@@ -45,6 +45,7 @@ from .._tables import (
     TERM,
     ids_of_kind,
 )
+from .._dispatch import resolve_backend
 from ..families import Family, get_family
 from ..parser import FamilyParser, LabelStripper, parser_class
 from ..text import TextReasoningParser
@@ -502,38 +503,292 @@ _DECIDE_START, _DECIDE_END, _DECIDE_BOUNDARY = 1, 2, 3
 _DROPPED: dict[int, tuple[Any, Any, frozenset[int]]] = {}
 
 
-def _first_of(ids: list[int], marks: Iterable[int]) -> int:
-    """Index of the first id of ``ids`` in ``marks`` (len(ids) if none): one
-    C-level scan per marker, each bounded by the best index so far."""
+_extends = resolve_backend(None)[1].extends  # (ids, prev): whether ids start with prev, compiled
+
+
+def _non_dropped(ids: Sequence[int], dropped: frozenset[int]) -> int:
+    """How many of ``ids`` are not in ``dropped`` (C-level counts)."""
+    n = len(ids)
+    if dropped and n:
+        for t in dropped.intersection(ids):
+            n -= ids.count(t)
+    return n
+
+
+class _Resumable:
+    """An incremental ``count_reasoning_tokens``: ``count(ids)`` answers for the
+    whole of ``ids`` and keeps what it learnt of them, so that the next call
+    with a longer sequence that extends them (vLLM asks on every step with
+    ``stream_options.continuous_usage_stats``) reads only the new ids.  A loop
+    over markers of up to ``span`` ids keeps the state it had at the last
+    position whose markers were whole in ``ids`` (``_mark``), and resumes
+    there: a marker begun at the very end is decided again with more ids."""
+
+    span = 1
+
+    def __init__(self) -> None:
+        self._at = 0          # resume position
+        self._state: tuple = ()
+
+    def _mark(self, n: int) -> int:
+        return n - self.span + 1
+
+
+class _DepthCount(_Resumable):
+    """vLLM's R1 depth counter (see ``_Spec.count``), resumable."""
+
+    def __init__(self, start: tuple[int, ...], end: tuple[int, ...], depth: int) -> None:
+        super().__init__()
+        self.start, self.end = start, end
+        self.span = max(len(start), len(end), 1)
+        self._state = (depth, 0)
+
+    def count(self, ids: Sequence[int]) -> int:
+        start, end = self.start, self.end
+        depth, count = self._state
+        i, n = self._at, len(ids)
+        if not start:
+            return n if depth else 0
+        s0, e0, ls, le = start[0], end[0] if end else None, len(start), len(end)
+        if i == 0 and ls == 1 and le == 1 and not depth and n > 64:
+            # a first count over many ids, one block at most: C-level scans
+            n_starts = ids.count(s0)
+            if n_starts <= 1:
+                if n_starts:
+                    i = ids.index(s0)
+                    try:
+                        count, depth = ids.index(e0, i + 1) - i - 1, 0
+                    except ValueError:
+                        count, depth = n - i - 1, 1
+                self._at, self._state = n, (depth, count)
+                return count
+        mark = self._mark(n)
+        saved = False
+        while i < n:
+            if not saved and i >= mark:
+                self._at, self._state, saved = i, (depth, count), True
+            t = ids[i]
+            if t == s0 and (ls == 1 or tuple(ids[i:i + ls]) == start):
+                depth += 1
+                i += ls
+                continue
+            if t == e0 and (le == 1 or tuple(ids[i:i + le]) == end):
+                if depth > 0:
+                    depth -= 1
+                i += le
+                continue
+            if depth > 0:
+                count += 1
+            i += 1
+        if not saved:
+            self._at, self._state = i, (depth, count)
+        return count
+
+
+class _ToEndCount(_Resumable):
+    """Rules "to_end" / "to_end_after_start": every id before the first end."""
+
+    def __init__(self, end: Optional[int], start: Optional[int], after_start: bool) -> None:
+        super().__init__()
+        self.end, self.start, self.after_start = end, start, after_start
+        self._skip = -1
+        self._found = -1
+
+    def count(self, ids: Sequence[int]) -> int:
+        if self._skip < 0:
+            self._skip = self._at = 1 if self.after_start and ids[0] == self.start else 0
+        skip = self._skip
+        if self._found >= 0:
+            return self._found - skip
+        try:
+            self._found = ids.index(self.end, self._at)
+            return self._found - skip
+        except ValueError:
+            self._at = max(len(ids), skip)
+            return len(ids) - skip
+
+
+class _OpenCloseCount(_Resumable):
+    """Rule "open_close" (see ``_Spec.count``), resumable."""
+
+    def __init__(self, rule: tuple, inside_first: bool) -> None:
+        super().__init__()
+        self.rule = rule
+        opener, closers, early, _ = rule
+        self.span = max([len(opener), len(early)] + [len(c) for c in closers] + [1])
+        self._state = (0, inside_first, False)
+
+    def count(self, ids: Sequence[int]) -> int:
+        opener, closers, early, heads = self.rule
+        count, inside, opened = self._state
+        i, n = self._at, len(ids)
+        mark = self._mark(n)
+        saved = False
+        while i < n:
+            if not saved and i >= mark:
+                self._at, self._state, saved = i, (count, inside, opened), True
+            t = ids[i]
+            if t in heads:
+                if opener and tuple(ids[i:i + len(opener)]) == opener:
+                    inside = opened = True
+                    i += len(opener)
+                    continue
+                hit = 0
+                for c in closers:
+                    if tuple(ids[i:i + len(c)]) == c:
+                        hit = len(c)
+                        break
+                if not hit and early and not opened and tuple(ids[i:i + len(early)]) == early:
+                    hit = len(early)
+                if hit:
+                    inside = False
+                    i += hit
+                    continue
+            if inside:
+                count += 1
+            i += 1
+        if not saved:
+            self._at, self._state = i, (count, inside, opened)
+        return count
+
+
+class _HeaderCount(_Resumable):
+    """Rule "header" (see ``_Spec.count``): one decode per message header."""
+
+    def __init__(self, owner: "VllmReasoningParser") -> None:
+        super().__init__()
+        vocab = owner.vocab
+        head_end, self.own, *ends = owner.spec.count_header
+        self.message = vocab.get(head_end)
+        self.enders = frozenset(vocab[t] for t in ends if t in vocab)
+        self.decode = owner.model_tokenizer.decode
+        self._state = (0, 0, False)  # count, header start, inside
+
+    def count(self, ids: Sequence[int]) -> int:
+        message, enders = self.message, self.enders
+        count, header_start, inside = self._state
+        for i in range(self._at, len(ids)):
+            t = ids[i]
+            if t == message:
+                header = self.decode(list(ids[header_start:i])).rstrip()
+                name, at = "", header.rfind("to=")
+                while at >= 0:  # the recipient runs to the header's end: no space, no "<"
+                    rest = header[at + 3:]
+                    if any(c.isspace() or c == "<" for c in rest):
+                        break
+                    if rest:
+                        name = rest
+                        break
+                    at = header.rfind("to=", 0, at)
+                inside = not name or name == self.own
+                header_start = i + 1
+            elif t in enders:
+                inside = False
+                header_start = i + 1
+            elif inside:
+                count += 1
+        self._at, self._state = len(ids), (count, header_start, inside)
+        return count
+
+
+def _first_from(ids: Sequence[int], marks: Iterable[int], lo: int) -> int:
+    """Index of the first id of ``ids[lo:]`` in ``marks`` (len(ids) if none)."""
     cut = len(ids)
     for t in marks:
         try:
-            cut = ids.index(t, 0, cut)
+            cut = ids.index(t, lo, cut)
         except ValueError:
             pass
     return cut
 
 
-def _depth_count(ids: Sequence[int], start: tuple[int, ...], end: tuple[int, ...], depth: int) -> int:
-    """Tokens inside start ... end, nested starts deepening, stray ends ignored,
-    markers (id sequences) not counted."""
-    count, i, n = 0, 0, len(ids)
-    s0, e0, ls, le = start[0], end[0] if end else None, len(start), len(end)
-    while i < n:
-        t = ids[i]
-        if t == s0 and (ls == 1 or tuple(ids[i:i + ls]) == start):
-            depth += 1
-            i += ls
-            continue
-        if t == e0 and (le == 1 or tuple(ids[i:i + le]) == end):
-            if depth > 0:
-                depth -= 1
-            i += le
-            continue
-        if depth > 0:
-            count += 1
-        i += 1
-    return count
+class _EngineCount(_Resumable):
+    """Rule "engine" (see ``_Spec.count``): the ids our parser puts in
+    reasoning, less the ones vLLM's engine drops; incremental.  The parser
+    keeps the ids it was fed; a delimiter prefix it holds at the end is
+    counted on the side it would be released to (as ``finish()`` does), without
+    releasing it."""
+
+    def __init__(self, owner: "VllmReasoningParser") -> None:
+        super().__init__()
+        self.o = owner
+        spec = owner.spec
+        self.engine = spec.style == "engine"
+        self.start = owner._count_start if self.engine else False
+        self.dropped = owner._count_dropped() if self.engine else frozenset()
+        self.cut = owner._count_cut
+        sid = owner.start_token_id
+        self.sid = sid if spec.inject_start_if and sid is not None else None
+        self.inject: Optional[bool] = None
+        self.flags_at = 0       # ids read for the injection's flags
+        self.sid_seen = False
+        self.end_seen = False
+        self.limit = -1         # where the ids are cut for good (absolute), once found
+        self.s0 = -1            # cut "block" without start: the first start's index
+        self.p: Any = None
+        self.fed = 0            # ids fed to the parser (or counted, cut "block" with start)
+        self.r = 0              # reasoning ids so far
+
+    def _injects(self, ids: Sequence[int]) -> bool:
+        o, lo = self.o, self.flags_at
+        if lo < len(ids):
+            new = ids[lo:]
+            self.sid_seen = self.sid_seen or self.sid in new
+            self.end_seen = self.end_seen or not o._end_ids.isdisjoint(new)
+            self.flags_at = len(ids)
+        if self.sid_seen:
+            return False
+        return o._injects(o._decode(ids[:4]) if not self.end_seen else o._family.end[0], self.start)
+
+    def count(self, ids: Sequence[int]) -> int:
+        o, n = self.o, len(ids)
+        if self.sid is not None:
+            inject = self._injects(ids)
+            if self.inject is None:
+                self.inject = inject
+            elif inject != self.inject:  # decided again (at most a few times): recount
+                fresh = _EngineCount(o)
+                self.__dict__.update(fresh.__dict__)
+                return self.count(ids)
+        hi = n if self.limit < 0 else self.limit
+        cut = self.cut
+        if cut == "block" and self.start:
+            # open from the first id, closed for good by its first end or terminator
+            if self.limit < 0:
+                hi = _first_from(ids, o._count_block_ends, self.fed)
+                if hi < n:
+                    self.limit = hi
+            if hi > self.fed:
+                self.r += _non_dropped(ids[self.fed:hi], self.dropped)
+                self.fed = hi
+            return self.r
+        if self.limit < 0 and cut != "none":
+            if cut == "tool":
+                j = _first_from(ids, o._term_ids, self.fed)
+            else:  # "block": the block opens at the first start, if any
+                j = n
+                if self.s0 < 0:
+                    s0 = _first_from(ids, o._start_ids, self.fed)
+                    if s0 < n:
+                        self.s0 = s0
+                if self.s0 >= 0:
+                    j = _first_from(ids, o._count_block_ends, max(self.fed, self.s0 + 1))
+            if j < n:
+                self.limit = hi = j
+        p = self.p
+        if hi > self.fed:
+            if p is None:
+                p = self.p = parser_class(o._family)(o._parser.tables)
+                p.begin(starts_in_reasoning=self.start)
+                if self.inject:
+                    p.split([self.sid])  # vLLM's start injection (gemma4)
+            rs = p.split(ids[self.fed:hi]).reasoning_ids
+            self.r += _non_dropped(rs, self.dropped)
+            self.fed = hi
+        if p is None:
+            return 0
+        held = p.held_ids
+        return self.r + (_non_dropped(held, self.dropped) if held and p.is_reasoning else 0)
 
 
 class VllmReasoningParser(_VllmReasoningParser):
@@ -997,6 +1252,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         not_end = frozenset(self.vocab[t] for t in spec.count_not_end if t in self.vocab) if spec.count_not_end else ()
         self._count_block_ends = frozenset(i for i in self._end_like if i not in not_end)
         self._count_depth = 0
+        self._count_memo: Optional[tuple] = None  # (ids counted, rule key, counter)
         key, value = spec.count_open_if
         if key and chat.get(key) == value:
             self._count_depth = 1
@@ -1032,7 +1288,10 @@ class VllmReasoningParser(_VllmReasoningParser):
         rule vLLM's parser of this name counts with (``_Spec.count``), on the
         output ids (with the EOS id) and this request's thinking switches; the
         prompt's open block does not count (vLLM's counters start from the
-        constructor's state).  One O(n) pass over the ids."""
+        constructor's state).  One pass over the ids; when they extend the
+        previous call's (vLLM asks on every step with
+        ``stream_options.continuous_usage_stats``), one C-level comparison of
+        the ids already counted and a pass over the new ones."""
         kind = self._count_kind
         if kind == "none" or not token_ids:
             return 0
@@ -1044,105 +1303,45 @@ class VllmReasoningParser(_VllmReasoningParser):
                 except Exception:
                     pass
             kind = "engine"
-        ids = token_ids if isinstance(token_ids, (list, tuple)) else list(token_ids)
+        ids = token_ids if type(token_ids) is tuple else tuple(token_ids)
+        key = (kind, self._count_start, self._passthrough)
+        memo, self._count_memo = self._count_memo, None
+        counter = None
+        if memo is not None:
+            prev, mkey, mcounter = memo
+            if mkey == key and (ids is prev or _extends(ids, prev)):
+                counter = mcounter
+        if counter is None:
+            counter = self._counter(kind)
+        n = counter.count(ids)
+        self._count_memo = (ids, key, counter)
+        return n
+
+    def _counter(self, kind: str) -> "_Resumable":
+        """A fresh incremental counter for rule ``kind``."""
         if kind == "to_end" or kind == "to_end_after_start":
-            skip = 1 if kind == "to_end_after_start" and ids[0] == self.start_token_id else 0
-            try:
-                return ids.index(self.end_token_id, skip) - skip
-            except ValueError:
-                return len(ids) - skip
+            return _ToEndCount(self.end_token_id, self.start_token_id, kind == "to_end_after_start")
         if kind == "depth":
-            return self._count_depth_rule(ids)
+            if self.spec.encoded_markers:
+                starts, ends = self._encoded()
+                start, end = (starts[0] if starts else ()), (ends[0] if ends else ())
+            else:
+                start, end = self._marker_seq(START), self._marker_seq(END)
+            return _DepthCount(start, end, self._count_depth)
         if kind == "open_close":
-            return self._count_open_close(ids)
+            rule = getattr(self, "_open_close", None)
+            if rule is None:
+                rule = self._open_close = self._open_close_rule()
+            return _OpenCloseCount(rule, self.spec.count_inside_first)
         if kind == "header":
-            return self._count_headers(ids)
-        return self._count_reasoning_tokens(ids)
+            return _HeaderCount(self)
+        if self._passthrough:
+            return _DepthCount((), (), 0)  # counts 0
+        return _EngineCount(self)
 
     def _marker_seq(self, kind: int) -> tuple[int, ...]:
         seqs = ids_of_kind(self._parser.tables, kind)
         return tuple(seqs[0]) if seqs else ()
-
-    def _count_depth_rule(self, ids: Sequence[int]) -> int:
-        """vLLM's R1 depth counter (see ``_Spec.count``)."""
-        if self.spec.encoded_markers:
-            starts, ends = self._encoded()
-            start, end = (starts[0] if starts else ()), (ends[0] if ends else ())
-        else:
-            start, end = self._marker_seq(START), self._marker_seq(END)
-        depth = self._count_depth
-        if not start:
-            return len(ids) if depth else 0
-        if len(start) == 1 and len(end) == 1 and not depth:
-            s, e = start[0], end[0]
-            n_starts = ids.count(s)
-            if n_starts == 0:
-                return 0
-            if n_starts == 1:  # one block: C-speed scans
-                i = ids.index(s)
-                try:
-                    return ids.index(e, i + 1) - i - 1
-                except ValueError:
-                    return len(ids) - i - 1
-        return _depth_count(ids, start, end, depth)
-
-    def _count_open_close(self, ids: Sequence[int]) -> int:
-        """Rule "open_close" (see ``_Spec.count``)."""
-        rule = getattr(self, "_open_close", None)
-        if rule is None:
-            rule = self._open_close = self._open_close_rule()
-        opener, closers, early, heads = rule
-        n, i, count, inside, opened = len(ids), 0, 0, self.spec.count_inside_first, False
-        while i < n:
-            t = ids[i]
-            if t in heads:
-                if opener and tuple(ids[i:i + len(opener)]) == opener:
-                    inside = opened = True
-                    i += len(opener)
-                    continue
-                hit = 0
-                for c in closers:
-                    if tuple(ids[i:i + len(c)]) == c:
-                        hit = len(c)
-                        break
-                if not hit and early and not opened and tuple(ids[i:i + len(early)]) == early:
-                    hit = len(early)
-                if hit:
-                    inside = False
-                    i += hit
-                    continue
-            if inside:
-                count += 1
-            i += 1
-        return count
-
-    def _count_headers(self, ids: Sequence[int]) -> int:
-        """Rule "header" (see ``_Spec.count``): one decode per message header."""
-        vocab = self.vocab
-        head_end, own, *ends = self.spec.count_header
-        message = vocab.get(head_end)
-        enders = frozenset(vocab[t] for t in ends if t in vocab)
-        count, header_start, inside = 0, 0, False
-        for i, t in enumerate(ids):
-            if t == message:
-                header = self.model_tokenizer.decode(list(ids[header_start:i])).rstrip()
-                name, at = "", header.rfind("to=")
-                while at >= 0:  # the recipient runs to the header's end: no space, no "<"
-                    rest = header[at + 3:]
-                    if any(c.isspace() or c == "<" for c in rest):
-                        break
-                    if rest:
-                        name = rest
-                        break
-                    at = header.rfind("to=", 0, at)
-                inside = not name or name == own
-                header_start = i + 1
-            elif t in enders:
-                inside = False
-                header_start = i + 1
-            elif inside:
-                count += 1
-        return count
 
     def _open_close_rule(self) -> tuple:
         spec, tok = self.spec, self.model_tokenizer
@@ -1155,48 +1354,6 @@ class VllmReasoningParser(_VllmReasoningParser):
         early = enc(spec.count_close_before_open)
         heads = frozenset(m[0] for m in (opener, early) + closers if m)
         return opener, closers, early, heads
-
-    def _count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
-        """Rule "engine": the ids our parser puts in reasoning."""
-        if not token_ids or self._passthrough:
-            return 0
-        ids = list(token_ids)
-        engine = self.spec.style == "engine"
-        start = self._count_start if engine else False
-        sid = self.start_token_id
-        inject = bool(self.spec.inject_start_if) and sid is not None and sid not in ids and self._injects(
-            self._decode(ids[:4]) if self._end_ids.isdisjoint(ids) else self._family.end[0], start)
-        cut_rule = self._count_cut
-        if cut_rule == "block" and start:
-            # Open from the first token, closed for good by its first end or
-            # terminator: every id before that is reasoning but the dropped ones.
-            cut = _first_of(ids, self._count_block_ends)
-            n = cut
-            dropped = self._count_dropped()
-            head = ids[:cut] if cut < len(ids) else ids
-            for t in dropped.intersection(head):
-                n -= head.count(t)
-            return n
-        if cut_rule == "tool":
-            del ids[_first_of(ids, self._term_ids):]
-        elif cut_rule == "block":  # the block opens at the first start, if any
-            s0 = _first_of(ids, self._start_ids)
-            del ids[s0 + 1 + _first_of(ids[s0 + 1:], self._count_block_ends):]
-        if not ids:
-            return 0
-        p = parser_class(self._family)(self._parser.tables)
-        p.begin(starts_in_reasoning=start)
-        if inject and sid is not None:
-            p.split([sid])  # vLLM's start injection (gemma4)
-        reasoning = list(p.split(ids).reasoning_ids)
-        reasoning += p.finish().reasoning_ids
-        n = len(reasoning)
-        if self.spec.style == "engine" and n:
-            dropped = self._count_dropped()
-            if dropped:
-                for t in dropped.intersection(reasoning):
-                    n -= reasoning.count(t)
-        return n
 
     # -- one-shot -----------------------------------------------------------------
     def extract_reasoning(self, model_output: str, request: Any = None) -> tuple[Optional[str], Optional[str]]:

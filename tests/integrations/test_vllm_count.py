@@ -163,3 +163,99 @@ def test_count_equals_vllm_eos_not_special(plain_tok, name):
     """The same with a vocabulary that flags no special token (vLLM's engine
     then drops nothing, save the markers its grammar for the name lists)."""
     test_count_equals_vllm(plain_tok, name)
+
+
+def _fresh_count(parser, ids) -> int:
+    parser._count_memo = None  # nothing kept from an earlier call: one pass over ``ids``
+    return parser.count_reasoning_tokens(tuple(ids))
+
+
+@pytest.mark.parametrize("name", _names())
+def test_count_asked_every_step_equals_one_pass(tok, name):
+    """With ``stream_options.continuous_usage_stats`` vLLM asks for the count on
+    every step, with the ids so far: ours reads only the new ids then.  At
+    every step, the answer equals one pass over the ids; ids that do not
+    extend the previous call's (another sequence, a shorter one, one that
+    differs early) are counted afresh."""
+    rng = random.Random("steps-" + name)
+    seqs = _sequences(tok, name, rng)
+    for kw in KWARGS[:3] + KWARGS[9:]:
+        stepped = rcv.REASONING_PARSERS[name](tok, chat_template_kwargs=dict(kw))
+        fresh = rcv.REASONING_PARSERS[name](tok, chat_template_kwargs=dict(kw))
+        for ids in seqs:
+            n = 0
+            while n < len(ids):
+                n = min(len(ids), n + rng.randint(1, 4))
+                got = stepped.count_reasoning_tokens(tuple(ids[:n]))
+                assert got == _fresh_count(fresh, ids[:n]), (name, kw, tok.convert_ids_to_tokens(ids[:n]))
+            if ids and rng.random() < 0.3:  # the same ids again, then ones that differ at the start
+                assert stepped.count_reasoning_tokens(list(ids)) == _fresh_count(fresh, ids)
+                other = [ids[-1]] + list(ids[1:])
+                assert stepped.count_reasoning_tokens(tuple(other)) == _fresh_count(fresh, other)
+
+
+def test_count_asked_every_step_reads_only_the_new_ids(tok):
+    """The parser behind the memo is fed each id once: a long output asked on
+    every step costs one pass over it, not one per step."""
+    ours = rcv.REASONING_PARSERS["glm45"](tok)
+    ids = tok.encode("<think>" + "Let me think. " * 200 + "</think>" + "The answer. " * 50,
+                     add_special_tokens=False)
+    expected = _fresh_count(rcv.REASONING_PARSERS["glm45"](tok), ids)
+    ours.count_reasoning_tokens(tuple(ids[:1]))
+    p = ours._count_memo[2].p
+    assert p is not None  # glm45: our parser decides the count
+    fed, real_split = [], p.split
+
+    def split(delta):
+        fed.append(len(delta))
+        return real_split(delta)
+
+    p.split = split
+    for n in range(2, len(ids) + 1):
+        got = ours.count_reasoning_tokens(tuple(ids[:n]))
+    assert got == expected > 200
+    assert sum(fed) == len(ids) - 1 and max(fed) == 1
+
+
+@pytest.fixture(scope="module")
+def split_tok():
+    from vllm_helpers import vllm_tokenizer
+
+    return vllm_tokenizer((EOS,))  # no marker is one token: each is several ids, held while undecided
+
+
+@pytest.mark.parametrize("name", _names())
+def test_count_asked_every_step_markers_of_several_ids(split_tok, name):
+    """The same where the delimiters are several ids each: a step can end
+    inside one (our parser holds it; the count puts it where the end of the
+    output would release it)."""
+    test_count_asked_every_step_equals_one_pass(split_tok, name)
+
+
+
+@pytest.mark.parametrize("name", ["mistral", "deepseek_v4", "gemma4"])
+@pytest.mark.parametrize("kw", [{}, {"enable_thinking": False}])
+def test_count_of_a_step_ending_inside_a_delimiter(split_tok, name, kw):
+    """Counted mid-stream, a delimiter prefix our parser holds is counted on
+    the side that ending the output there releases it to: the count equals a
+    parser's split of the ids so far plus its ``finish()``."""
+    from reasoning_core.parser import parser_class
+
+    ours = rcv.REASONING_PARSERS[name](split_tok, chat_template_kwargs=dict(kw))
+    fam = ours._family
+    ids = split_tok.encode(f"{fam.start[0]}Let me think{fam.end[0]}The answer{fam.start[0]}more{fam.end[0]}",
+                           add_special_tokens=False)
+    dropped = ours._count_dropped()
+    held_seen = 0
+    for n in range(1, len(ids) + 1):
+        got = ours.count_reasoning_tokens(tuple(ids[:n]))
+        ref = parser_class(fam)(ours._parser.tables)
+        ref.begin(starts_in_reasoning=ours._count_start)
+        if ours._count_memo[2].inject:  # gemma4's start injection, as decided for these ids
+            ref.split([ours.start_token_id])
+        reasoning = list(ref.split(ids[:n]).reasoning_ids)
+        held_seen += bool(ref.held_ids)
+        reasoning += ref.finish().reasoning_ids
+        expected = sum(1 for t in reasoning if t not in dropped)
+        assert got == expected, (name, kw, n)
+    assert held_seen  # the steps did end inside delimiters

@@ -129,6 +129,7 @@ class Reply:
     tool_calls: tuple
     finish_reason: Optional[str]
     usage: tuple
+    usage_steps: tuple = ()  # reasoning_tokens of each chunk (stream_options.continuous_usage_stats)
 
     def short(self) -> str:
         return repr(self)[:600]
@@ -207,7 +208,7 @@ class ServingHarness:
     def chat(self, reasoning: Optional[str], tool: Optional[str], ids: list[int], sizes: list[int], *,
              finish: str = "stop", stream: bool, chat_template_kwargs: Optional[dict] = None,
              tools: Optional[list] = None, max_tokens: Optional[int] = None,
-             skip_special_tokens: Optional[bool] = None) -> Reply:
+             skip_special_tokens: Optional[bool] = None, continuous_usage: bool = False) -> Reply:
         """One request through vLLM's chat-completions handler; ``ids`` are
         the engine's output (with the EOS id for ``finish="stop"``)."""
         from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
@@ -217,7 +218,7 @@ class ServingHarness:
         body: dict[str, Any] = {"model": self.model_dir, "messages": [{"role": "user", "content": "hi"}],
                                 "stream": stream}
         if stream:
-            body["stream_options"] = {"include_usage": True}
+            body["stream_options"] = {"include_usage": True, "continuous_usage_stats": continuous_usage}
         if chat_template_kwargs:
             body["chat_template_kwargs"] = dict(chat_template_kwargs)
         if tools:
@@ -253,6 +254,7 @@ class ServingHarness:
         calls: dict[int, list[str]] = {}
         finish = None
         usage: tuple = ()
+        steps: list = []
         saw_r = saw_c = False
         async for chunk in result:
             chunk = chunk.strip()
@@ -263,6 +265,8 @@ class ServingHarness:
                 return Reply("ERROR", str(data)[:300], (), None, ())
             if data.get("usage"):
                 usage = _usage(data["usage"])
+                if data.get("choices"):
+                    steps.append(usage[2])
             for ch in data.get("choices") or ():
                 d = ch.get("delta") or {}
                 if d.get("reasoning") is not None:
@@ -280,7 +284,7 @@ class ServingHarness:
                     finish = ch["finish_reason"]
         merged = tuple((n, _args(a)) for _, (n, a) in sorted(calls.items()))
         return Reply("".join(reasoning) if saw_r else None, "".join(content) if saw_c else None, merged, finish,
-                     usage)
+                     usage, tuple(steps))
 
 
 def _args(text: str):
