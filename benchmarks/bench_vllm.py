@@ -30,6 +30,14 @@ less the timer's own measured cost per call, and divided by the generated
 tokens.  That is the parser's share of the serving path, resolvable to a tenth
 of a microsecond where whole-request differences are not.
 
+``--steps`` times vLLM's per-chunk unit of the streamed chat completion,
+``ChatStreamProcessor.step`` (what ``OpenAIServingChat`` calls for every engine
+step: the composed parser's ``parse_delta``, or a ``DeltaMessage`` of the text
+with no parser, then vLLM's tool-call filters), one token per step over the same
+completion: no parser, vLLM's parser and ours; microseconds per step, median of
+the repeats (min-max), and each parser's cost above no parser.  The rest of a
+request (engine, detokenizer, SSE) is the same with or without a parser.
+
 ``--count-steps`` times ``count_reasoning_tokens`` asked on every step with the
 ids so far (``tuple()`` of them, as vLLM's serving layer does with
 ``stream_options.continuous_usage_stats``), over the same completion: vLLM's
@@ -275,6 +283,56 @@ def serving(repeat: int, names: list[str], tool_pairs: list[tuple[str, str]]) ->
     return 0
 
 
+def processor_steps(repeat: int, names: list[str]) -> int:
+    """``ChatStreamProcessor.step`` per token: no parser, vLLM's, ours."""
+    tok, _, _, _, rcv, text = _load()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+        from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
+        from vllm.parser.parser_manager import ParserManager
+    rcv.register()
+    ids, steps = _steps(tok, text)
+    prompt = list(tok.encode("Hello", add_special_tokens=False))
+    n = len(steps)
+    clock = time.process_time
+    request = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
+
+    def make(name: Optional[str]):
+        if name is None:
+            return lambda: ChatStreamProcessor(request, None, enable_auto_tools=False, parser_cls=None)
+        cls = ParserManager.get_parser(reasoning_parser_name=name, tokenizer=tok)
+        return lambda: ChatStreamProcessor(request, cls(tok, None, chat_template_kwargs={}),
+                                           enable_auto_tools=False, parser_cls=cls)
+
+    def run(new) -> float:
+        proc = new()
+        step = proc.step
+        gc.disable()
+        try:
+            t0 = clock()
+            for _, _, delta, _, _, delta_ids in steps:
+                step(delta, delta_ids, None, prompt)
+            return (clock() - t0) / n * 1e6
+        finally:
+            gc.enable()
+
+    print(f"ChatStreamProcessor.step per token, {n} steps, us per step, median of {repeat} (min-max)")
+    for name in names:
+        makers = {"no parser": make(None), f"vLLM {name}": make(name), f"ours rc_{name}": make("rc_" + name)}
+        times: dict[str, list[float]] = {k: [] for k in makers}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(repeat):
+                for k, new in makers.items():
+                    times[k].append(run(new))
+        floor = statistics.median(times["no parser"])
+        for k, ts in times.items():
+            above = "" if k == "no parser" else f"   above no parser {statistics.median(ts) - floor:+.2f}"
+            print(f"  {k:24s}{_fmt(ts)}{above}")
+    return 0
+
+
 def count_steps(repeat: int, names: list[str]) -> int:
     """``count_reasoning_tokens`` on every step, with the ids so far, beside
     the step's ``extract_reasoning_streaming`` (as vLLM's serving loop calls
@@ -326,9 +384,13 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--names", nargs="+", default=["deepseek_r1", "qwen3"])
     ap.add_argument("--serving", action="store_true", help="time whole requests through vLLM's serving path")
+    ap.add_argument("--steps", action="store_true",
+                    help="time vLLM's per-chunk ChatStreamProcessor.step: no parser, vLLM's parser, ours")
     ap.add_argument("--count-steps", action="store_true",
                     help="time count_reasoning_tokens asked on every step (continuous usage stats)")
     args = ap.parse_args(argv)
+    if args.steps:
+        return processor_steps(args.repeat, args.names)
     if args.count_steps:
         return count_steps(args.repeat, args.names)
     if args.serving:
