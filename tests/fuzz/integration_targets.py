@@ -171,7 +171,11 @@ def check_vllm(data: bytes) -> None:
             _run_pair(insts, lambda p: list(p.extract_content_ids(list(prev_ids))), case, "extract_content_ids")
         elif op == 8:
             case.append("count_reasoning_tokens")
-            _run_pair(insts, lambda p: int(p.count_reasoning_tokens(list(prev_ids))), case, "count_reasoning_tokens")
+            counted = _run_pair(insts, lambda p: int(p.count_reasoning_tokens(list(prev_ids))), case,
+                                "count_reasoning_tokens")
+            fresh = cls(tok, **kwargs)  # one pass over the ids, nothing kept from earlier calls
+            fresh._start_state, fresh._count_start = insts[0]._start_state, insts[0]._count_start
+            assert counted == fresh.count_reasoning_tokens(list(prev_ids)), ("count kept across calls", case)
         elif op == 9:
             text = prev_text + voc.text(r)
             case.append(("extract_reasoning", text))
