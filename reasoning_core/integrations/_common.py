@@ -58,20 +58,47 @@ class BlockReader:
     partial opener at the end held until the next piece);
     ``sink._block_done(block, out, final)`` for a whole block, its markers
     included (``final``: the stream ended inside it, so it has no closer);
-    and ``sink._block_open(out)`` when a block opens, or grows by a piece
-    whose text ends in ``hint`` (the owner may read ``joined()`` to act
-    before the closer comes)."""
+    and, with ``json_body``, ``sink._block_open(out)`` when the open block's
+    body is a JSON object that has closed and the piece just read ends in its
+    ``}`` (the owner may read ``joined()`` to act before the closer comes).
+    Whether the object has closed is followed piece by piece (a
+    ``JsonCloser``), so the block is joined only then."""
 
-    __slots__ = ("opener", "closer", "hint", "held", "block", "tail", "strip")
+    __slots__ = ("opener", "closer", "json_body", "held", "block", "tail", "strip", "first", "json", "closed")
 
-    def __init__(self, opener: str, closer: str, hint: str = "") -> None:
+    def __init__(self, opener: str, closer: str, json_body: bool = False) -> None:
         if not (isinstance(opener, str) and opener and isinstance(closer, str) and closer):
             raise ValueError("BlockReader needs non-empty opener and closer strings")
-        self.opener, self.closer, self.hint = opener, closer, hint
+        self.opener, self.closer, self.json_body = opener, closer, json_body
         self.held = ""  # a partial opener at the end of the text so far
         self.block: list[str] | None = None  # the open block (opener first), in pieces
         self.tail = ""  # its last characters, where a closer split across pieces starts
         self.strip = CloserStripper(closer)
+        self.first = ""  # the open block's first character after the opener and whitespace
+        self.json = None  # a JsonCloser over its body, when that starts with "{"
+        self.closed = False  # that body's object has closed
+
+    def _body(self, piece: str, out: list, sink) -> None:
+        # the open block grew by ``piece`` (its body part): follow a JSON body
+        if not self.first:
+            piece = piece.lstrip()
+            if not piece:
+                return
+            self.first = piece[0]
+            if self.first == "{":
+                self.json = json_closer()
+        if self.json is not None:
+            if not self.closed:
+                self.closed = self.json.feed(piece)
+            if self.closed and piece.rstrip().endswith("}"):
+                sink._block_open(out)
+
+    def _open(self, piece: str, out: list, sink) -> None:
+        self.block = [piece]
+        self.tail = piece[1 - len(self.closer):]
+        self.first, self.json, self.closed = "", None, False
+        if self.json_body:
+            self._body(piece[len(self.opener):], out, sink)
 
     def joined(self) -> str:
         """The open block's text so far (kept as one piece from now on)."""
@@ -93,8 +120,8 @@ class BlockReader:
             if j < 0:
                 self.block.append(text)
                 self.tail = look[1 - len(closer):]
-                if self.hint and text.rstrip().endswith(self.hint):
-                    sink._block_open(out)
+                if self.json_body and (self.json is not None or not self.first):
+                    self._body(text, out, sink)
                 return
             end = j + len(closer) - len(self.tail)
             block = "".join(self.block) + text[:end]
@@ -118,9 +145,7 @@ class BlockReader:
                 sink._block_text(piece, out)
             j = text.find(closer, i + len(opener))
             if j < 0:
-                self.block = [text[i:]]
-                self.tail = text[i:][1 - len(closer):]
-                sink._block_open(out)
+                self._open(text[i:], out, sink)
                 return
             j += len(closer)
             sink._block_done(text[i:j], out, False)

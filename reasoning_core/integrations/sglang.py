@@ -1155,7 +1155,7 @@ if _FC is not None:
 
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
-            self._reader = _BlockReader(_DOTS_OPEN, _DOTS_CLOSE, "}")
+            self._reader = _BlockReader(_DOTS_OPEN, _DOTS_CLOSE, json_body=True)
             self._early = False  # the open block's call went out before its end marker
             self._next_call = 0
             self._drop = self.stream_drop_unknown

@@ -2978,7 +2978,7 @@ class _KnownToolsVllm(VllmToolParser):
     def __init__(self, tokenizer: Any, tools: Any = None, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools, **kwargs)
         # the blocks read whole, the text around them (a bare end marker dropped)
-        self._reader = _BlockReader(_DOTS_OPEN, _DOTS_CLOSE, "}")
+        self._reader = _BlockReader(_DOTS_OPEN, _DOTS_CLOSE, json_body=True)
         self._early: Optional[tuple[int, str]] = None  # (index, arguments) of the open block's call sent early
         self._next_call = 0
 
