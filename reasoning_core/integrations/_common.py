@@ -1,6 +1,8 @@
 """Helpers shared by the engine wrappers (no engine imported here)."""
 from __future__ import annotations
 
+import json
+
 
 class CloserStripper:
     """Drops every bare ``closer`` from streamed text, wherever the chunks
@@ -107,6 +109,24 @@ class BlockReader:
             return ""
         block[:] = ["".join(block)]
         return block[0]
+
+    def json_block(self):
+        """The open block (its opener first) when its body is one complete
+        JSON object now, else None."""
+        block = self.joined()
+        body = block[len(self.opener):].strip()
+        if not body.startswith("{") or not body.endswith("}"):
+            return None
+        try:
+            json.loads(body)
+        except ValueError:
+            return None
+        return block
+
+    def inner_text(self, block: str, final: bool) -> str:
+        """What a block that gives no call stands for in the text: its inner
+        text, trimmed; a block the stream ended inside, as written."""
+        return block if final else block[len(self.opener):-len(self.closer)].strip()
 
     def held_text(self) -> str:
         """Everything held back now: the open block, or the partial markers."""

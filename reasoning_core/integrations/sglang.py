@@ -1022,12 +1022,12 @@ if _FC is not None:
         def finish(self, tools: Any):
             if tools is not self._schemas_for:
                 self._use_tools(tools)
-            return self._convert(self._parser.finish(), final=True)
+            return self._convert(self._parser.finish())
 
         def _flush_pending_normal_text(self) -> str:
             # SGLang detectors with this hook: at the end of the stream, the
             # text held back (a partial opener) as normal text.
-            return self._convert(self._parser.finish(), final=True).normal_text
+            return self._convert(self._parser.finish()).normal_text
 
         def _after_call(self, text: str) -> str:
             # Whitespace after a call is held; dropped when the next call or
@@ -1068,7 +1068,7 @@ if _FC is not None:
             if self._closers[i].feed(piece):
                 self._closed(slot)
 
-        def _convert(self, deltas: list, final: bool = False):
+        def _convert(self, deltas: list):
             # O(delta): the arguments of each call are kept as pieces (joined
             # when SGLang reads streamed_args_for_tool) and parsed into
             # prev_tool_call_arr once, when their JSON value closes.
@@ -1229,7 +1229,7 @@ if _FC is not None:
             kept = [c for c in calls if self._listed(c.name)] if calls else []
             if not kept:
                 if not early or calls is None:  # SGLang: a body that does not parse is text even then
-                    text = block if final else block[len(_DOTS_OPEN):-len(_DOTS_CLOSE)].strip()
+                    text = self._reader.inner_text(block, final)
                     if text:
                         out.append(text)
                 return
@@ -1254,13 +1254,8 @@ if _FC is not None:
             # (SGLang: the name with empty arguments, then the arguments).
             if self._early:
                 return
-            block = self._reader.joined()
-            body = block[len(_DOTS_OPEN):].strip()
-            if not body.startswith("{") or not body.endswith("}"):
-                return
-            try:
-                json.loads(body)
-            except ValueError:
+            block = self._reader.json_block()
+            if block is None:
                 return
             calls = self._read_block(block + _DOTS_CLOSE)
             if not calls or len(calls) != 1 or not self._listed(calls[0].name):

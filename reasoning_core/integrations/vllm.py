@@ -3023,7 +3023,7 @@ class _KnownToolsVllm(VllmToolParser):
             calls = None
         if not calls:
             if early is None:
-                text = block if final else block[len(_DOTS_OPEN):-len(_DOTS_CLOSE)].strip()
+                text = self._reader.inner_text(block, final)
                 if text:
                     out.append(_PTD(index=0, content=text))
             return
@@ -3040,13 +3040,8 @@ class _KnownToolsVllm(VllmToolParser):
         # A JSON body whose object is complete goes out before the end marker.
         if self._early is not None:
             return
-        block = self._reader.joined()
-        body = block[len(_DOTS_OPEN):].strip()
-        if self._early is not None or not body.startswith("{") or not body.endswith("}"):
-            return
-        try:
-            json.loads(body)
-        except ValueError:
+        block = self._reader.json_block()
+        if block is None:
             return
         calls = self._read_block(block + _DOTS_CLOSE)
         names = _tool_names(getattr(self._request, "tools", None) or self.tools)
