@@ -134,6 +134,11 @@ class BlockReader:
 
     def feed(self, text: str, sink, out: list) -> None:
         opener, closer = self.opener, self.closer
+        if self.block is None and not self.held and not self.strip.held and opener[0] not in text \
+                and closer[0] not in text:
+            if text:  # plain text: no marker can start in it
+                sink._block_text(text, out)
+            return
         if self.block is not None:
             look = self.tail + text
             j = look.find(closer)
