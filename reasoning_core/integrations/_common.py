@@ -1,6 +1,8 @@
 """Helpers shared by the engine wrappers (no engine imported here)."""
 from __future__ import annotations
 
+import json
+
 
 class CloserStripper:
     """Drops every bare ``closer`` from streamed text, wherever the chunks
@@ -29,13 +31,201 @@ class CloserStripper:
         else:
             head = ""
         if not final and closer[0] in text[1 - len(closer):]:
-            k = min(len(closer) - 1, len(text))
-            while k > 0 and not closer.startswith(text[-k:]):
-                k -= 1
+            k = tail_prefix(text, closer)
             if k:
                 self.held = text[-k:]
                 text = text[:-k]
         return head + text
+
+
+def tail_prefix(text: str, marker: str) -> int:
+    """Length of the longest end of ``text`` that begins ``marker`` (shorter
+    than the marker): the text a stream holds until the next piece says
+    whether the marker follows."""
+    for k in range(min(len(marker) - 1, len(text)), 0, -1):
+        if marker.startswith(text[len(text) - k:]):
+            return k
+    return 0
+
+
+class BlockReader:
+    """Streamed text split into the text outside ``opener … closer`` blocks
+    and whole blocks, O(chunk) per step: inside a block only the new piece and
+    the few characters before it can hold the closer, so the block is kept in
+    pieces and joined once.
+
+    The owner (``sink``) is told, in stream order, into its list ``out``:
+    ``sink._block_text(piece, out)`` for text outside blocks (a bare closer
+    dropped wherever the chunks split it, as ``CloserStripper`` does; a
+    partial opener at the end held until the next piece);
+    ``sink._block_done(block, out, final)`` for a whole block, its markers
+    included (``final``: the stream ended inside it, so it has no closer);
+    and, with ``json_body``, ``sink._block_open(out)`` when the open block's
+    body is a JSON object that has closed and the piece just read ends in its
+    ``}`` (the owner may read ``joined()`` to act before the closer comes).
+    Whether the object has closed is followed piece by piece (a
+    ``JsonCloser``), so the block is joined only then."""
+
+    __slots__ = ("opener", "closer", "json_body", "held", "block", "tail", "strip", "first", "json", "closed")
+
+    def __init__(self, opener: str, closer: str, json_body: bool = False) -> None:
+        if not (isinstance(opener, str) and opener and isinstance(closer, str) and closer):
+            raise ValueError("BlockReader needs non-empty opener and closer strings")
+        self.opener, self.closer, self.json_body = opener, closer, json_body
+        self.held = ""  # a partial opener at the end of the text so far
+        self.block: list[str] | None = None  # the open block (opener first), in pieces
+        self.tail = ""  # its last characters, where a closer split across pieces starts
+        self.strip = CloserStripper(closer)
+        self.first = ""  # the open block's first character after the opener and whitespace
+        self.json = None  # a JsonCloser over its body, when that starts with "{"
+        self.closed = False  # that body's object has closed
+
+    def _body(self, piece: str, out: list, sink) -> None:
+        # the open block grew by ``piece`` (its body part): follow a JSON body
+        if not self.first:
+            piece = piece.lstrip()
+            if not piece:
+                return
+            self.first = piece[0]
+            if self.first == "{":
+                self.json = json_closer()
+        if self.json is not None:
+            if not self.closed:
+                self.closed = self.json.feed(piece)
+            if self.closed and piece.rstrip().endswith("}"):
+                sink._block_open(out)
+
+    def _open(self, piece: str, out: list, sink) -> None:
+        self.block = [piece]
+        self.tail = piece[1 - len(self.closer):]
+        self.first, self.json, self.closed = "", None, False
+        if self.json_body:
+            self._body(piece[len(self.opener):], out, sink)
+
+    def joined(self) -> str:
+        """The open block's text so far (kept as one piece from now on)."""
+        block = self.block
+        if block is None:
+            return ""
+        block[:] = ["".join(block)]
+        return block[0]
+
+    def json_block(self):
+        """The open block (its opener first) when its body is one complete
+        JSON object now, else None."""
+        block = self.joined()
+        body = block[len(self.opener):].strip()
+        if not body.startswith("{") or not body.endswith("}"):
+            return None
+        try:
+            json.loads(body)
+        except ValueError:
+            return None
+        return block
+
+    def inner_text(self, block: str, final: bool) -> str:
+        """What a block that gives no call stands for in the text: its inner
+        text, trimmed; a block the stream ended inside, as written."""
+        return block if final else block[len(self.opener):-len(self.closer)].strip()
+
+    def held_text(self) -> str:
+        """Everything held back now: the open block, or the partial markers."""
+        return self.joined() if self.block is not None else self.strip.held + self.held
+
+    def feed(self, text: str, sink, out: list) -> None:
+        opener, closer = self.opener, self.closer
+        if self.block is None and not self.held and not self.strip.held and opener[0] not in text \
+                and closer[0] not in text:
+            if text:  # plain text: no marker can start in it
+                sink._block_text(text, out)
+            return
+        if self.block is not None:
+            look = self.tail + text
+            j = look.find(closer)
+            if j < 0:
+                self.block.append(text)
+                self.tail = look[1 - len(closer):]
+                if self.json_body and (self.json is not None or not self.first):
+                    self._body(text, out, sink)
+                return
+            end = j + len(closer) - len(self.tail)
+            block = "".join(self.block) + text[:end]
+            self.block, self.tail = None, ""
+            sink._block_done(block, out, False)
+            text = text[end:]
+        text, self.held = self.held + text, ""
+        strip = self.strip
+        while text:
+            i = text.find(opener)
+            if i < 0:
+                k = tail_prefix(text, opener)
+                if k:
+                    text, self.held = text[:-k], text[-k:]
+                piece = strip.feed(text)
+                if piece:
+                    sink._block_text(piece, out)
+                return
+            piece = strip.feed(text[:i], final=True)  # an opener follows: no closer can
+            if piece:
+                sink._block_text(piece, out)
+            j = text.find(closer, i + len(opener))
+            if j < 0:
+                self._open(text[i:], out, sink)
+                return
+            j += len(closer)
+            sink._block_done(text[i:j], out, False)
+            text = text[j:]
+
+    def finish(self, sink, out: list) -> None:
+        """The end of the stream: everything held goes to ``sink``."""
+        piece = self.strip.feed("", final=True)
+        if piece:
+            sink._block_text(piece, out)
+        if self.block is not None:
+            block = "".join(self.block)
+            self.block, self.tail = None, ""
+            sink._block_done(block, out, True)
+        if self.held:
+            held, self.held = self.held, ""
+            sink._block_text(held, out)
+
+    def flush_text(self) -> str:
+        """The text held outside a block (partial markers), released once;
+        ``""`` while a block is open (``finish`` releases that)."""
+        if self.block is not None:
+            return ""
+        text = self.strip.feed("", final=True) + self.held
+        self.held = ""
+        return text
+
+
+def inline_refs(schema, defs: dict, depth: int = 0):
+    """A property schema with its local ``#/$defs/`` references replaced by
+    what they name (in ``anyOf``/``oneOf``/``allOf`` members too), so the
+    parameter is typed as the definition says."""
+    if not isinstance(schema, dict) or depth > 10:
+        return schema
+    ref = schema.get("$ref")
+    if "type" not in schema and isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return inline_refs(defs.get(ref.rsplit("/", 1)[-1]), defs, depth + 1)
+    out = dict(schema)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(schema.get(key), list):
+            out[key] = [inline_refs(s, defs, depth + 1) for s in schema[key]]
+    if "type" not in out and "anyOf" not in out and "oneOf" not in out and isinstance(out.get("allOf"), list):
+        out["anyOf"] = out["allOf"]  # typed by its members
+    return out
+
+
+def refs_inlined(params):
+    """A tool's parameter schema with each property's ``$defs`` references
+    inlined (``inline_refs``); the schema itself when it has none."""
+    if not isinstance(params, dict):
+        return params
+    defs, props = params.get("$defs"), params.get("properties")
+    if isinstance(defs, dict) and isinstance(props, dict):
+        return {**params, "properties": {k: inline_refs(v, defs) for k, v in props.items()}}
+    return params
 
 
 def json_closer():
@@ -46,3 +236,18 @@ def json_closer():
     from ..tools import _json as tool_json
 
     return tool_json.SCAN.JsonCloser()
+
+
+_NULL_TEXT_CLASSES: dict = {}
+
+
+def null_text_class(base: type) -> type:
+    """Tool-format class ``base`` reading an XML value written ``null`` (any
+    case) as JSON ``null`` whatever the parameter's type (its
+    ``null_text_is_null`` switched on in a subclass, so the fresh parser its
+    ``parse_complete`` makes reads the same way)."""
+    cls = _NULL_TEXT_CLASSES.get(base)
+    if cls is None:
+        cls = _NULL_TEXT_CLASSES[base] = type(base.__name__, (base,), {"null_text_is_null": True,
+                                                                       "__module__": base.__module__})
+    return cls

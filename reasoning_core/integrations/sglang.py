@@ -77,8 +77,10 @@ StreamingParseResult = _rp.StreamingParseResult
 
 from ..families import ENGINE_PARSER_NAMES, RUNTIME_ENGINE_NAMES, Family, family_for_tokenizer, get_family
 from ..text import TextReasoningParser
+from ..tools._tagged_json_formats import DOTS_CALL as _DOTS_OPEN, DOTS_END as _DOTS_CLOSE
 from ..tools._types import ParsedToolCallDelta as _PTD
-from ._common import json_closer as _json_closer
+from ._common import BlockReader as _BlockReader, json_closer as _json_closer, null_text_class as _null_text_class
+from ._common import refs_inlined as _refs_inlined
 
 __all__ = [
     "REASONING_DETECTORS",
@@ -857,9 +859,6 @@ if _FC is not None:
         # one-shot, a last call block its closer never ends stays text, as
         # SGLang's detector of this name leaves it (MiniMax M2)
         oneshot_unclosed_is_text: bool = False
-        # streamed text loses a bare closer, as SGLang's detector of this name
-        # strips it (dots: </dots_function_call>)
-        stream_strip_closer: str = ""
         # one-shot text before the first call: "strip" (trimmed), "prefix" (as
         # written), None (ours unchanged: SGLang's detector agrees with it)
         oneshot_normal: Optional[str] = None
@@ -867,6 +866,9 @@ if _FC is not None:
         # tools parser's ``undeclared_as_string`` (False: JSON when it parses)
         undeclared_oneshot: Any = False
         undeclared_stream: Any = False
+        # a parameter schema's "$ref" to its "$defs" read as what it names, as
+        # SGLang's detector of this name resolves it (dots)
+        resolve_refs: bool = False
 
         def __init__(self, **kwargs: Any) -> None:
             super().__init__()
@@ -898,13 +900,15 @@ if _FC is not None:
             self._closers: dict[int, _JsonCloser] = {}
             self._emitted = 0
             self._ws_after_call: list[str] = []
-            self._closer_strip: Any = None  # a CloserStripper for stream_strip_closer, made when used
             # SGLang's bookkeeping, as its serving layer reads it (a list of
             # str per call, built from pieces only when read).
             self.streamed_args_for_tool = _ArgPieces()
 
+        def _format_cls(self) -> Any:
+            return self._rc_tools.create(self.tool_format)
+
         def _new_parser(self, undeclared: Any):
-            p = self._rc_tools.create(self.tool_format)
+            p = self._format_cls()
             if undeclared:
                 p.undeclared_as_string = undeclared
             return p
@@ -935,7 +939,7 @@ if _FC is not None:
                     names.setdefault(n, i)
                     sch = _tool_schema_of(t)
                     if sch is not None:
-                        schemas[n] = sch
+                        schemas[n] = _refs_inlined(sch) if self.resolve_refs else sch
             if schemas:
                 parser.set_streaming_tool_schemas(schemas)
             return names
@@ -1012,31 +1016,18 @@ if _FC is not None:
             if deltas is None:
                 if self._emitted and self.stream_drop_ws_after_call:
                     return _fc_normal_result(self._after_call(new_text))
-                if self.stream_strip_closer:
-                    new_text = self._strip_closer(new_text, False)
                 return _fc_normal_result(new_text)
             return self._convert(deltas)
 
         def finish(self, tools: Any):
             if tools is not self._schemas_for:
                 self._use_tools(tools)
-            return self._convert(self._parser.finish(), final=True)
-
-        def _strip_closer(self, text: str, final: bool) -> str:
-            # The bare closer is dropped from streamed text wherever the
-            # chunks split it (the same result as one replace() over the
-            # whole streamed text): _common.CloserStripper.
-            strip = self._closer_strip
-            if strip is None:
-                from ._common import CloserStripper
-
-                strip = self._closer_strip = CloserStripper(self.stream_strip_closer)
-            return strip.feed(text, final)
+            return self._convert(self._parser.finish())
 
         def _flush_pending_normal_text(self) -> str:
-            # SGLang's dots detector: at the end of the stream, the text held
-            # back (a partial opener) as normal text.
-            return self._convert(self._parser.finish(), final=True).normal_text
+            # SGLang detectors with this hook: at the end of the stream, the
+            # text held back (a partial opener) as normal text.
+            return self._convert(self._parser.finish()).normal_text
 
         def _after_call(self, text: str) -> str:
             # Whitespace after a call is held; dropped when the next call or
@@ -1055,7 +1046,29 @@ if _FC is not None:
             except ValueError:
                 pass
 
-        def _convert(self, deltas: list, final: bool = False):
+        def _open_call(self, i: int, name: str) -> int:
+            """Our call ``i`` (to ``name``) sent as the next tool_index, in
+            SGLang's bookkeeping; answers the index."""
+            slot = self._emitted
+            self._emitted += 1
+            self._ws_after_call.clear()
+            self._slot[i] = slot
+            self._names[i] = name
+            self._closers[i] = _json_closer()
+            self.current_tool_id = slot
+            arr = self.prev_tool_call_arr
+            while len(arr) <= slot:
+                arr.append({})
+            self.streamed_args_for_tool.ensure(slot + 1)
+            arr[slot] = {"name": name, "arguments": {}}
+            return slot
+
+        def _add_args(self, i: int, slot: int, piece: str) -> None:
+            self.streamed_args_for_tool.add(slot, piece)
+            if self._closers[i].feed(piece):
+                self._closed(slot)
+
+        def _convert(self, deltas: list):
             # O(delta): the arguments of each call are kept as pieces (joined
             # when SGLang reads streamed_args_for_tool) and parsed into
             # prev_tool_call_arr once, when their JSON value closes.
@@ -1072,33 +1085,16 @@ if _FC is not None:
                 i = d.index
                 if d.name is not None:
                     if d.name in names or not self.stream_drop_unknown or _forward_unknown():
-                        slot = self._emitted
-                        self._emitted += 1
-                        self._ws_after_call.clear()
-                        self._slot[i] = slot
-                        self._names[i] = d.name
-                        self._closers[i] = _json_closer()
-                        self.current_tool_id = slot
-                        arr = self.prev_tool_call_arr
-                        while len(arr) <= slot:
-                            arr.append({})
-                        self.streamed_args_for_tool.ensure(slot + 1)
-                        arr[slot] = {"name": d.name, "arguments": {}}
-                        calls.append(_fc_item(slot, d.name, ""))
+                        calls.append(_fc_item(self._open_call(i, d.name), d.name, ""))
                     else:
                         self._slot[i] = -1
                 slot = self._slot.get(i, -1)
                 if d.arguments and slot >= 0:
-                    args = self.streamed_args_for_tool
-                    args.add(slot, d.arguments)
-                    if self._closers[i].feed(d.arguments):
-                        self._closed(slot)
+                    self._add_args(i, slot, d.arguments)
                     calls.append(_fc_item(slot, None, d.arguments))
+                    args = self.streamed_args_for_tool
                     self._hot = (i, slot, args._pieces[slot], args._dirty, self._closers[i], args.version)
-            text = "".join(normal)
-            if self.stream_strip_closer:
-                text = self._strip_closer(text, final)
-            return _fc_result(text, calls)
+            return _fc_result("".join(normal), calls)
 
         # -- what SGLang's detector of this name has and ours does not --------------
         def __getattr__(self, name: str):
@@ -1141,6 +1137,137 @@ if _FC is not None:
         def parses_required_natively(self) -> bool:
             return self._native.parses_required_natively() if self._native is not None else False
 
+    class _DotsBlocks(RcToolDetector):
+        """SGLang's ``dots``: a ``<dots_function_call>`` block is read whole,
+        as SGLang's detector reads it.  Streaming, its calls go out when its
+        end marker comes (name and arguments in one item each), a JSON body
+        as soon as its object is complete; calls to tools the request does not
+        list are dropped, and a block left with no call, or one that does not
+        parse, gives its inner text, trimmed, as content.  A bare end marker is
+        dropped from the text wherever the chunks split it.  A block the
+        stream ends inside goes out at ``finish`` as calls when it parses, as
+        its text otherwise (SGLang's detector drops it).  One-shot reads the
+        same way (SGLang's one-shot drops the inner text of such a block, and
+        all text after the first block).  A value written ``null`` is
+        ``null``; a parameter schema's ``$ref`` is resolved."""
+
+        resolve_refs = True
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self._reader = _BlockReader(_DOTS_OPEN, _DOTS_CLOSE, json_body=True)
+            self._early = False  # the open block's call went out before its end marker
+            self._next_call = 0
+            self._drop = self.stream_drop_unknown
+
+        def _format_cls(self) -> Any:
+            return _null_text_class(self._rc_tools.get_parser_cls(self.tool_format))()
+
+        def parse_streaming_increment(self, new_text: str, tools: Any):
+            if tools is not self._schemas_for:
+                self._use_tools(tools)
+            out: list = []
+            if new_text:
+                self._reader.feed(str(new_text), self, out)
+            return self._result(out)
+
+        def finish(self, tools: Any):
+            if tools is not self._schemas_for:
+                self._use_tools(tools)
+            out: list = []
+            self._reader.finish(self, out)
+            return self._result(out)
+
+        def _flush_pending_normal_text(self) -> str:
+            return self._reader.flush_text()
+
+        @staticmethod
+        def _result(out: list):
+            if not out:
+                return _fc_normal_result("")
+            if len(out) == 1 and type(out[0]) is str:
+                return _fc_normal_result(out[0])
+            return _fc_result("".join(x for x in out if type(x) is str), [x for x in out if type(x) is not str])
+
+        def detect_and_parse(self, text: str, tools: Any):
+            d = type(self)()
+            d._drop = self.drop_unknown
+            d._use_tools(tools)
+            out: list = []
+            d._reader.feed(text, d, out)
+            d._reader.finish(d, out)
+            merged: dict[int, list] = {}
+            for x in out:
+                if type(x) is not str:
+                    m = merged.setdefault(x.tool_index, [None, []])
+                    m[0] = m[0] or x.name
+                    m[1].append(x.parameters or "")
+            names = d._tool_names
+            calls = [_ToolCallItem(tool_index=names.get(n, -1) if self.index_mode == "tools" else k, name=n,
+                                   parameters="".join(a)) for k, (n, a) in sorted(merged.items())]
+            return _FcResult(normal_text="".join(x for x in out if type(x) is str), calls=calls)
+
+        def _read_block(self, block: str) -> Optional[list]:
+            """The calls of one whole block, or None when it does not parse."""
+            p = self._new_parser(self.undeclared_stream)
+            self._set_schemas(p, self._schemas_for if self._schemas_for is not _UNSEEN else None)
+            try:
+                return p.parse_complete(block).tool_calls
+            except ValueError:
+                return None
+
+        def _listed(self, name: str) -> bool:
+            return name in self._tool_names or not self._drop or _forward_unknown()
+
+        # what the block reader hands over, in stream order
+        def _block_text(self, piece: str, out: list) -> None:
+            out.append(piece)
+
+        def _block_done(self, block: str, out: list, final: bool = False) -> None:
+            early, self._early = self._early, False
+            calls = self._read_block(block + _DOTS_CLOSE if final else block)
+            kept = [c for c in calls if self._listed(c.name)] if calls else []
+            if not kept:
+                if not early or calls is None:  # SGLang: a body that does not parse is text even then
+                    text = self._reader.inner_text(block, final)
+                    if text:
+                        out.append(text)
+                return
+            if early:
+                first, slot = kept.pop(0), self._emitted - 1
+                args, sent = _normal_json(first.arguments), self.streamed_args_for_tool[slot]
+                if args.startswith(sent) and len(args) > len(sent):
+                    self._add_args(self._next_call - 1, slot, args[len(sent):])
+                    out.append(_fc_item(slot, None, args[len(sent):]))
+            for c in kept:
+                self._send(c, out)
+
+        def _send(self, c: Any, out: list) -> None:
+            args = _normal_json(c.arguments)
+            i, self._next_call = self._next_call, self._next_call + 1
+            slot = self._open_call(i, c.name)
+            self._add_args(i, slot, args)
+            out.append(_fc_item(slot, c.name, args))
+
+        def _block_open(self, out: list) -> None:
+            # A JSON body whose object is complete goes out before the end marker
+            # (SGLang: the name with empty arguments, then the arguments).
+            if self._early:
+                return
+            block = self._reader.json_block()
+            if block is None:
+                return
+            calls = self._read_block(block + _DOTS_CLOSE)
+            if not calls or len(calls) != 1 or not self._listed(calls[0].name):
+                return
+            c, args = calls[0], _normal_json(calls[0].arguments)
+            i, self._next_call = self._next_call, self._next_call + 1
+            slot = self._open_call(i, c.name)
+            out.append(_fc_item(slot, c.name, ""))
+            self._add_args(i, slot, args)
+            out.append(_fc_item(slot, None, args))
+            self._early = True
+
     # How SGLang's detectors shape the one-shot text before the first call.
     _ONESHOT_NORMAL = {**dict.fromkeys(("hermes", "qwen25", "qwen", "deepseekv3", "deepseekv31", "glm45", "glm",
                                         "mistral"), "strip"),
@@ -1171,11 +1298,10 @@ if _FC is not None:
         cls_name = "".join(p.capitalize() for p in re.split(r"[_-]", name)) + "RcDetector"
         extra = dict(_native_static_methods(name))
         original = _ORIGINAL_TOOL_DETECTORS.get(name)
+        base = _DotsBlocks if fmt == "dots" else RcToolDetector
         if original is not None and hasattr(original, "flush_pending_normal_text"):
-            extra["flush_pending_normal_text"] = RcToolDetector._flush_pending_normal_text
-        if original is not None and name == "dots":
-            extra["stream_strip_closer"] = "</dots_function_call>"
-        return type(cls_name, (RcToolDetector,), {**extra,
+            extra["flush_pending_normal_text"] = base._flush_pending_normal_text
+        return type(cls_name, (base,), {**extra,
                                                    "sglang_name": name, "tool_format": fmt, "index_mode": index_mode,
                                                    "drop_unknown": drop_unknown, "stream_drop_unknown": stream_drop,
                                                    "oneshot_normal": _ONESHOT_NORMAL.get(name),

@@ -1971,7 +1971,8 @@ from .. import tools as _tools
 from ..tools import _base as _tool_base
 from ..tools import _json as _tool_json
 from ..tools._types import ParsedToolCallDelta as _PTD
-from ._common import json_closer as _json_closer
+from ._common import BlockReader as _BlockReader, json_closer as _json_closer, null_text_class as _null_text_class
+from ._common import refs_inlined as _refs_inlined
 
 
 def _tool_delta_builders():
@@ -3112,25 +3113,6 @@ def _vllm_coerced(value: Any, schema: Any) -> Any:
 
 
 _DOTS_OPEN, _DOTS_CLOSE = "<dots_function_call>", "</dots_function_call>"
-_NULL_TEXT_CLASSES: dict[type, type] = {}
-
-
-def _inline_refs(schema: Any, defs: dict, depth: int = 0) -> Any:
-    """A property schema with its local ``#/$defs/`` references replaced by
-    what they name (in ``anyOf``/``oneOf``/``allOf`` members too), so the
-    parameter is typed as the definition says."""
-    if not isinstance(schema, dict) or depth > 10:
-        return schema
-    ref = schema.get("$ref")
-    if "type" not in schema and isinstance(ref, str) and ref.startswith("#/$defs/"):
-        return _inline_refs(defs.get(ref.rsplit("/", 1)[-1]), defs, depth + 1)
-    out = dict(schema)
-    for key in ("anyOf", "oneOf", "allOf"):
-        if isinstance(schema.get(key), list):
-            out[key] = [_inline_refs(s, defs, depth + 1) for s in schema[key]]
-    if "type" not in out and "anyOf" not in out and "oneOf" not in out and isinstance(out.get("allOf"), list):
-        out["anyOf"] = out["allOf"]  # typed by its members
-    return out
 
 
 class _KnownToolsVllm(VllmToolParser):
@@ -3152,32 +3134,18 @@ class _KnownToolsVllm(VllmToolParser):
 
     def __init__(self, tokenizer: Any, tools: Any = None, **kwargs: Any) -> None:
         super().__init__(tokenizer, tools, **kwargs)
-        from ._common import CloserStripper
-
-        self._held = ""  # a partial opening marker
-        self._block: Optional[list[str]] = None  # the open block (opening marker first), in pieces
-        self._block_tail = ""  # its last characters, where an end marker split across pieces starts
-        self._closer_strip = CloserStripper(_DOTS_CLOSE)
+        # the blocks read whole, the text around them (a bare end marker dropped)
+        self._reader = _BlockReader(_DOTS_OPEN, _DOTS_CLOSE, json_body=True)
         self._early: Optional[tuple[int, str]] = None  # (index, arguments) of the open block's call sent early
         self._next_call = 0
 
     def _schemas_of(self, tools: Any) -> dict[str, dict]:
-        out = {}
-        for name, params in _tool_schemas(tools).items():
-            defs = params.get("$defs")
-            props = params.get("properties")
-            if isinstance(defs, dict) and isinstance(props, dict):
-                params = {**params, "properties": {k: _inline_refs(v, defs) for k, v in props.items()}}
-            out[name] = params
-        return out
+        return {name: _refs_inlined(params) for name, params in _tool_schemas(tools).items()}
 
     @property
     def _buffer(self) -> str:
         """The text held back now (vLLM's class of this name calls it ``_buffer``)."""
-        if self._block is not None:
-            self._block[:] = ["".join(self._block)]
-            return self._block[0]
-        return self._closer_strip.held + self._held
+        return self._reader.held_text()
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         out = super().extract_tool_calls(model_output, request)
@@ -3189,12 +3157,7 @@ class _KnownToolsVllm(VllmToolParser):
     def _format(self) -> Any:
         # an XML value written null is null, as vLLM's class reads it (a class
         # switch: parse_complete reads with a fresh parser of the same class)
-        base = _tools.get_parser_cls(self.rc_format)
-        cls = _NULL_TEXT_CLASSES.get(base)
-        if cls is None:
-            cls = _NULL_TEXT_CLASSES[base] = type(base.__name__, (base,), {"null_text_is_null": True,
-                                                                           "__module__": base.__module__})
-        return cls()
+        return _null_text_class(_tools.get_parser_cls(self.rc_format))()
 
     def _read_block(self, block: str) -> Optional[list]:
         """The calls of one whole block, or None when it does not parse."""
@@ -3208,7 +3171,8 @@ class _KnownToolsVllm(VllmToolParser):
             return None
         return res.tool_calls or None
 
-    def _emit_block(self, block: str, out: list, final: bool = False) -> None:
+    # what the block reader hands over, in stream order: a whole block, an open one, text
+    def _block_done(self, block: str, out: list, final: bool = False) -> None:
         early, self._early = self._early, None
         calls = self._read_block(block if not final else block + _DOTS_CLOSE)
         names = _tool_names(getattr(self._request, "tools", None) or self.tools)
@@ -3216,7 +3180,7 @@ class _KnownToolsVllm(VllmToolParser):
             calls = None
         if not calls:
             if early is None:
-                text = block if final else block[len(_DOTS_OPEN):-len(_DOTS_CLOSE)].strip()
+                text = self._reader.inner_text(block, final)
                 if text:
                     out.append(_PTD(index=0, content=text))
             return
@@ -3229,18 +3193,12 @@ class _KnownToolsVllm(VllmToolParser):
             out.append(_PTD(index=self._next_call, id=c.id, name=c.name, arguments=c.arguments))
             self._next_call += 1
 
-    def _emit_early(self, out: list) -> None:
+    def _block_open(self, out: list) -> None:
         # A JSON body whose object is complete goes out before the end marker.
         if self._early is not None:
             return
-        self._block[:] = ["".join(self._block)]
-        block = self._block[0]
-        body = block[len(_DOTS_OPEN):].strip()
-        if self._early is not None or not body.startswith("{") or not body.endswith("}"):
-            return
-        try:
-            json.loads(body)
-        except ValueError:
+        block = self._reader.json_block()
+        if block is None:
             return
         calls = self._read_block(block + _DOTS_CLOSE)
         names = _tool_names(getattr(self._request, "tools", None) or self.tools)
@@ -3261,60 +3219,16 @@ class _KnownToolsVllm(VllmToolParser):
             return None
         if self._choice_none:
             return _content_message(delta_text)
-        text = str(delta_text)
         out: list = []
-        if self._block is not None:
-            # inside a block: only the new text and the few characters before
-            # it can hold its end marker (O(chunk) per step)
-            look = self._block_tail + text
-            j = look.find(_DOTS_CLOSE)
-            if j < 0:
-                self._block.append(text)
-                self._block_tail = look[1 - len(_DOTS_CLOSE):]
-                if text.rstrip().endswith("}"):
-                    self._emit_early(out)
-                return self._message(out)
-            end = j + len(_DOTS_CLOSE) - len(self._block_tail)
-            block, self._block, self._block_tail = "".join(self._block) + text[:end], None, ""
-            self._emit_block(block, out)
-            text = text[end:]
-        text, self._held = self._held + text, ""
-        strip = self._closer_strip
-        while text:
-            i = text.find(_DOTS_OPEN)
-            if i < 0:
-                k = _held_prefix(text, _DOTS_OPEN, 0)
-                if k:
-                    text, self._held = text[:-k], text[-k:]
-                piece = strip.feed(text)
-                if piece:
-                    out.append(_PTD(index=0, content=piece))
-                break
-            piece = strip.feed(text[:i], final=True)  # an opening marker follows: no end marker can
-            if piece:
-                out.append(_PTD(index=0, content=piece))
-            j = text.find(_DOTS_CLOSE, i + len(_DOTS_OPEN))
-            if j < 0:
-                self._block = [text[i:]]
-                self._block_tail = text[i:][1 - len(_DOTS_CLOSE):]
-                self._emit_early(out)
-                break
-            j += len(_DOTS_CLOSE)
-            self._emit_block(text[i:j], out)
-            text = text[j:]
+        self._reader.feed(str(delta_text), self, out)
         return self._message(out)
+
+    def _block_text(self, piece: str, out: list) -> None:
+        out.append(_PTD(index=0, content=piece))
 
     def finish_streaming(self) -> Optional[DeltaMessage]:
         out: list = []
-        piece = self._closer_strip.feed("", final=True)
-        if piece:
-            out.append(_PTD(index=0, content=piece))
-        if self._block is not None:
-            block, self._block, self._block_tail = "".join(self._block), None, ""
-            self._emit_block(block, out, final=True)
-        if self._held:
-            out.append(_PTD(index=0, content=self._held))
-            self._held = ""
+        self._reader.finish(self, out)
         return self._message(out, final=True)
 
     def flush_pending_normal_text(self) -> str:
@@ -3322,11 +3236,7 @@ class _KnownToolsVllm(VllmToolParser):
         block (a partial opening marker, a partial end marker): released
         once.  A block the stream ends inside is released by
         ``finish_streaming``."""
-        if self._block is not None:
-            return ""
-        text = self._closer_strip.feed("", final=True) + self._held
-        self._held = ""
-        return text
+        return self._reader.flush_text()
 
 
 def _wants_logprobs(request: Any) -> bool:

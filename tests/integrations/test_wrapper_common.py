@@ -38,3 +38,132 @@ def test_holds_only_what_could_start_the_closer():
 def test_bad_closer(bad):
     with pytest.raises(ValueError):
         CloserStripper(bad)
+
+
+# ---------------------------------------------------------------------------- BlockReader
+
+OPEN, CLOSE = "<b>", "</b>"
+
+
+class _Sink:
+    """Records what a BlockReader hands over: text (merged), whole blocks, and
+    the open block whenever it is offered as a complete JSON body."""
+
+    def __init__(self, reader):
+        self.reader = reader
+        self.json_offers = 0
+
+    def _block_text(self, piece, out):
+        assert piece
+        if out and out[-1][0] == "t":
+            out[-1] = ("t", out[-1][1] + piece)
+        else:
+            out.append(("t", piece))
+
+    def _block_done(self, block, out, final):
+        out.append(("end" if final else "b", block))
+
+    def _block_open(self, out):
+        if self.reader.json_block() is not None:
+            self.json_offers += 1
+
+
+def _reference(text: str) -> list:
+    """The same split read over the whole text at once."""
+    out, pos = [], 0
+    while True:
+        i = text.find(OPEN, pos)
+        seg = text[pos:] if i < 0 else text[pos:i]
+        seg = seg.replace(CLOSE, "")
+        if seg:
+            out.append(("t", seg))
+        if i < 0:
+            return out
+        j = text.find(CLOSE, i + len(OPEN))
+        if j < 0:
+            out.append(("end", text[i:]))
+            return out
+        out.append(("b", text[i:j + len(CLOSE)]))
+        pos = j + len(CLOSE)
+
+
+def _merged(events: list) -> list:
+    out: list = []
+    for kind, s in events:
+        if kind == "t" and out and out[-1][0] == "t":
+            out[-1] = ("t", out[-1][1] + s)
+        else:
+            out.append((kind, s))
+    return out
+
+
+def _read(pieces: list[str]):
+    from reasoning_core.integrations._common import BlockReader
+
+    r = BlockReader(OPEN, CLOSE, json_body=True)
+    sink, out = _Sink(r), []
+    for p in pieces:
+        r.feed(p, sink, out)
+    r.finish(sink, out)
+    return _merged(out), sink.json_offers
+
+
+def _block_texts():
+    parts = (OPEN, CLOSE, "<", "</", "b>", "x", "{", "}", " ")
+    for n in range(5):
+        for t in itertools.product(parts, repeat=n):
+            yield "".join(t)
+
+
+def test_block_reader_same_split_however_the_text_is_cut():
+    for text in _block_texts():
+        want = _reference(text)
+        assert _read([text])[0] == want, text
+        assert _read(list(text))[0] == want, text
+        for cut in range(1, len(text)):
+            assert _read([text[:cut], text[cut:]])[0] == want, (text, cut)
+
+
+def _json_moments(pieces: list[str]) -> int:
+    # after each piece: an open block whose body is a complete JSON object, the piece ending in its "}"
+    import json
+
+    n, text = 0, ""
+    for p in pieces:
+        text += p
+        i = text.rfind(OPEN)
+        if i < 0 or CLOSE in text[i:] or not p.rstrip().endswith("}"):
+            continue
+        body = text[i + len(OPEN):].strip()
+        try:
+            ok = body.startswith("{") and isinstance(json.loads(body), dict)
+        except ValueError:
+            ok = False
+        n += ok
+    return n
+
+
+@pytest.mark.parametrize("text", [OPEN + ' {"a": {"b": "}"}} ' + CLOSE, OPEN + '{"a": 1} x}' + CLOSE,
+                                  "t " + OPEN + '\n{"k": [1, {}]}\n' + CLOSE + OPEN + "{}" + CLOSE,
+                                  OPEN + "x {} }" + CLOSE])
+def test_block_reader_offers_a_json_body_when_its_object_is_complete(text):
+    for pieces in [[text], list(text)] + [[text[:c], text[c:]] for c in range(1, len(text))]:
+        assert _read(pieces)[1] == _json_moments(pieces), pieces
+
+
+def test_block_reader_flush_and_held_text():
+    from reasoning_core.integrations._common import BlockReader
+
+    r, out = BlockReader(OPEN, CLOSE), []
+    sink = _Sink(r)
+    r.feed("a </", sink, out)
+    assert out == [("t", "a ")] and r.held_text() == "</"
+    assert r.flush_text() == "</" and r.flush_text() == ""
+    r.feed("<", sink, out)
+    assert r.held_text() == "<"
+    r.feed("b>xy", sink, out)
+    assert r.held_text() == "<b>xy" and r.flush_text() == ""  # a block is open: finish releases it
+    r.finish(sink, out)
+    assert out[-1] == ("end", "<b>xy")
+    with pytest.raises(ValueError):
+        BlockReader("", CLOSE)
