@@ -72,6 +72,13 @@ class Llama3JsonToolParser(BaseToolParser):
                 yield from self._skip_ws()
         return None
 
+    def _open_call(self, name, cid=None):
+        # Decided: the held text is markup now (a failure from here on leaves
+        # the call broken, never content), so stop recording it. The scanner's
+        # fast lane runs only while nothing is recorded.
+        self._rec = None
+        return super()._open_call(name, cid)
+
     def _release(self):
         text = "".join(self._rec) + self._buf[self._rec_from:self._pos]
         self._rec = None
