@@ -7,6 +7,7 @@ DONE: int
 ERROR: int
 
 def escape(s: str) -> str: ...
+def gemma_string_json(body: str) -> Optional[str]: ...
 
 class JsonReader:
     sink: Callable[[str], Any]

@@ -13,6 +13,7 @@ picks one (compiled unless missing or ``REASONING_CORE_NO_EXTENSIONS=1``).
 
 from __future__ import annotations
 
+import json
 import re
 
 NEED, DONE, ERROR = 0, 1, 2
@@ -37,6 +38,17 @@ def _esc_one(m: re.Match) -> str:
 def escape(s: str) -> str:
     """Body of a JSON string literal for ``s`` (no quotes)."""
     return _ESC_RE.sub(_esc_one, s)
+
+
+def gemma_string_json(body: str):
+    """The JSON string literal of a Gemma 4 ``<|"|>``-delimited body when it
+    decodes with JSON string escapes (a raw ``"`` is a quote; a raw control
+    character, a bad escape or ``\\"`` does not decode), else ``None``."""
+    try:
+        value = json.loads('"' + body.replace('"', '\\"') + '"')
+    except ValueError:
+        return None
+    return '"' + escape(value) + '"'
 
 
 _WS_RUN = re.compile(r"[ \t\n\r]*")

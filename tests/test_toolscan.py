@@ -1,7 +1,7 @@
 """The compiled tool-call scanner against its pure twin (issue 26).
 
 Two levels, both differential: the scanner's pieces (``JsonReader``, ``escape``,
-``hold_start``, ``XmlStringSink``, ``to_deltas``) on random input and random
+``gemma_string_json``, ``hold_start``, ``XmlStringSink``, ``to_deltas``) on random input and random
 chunking, and every registered tool format run end to end on each scanner
 (``_base._use_scanner``) over random calls, mutations and chunkings: every chunk's
 result, the finish and the one-shot parse must be the same.  Without the compiled
@@ -134,6 +134,32 @@ def test_escape_matches_the_twin_and_json(s):
     assert compiled.escape(s) == pure.escape(s)
     if not any("\ud800" <= ch <= "\udfff" for ch in s):
         assert '"' + compiled.escape(s) + '"' == json.dumps(s, ensure_ascii=False)
+
+
+# pieces of a Gemma 4 <|"|> string body: escapes good and bad, split pairs, raw
+# quotes, controls and surrogates
+_GEMMA_PIECES = st.sampled_from(["a", "\u00e9", '"', "\\", "\\u", "\\ud83d", "\\ude00", "\\uD800", "\\udc00",
+                                 "\\u00", "\\u001f", "\\u0022", "\\u005c", "\\uZZ12", "\\n", '\\"', "\\/",
+                                 "\\x", "\\t", "\\b", "\\f", "\\r", "\n", "\x01", "\ud800", "\udc00",
+                                 "\U0001f600", "0", "F", "u", " ", "\x7f", "\u0100"])
+
+
+@_examples(400)
+@given(st.lists(_GEMMA_PIECES, max_size=12).map("".join) | st.text(max_size=30))
+def test_gemma_string_json_matches_the_twin_and_json(body):
+    """The body decoded as a JSON string literal whose quotes are text, written
+    back as one; None exactly where that decoding fails."""
+    want = pure.gemma_string_json(body)
+    try:
+        value = json.loads('"' + body.replace('"', '\\"') + '"')
+    except ValueError:
+        assert want is None
+    else:
+        assert want is not None
+        if not any("\ud800" <= ch <= "\udfff" for ch in value):
+            assert want == json.dumps(value, ensure_ascii=False)
+    if compiled is not None:
+        assert compiled.gemma_string_json(body) == want
 
 
 _MARKER_SETS = [("</tool_call>", "<tool_call>"), ("<parameter=", "</function>", "</tool_call>"),

@@ -14,6 +14,7 @@ from typing import Optional
 
 from ..families import terminators_of, think_pair_of, tool_opener
 from .._tag_calls import G_CALL_END, G_STR  # Gemma 4's call end and string quote, written once
+from . import _base
 from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import _kind, dump_str, escape, normalize, typed_value
 from ._xml_formats import Glm45ToolParser
@@ -330,6 +331,10 @@ class Gemma4ToolParser(BaseToolParser):
     # A value's JSON (``top``: its key when it is a parameter, None inside an
     # object or list); a variant may read values otherwise.
     def _string_json(self, fname: str, top, body: str) -> str:
+        if type(self)._string_text is _gemma_string:
+            # decoded and re-escaped in one compiled pass (the same text)
+            canon = _base._scan.gemma_string_json(body)
+            return dump_str(body) if canon is None else canon
         return dump_str(self._string_text(body))
 
     def _bare_json(self, fname: str, top, raw: str, types: frozenset) -> str:
