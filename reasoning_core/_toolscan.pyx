@@ -130,11 +130,12 @@ cdef str _escaped(str s):
 
 cpdef str escape(str s):
     """Body of a JSON string literal for ``s`` (no quotes)."""
-    cdef Py_ssize_t n = len(s), i = 0
-    while i < n:
-        if _special(s[i]):
+    cdef Py_ssize_t n = len(s), i
+    cdef int kind = PyUnicode_KIND(s)
+    cdef void* data = PyUnicode_DATA(s)
+    for i in range(n):
+        if _special(PyUnicode_READ(kind, data, i)):
             return _escaped(s)
-        i += 1
     return s
 
 
@@ -179,8 +180,10 @@ def gemma_string_json(str body):
     cdef Py_UCS4 c, e
     cdef int cp, lo
     cdef Py_UCS4* buf
+    cdef int kind = PyUnicode_KIND(body)
+    cdef void* data = PyUnicode_DATA(body)
     for i in range(n):
-        c = body[i]
+        c = PyUnicode_READ(kind, data, i)
         if c == 92 or c < 0x20:
             break
     else:
@@ -194,7 +197,7 @@ def gemma_string_json(str body):
         j = 1
         i = 0
         while i < n:
-            c = body[i]
+            c = PyUnicode_READ(kind, data, i)
             if c < 0x20:
                 return None
             if c != 92:
@@ -307,11 +310,13 @@ cdef class JsonReader:
         cdef long cp
         cdef list out = self.out
         cdef str text, word
+        cdef int kind = PyUnicode_KIND(buf)
+        cdef void* data = PyUnicode_DATA(buf)
         while True:
             st = self.state
             if st == S_STR:
                 start = pos
-                while pos < n and not _special(buf[pos]):
+                while pos < n and not _special(PyUnicode_READ(kind, data, pos)):
                     pos += 1
                 if pos > start:
                     self._flush_hi()
@@ -566,8 +571,10 @@ cdef bint _may_start_f(Py_UCS4* firsts, int nf, str buf) except -1:
     """Whether ``buf`` holds the first character of a marker (without one,
     neither a marker nor a held suffix can be in it)."""
     cdef Py_ssize_t n = len(buf), i
+    cdef int kind = PyUnicode_KIND(buf)
+    cdef void* data = PyUnicode_DATA(buf)
     for i in range(n):
-        if _is_first(buf[i], firsts, nf):
+        if _is_first(PyUnicode_READ(kind, data, i), firsts, nf):
             return True
     return False
 
@@ -576,6 +583,38 @@ def hold_start(ms, str buf, Py_ssize_t pos):
     """Start of the longest suffix of ``buf[pos:]`` that a marker of ``ms`` (a
     ``Markers``) could still complete; ``len(buf)`` when there is none."""
     return _hold(ms, buf, pos)
+
+
+def until(p, ms, sink):
+    """One pass of ``BaseToolParser._until`` (see the twin): the marker of ``ms``
+    next in the parser's buffer (consumed, the text before it sent to ``sink``),
+    ``None`` at the end of input, or ``False``: the text that cannot start a
+    marker went to ``sink``, the rest is held, and the parser waits in this
+    scan (its lane is set)."""
+    cdef dict d = p.__dict__
+    cdef str buf = <str>d["_buf"]
+    cdef Py_ssize_t pos = d["_pos"], h, start
+    m = ms.rx.search(buf, pos)
+    if d["_eof"]:
+        if m is not None:
+            sink(PyUnicode_Substring(buf, pos, m.start()))
+            d["_pos"] = m.end()
+            return m.group()
+        sink(PyUnicode_Substring(buf, pos, len(buf)))
+        d["_pos"] = len(buf)
+        return None
+    h = _hold(ms, buf, pos)
+    if m is not None:
+        start = m.start()
+        if start < h:
+            sink(PyUnicode_Substring(buf, pos, start))
+            d["_pos"] = m.end()
+            return m.group()
+    sink(PyUnicode_Substring(buf, pos, h))
+    d["_pos"] = h
+    d["_lane"] = (ms, sink)
+    d["_lane_args"] = type(sink) is XmlStringSink and p._args_sink((<XmlStringSink>sink).emit)
+    return False
 
 
 cdef class XmlStringSink:

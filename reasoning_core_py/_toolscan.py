@@ -285,6 +285,34 @@ def hold_start(ms, buf: str, pos: int) -> int:
     return n
 
 
+def until(p, ms, sink):
+    """One pass of ``BaseToolParser._until``: the marker of ``ms`` next in the
+    parser's buffer (consumed, the text before it sent to ``sink``), ``None`` at
+    the end of input, or ``False``: the text that cannot start a marker went to
+    ``sink``, the rest is held, and the parser waits in this scan (its lane is
+    set)."""
+    buf, pos = p._buf, p._pos
+    m = ms.rx.search(buf, pos)
+    if p._eof:
+        if m is not None:
+            sink(buf[pos:m.start()])
+            p._pos = m.end()
+            return m.group()
+        sink(buf[pos:])
+        p._pos = len(buf)
+        return None
+    h = hold_start(ms, buf, pos)
+    if m is not None and m.start() < h:
+        sink(buf[pos:m.start()])
+        p._pos = m.end()
+        return m.group()
+    sink(buf[pos:h])
+    p._pos = h
+    p._lane = (ms, sink)
+    p._lane_args = type(sink) is XmlStringSink and p._args_sink(sink.emit)
+    return False
+
+
 class XmlStringSink:
     """Writes an XML-style ``string`` parameter value as the body of a JSON string
     while it streams: one leading and one trailing newline are framing (the

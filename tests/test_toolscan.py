@@ -177,6 +177,49 @@ def test_hold_start_matches_the_twin(ms, buf, pos):
     assert compiled.hold_start(m, buf, pos) == pure.hold_start(m, buf, pos)
 
 
+class _UntilState:
+    """What ``until`` reads and writes of a parser."""
+
+    def __init__(self, buf, pos, eof):
+        self._buf, self._pos, self._eof = buf, pos, eof
+        self._lane, self._lane_args = None, False
+
+    def _emit_args(self, text):  # pragma: no cover - only compared by identity
+        pass
+
+    def _args_sink(self, sink):
+        return sink == self._emit_args
+
+
+@needs_compiled
+@_examples(300)
+@given(st.sampled_from(_MARKER_SETS),
+       st.lists(st.sampled_from(list("<>/_=\nabcolt｜▁") + ["tool_call", "</"]), max_size=20).map("".join),
+       st.integers(0, 40), st.booleans(), st.sampled_from(["list", "xml", "xml_args"]))
+def test_until_matches_the_twin(ms, buf, pos, eof, kind):
+    """One pass of ``_until`` on each scanner: the marker (or None / False), what
+    the sink got, the position and the lane left behind."""
+    m = _base.markers(*ms)
+    pos = min(pos, len(buf))
+    seen = []
+    for mod in (compiled, pure):
+        p = _UntilState(buf, pos, eof)
+        got: list = []
+        if kind == "list":
+            sink = got.append
+        else:
+            sink = mod.XmlStringSink(p._emit_args if kind == "xml_args" else got.append)
+        r = mod.until(p, m, sink)
+        lane = p._lane if p._lane is None else (p._lane[0], p._lane[1] is sink)
+        seen.append((r, got, p._pos, lane, p._lane_args))
+    assert seen[0] == seen[1]
+    r, _, at, lane, lane_args = seen[1]
+    assert (r is False) == (lane is not None)
+    assert lane_args == (r is False and kind == "xml_args")
+    if isinstance(r, str):
+        assert r in ms and buf[at - len(r):at] == r
+
+
 @needs_compiled
 @_examples(300)
 @given(st.lists(st.text(st.sampled_from(list("a\n\"\\<é\x01")), max_size=6), max_size=8))
