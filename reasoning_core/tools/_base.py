@@ -355,9 +355,16 @@ class BaseToolParser:
             self._lane = None
 
     def _text_until(self, ms: Markers):
+        """``(text up to the next marker, the marker)``: ``_until`` into a list,
+        written out (one generator fewer per call and per resume)."""
         parts: list[str] = []
-        m = yield from self._until(ms, parts.append)
-        return "".join(parts), m
+        sink = parts.append
+        while True:
+            m = _scan.until(self, ms, sink)
+            if m is not False:
+                return "".join(parts), m
+            yield
+            self._lane = None
 
     def _peek(self):
         while self._pos >= len(self._buf):
