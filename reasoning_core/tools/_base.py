@@ -51,6 +51,10 @@ def _use_scanner(backend: str):
 
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _WS = re.compile(r"[ \t\n\r]*")
+# a JSON string literal without escapes (nothing the reader would rewrite), and
+# the colon after a key with the whitespace around it
+_PLAIN_STR = re.compile('"([^"\\\\\x00-\x1f\ud800-\udfff]*)"')
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
 _STRING_ONLY = frozenset(["string"])
 
 
@@ -435,21 +439,37 @@ class BaseToolParser:
                 break
             if c != '"':
                 return self._call_object_failed()
-            key_parts: list[str] = []
-            if not (yield from self._json(key_parts.append, note_error=not quiet)):
-                return self._call_object_failed()
-            key = _json_string("".join(key_parts))
-            yield from self._skip_ws()
-            if not (yield from self._expect(":")):
-                return self._call_object_failed()
-            yield from self._skip_ws()
-            if key in self._CALL_NAME_KEYS and name is None:
-                parts: list[str] = []
-                if not (yield from self._json(parts.append, note_error=not quiet)):
+            # A key without escapes, its colon and the value's first character
+            # all in the buffer (the usual case) are read at once; otherwise the
+            # key is read as a JSON string, waiting for input as needed.
+            key = None
+            sm = _PLAIN_STR.match(self._buf, self._pos)
+            if sm is not None:
+                cm = _COLON.match(self._buf, sm.end())
+                if cm is not None and cm.end() < len(self._buf):
+                    key = sm.group(1)
+                    self._pos = cm.end()
+            if key is None:
+                key_parts: list[str] = []
+                if not (yield from self._json(key_parts.append, note_error=not quiet)):
                     return self._call_object_failed()
-                # only a string can be a name: the value is never decoded otherwise
-                # (a model's digit run or deep nesting must not reach json.loads)
-                value = _json_string("".join(parts))
+                key = _json_string("".join(key_parts))
+                yield from self._skip_ws()
+                if not (yield from self._expect(":")):
+                    return self._call_object_failed()
+                yield from self._skip_ws()
+            if key in self._CALL_NAME_KEYS and name is None:
+                sm = _PLAIN_STR.match(self._buf, self._pos)
+                if sm is not None:  # a name without escapes, whole in the buffer
+                    value = sm.group(1)
+                    self._pos = sm.end()
+                else:
+                    parts: list[str] = []
+                    if not (yield from self._json(parts.append, note_error=not quiet)):
+                        return self._call_object_failed()
+                    # only a string can be a name: the value is never decoded otherwise
+                    # (a model's digit run or deep nesting must not reach json.loads)
+                    value = _json_string("".join(parts))
                 if value is None or not valid_name(value.strip()):
                     return self._call_object_failed()
                 name = value.strip()
