@@ -15,7 +15,7 @@ off). Each chunk's cost is its median over the runs (wall clock,
 - excess: the sum over all chunks of (chunk - typical), the call's structural cost;
 - the most expensive chunks.
 
-    python benchmarks/bench_tools_calls.py [--formats gemma4,hermes] [--runs 60] [--chunk 12] [--top 4]
+    python benchmarks/bench_tools_calls.py [--formats gemma4,hermes] [--runs 60] [--chunk 12] [--top 4] [--json r.json]
     REASONING_CORE_NO_EXTENSIONS=1 python benchmarks/bench_tools_calls.py     # the pure twin
 """
 
@@ -78,16 +78,25 @@ def main(argv=None) -> None:
     ap.add_argument("--runs", type=int, default=60)
     ap.add_argument("--chunk", type=int, default=12)
     ap.add_argument("--top", type=int, default=3)
+    ap.add_argument("--json", help="also write the figures (without the chunk list) to this file")
     a = ap.parse_args(argv)
+    rows = []
     print(f"scanner: {_json.SCAN_BACKEND}; {a.runs} runs, {a.chunk}-character chunks; load average "
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     print("| format | stream µs | per chunk µs | typical chunk µs | excess µs | most expensive chunks (µs) |")
     print("|---|---:|---:|---:|---:|---|")
     for fmt in a.formats.split(","):
         r = measure(fmt, a.runs, a.chunk)
+        rows.append({k: v for k, v in r.items() if k != "top"})
         tops = ", ".join(f"{m:.1f} `{c!r}`" for m, c in r["top"][:a.top])
         print(f"| {fmt} | {r['stream_us']:.1f} | {r['per_chunk_us']:.2f} | {r['typical_us']:.2f} | "
               f"{r['excess_us']:.1f} | {tops} |", flush=True)
+    if a.json:
+        import json
+
+        with open(a.json, "w") as f:
+            json.dump({"scanner": _json.SCAN_BACKEND, "runs": a.runs, "chunk": a.chunk,
+                       "loadavg": os.getloadavg(), "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
