@@ -814,6 +814,32 @@ def step_args(p, str delta, cls):
     return _step(p, delta, cls, True)
 
 
+cdef object _base_resume = None   # BaseToolParser._resume, looked up on first use
+
+
+cdef int _resume(p, dict d) except -1:
+    """``p._resume()``, run here when the parser's class keeps the base one
+    (same steps: resume the generator; at its end, close a call left open)."""
+    global _base_resume
+    if _base_resume is None:
+        from reasoning_core.tools._base import BaseToolParser
+
+        _base_resume = BaseToolParser._resume
+    if type(p)._resume is not _base_resume:
+        p._resume()
+        return 0
+    gen = d["_gen"]
+    if gen is None:
+        return 0
+    try:
+        gen.send(None)
+    except StopIteration:
+        d["_gen"] = None
+        if d["_cur"] is not None:
+            p._close_call(False)
+    return 0
+
+
 cdef object _step(p, str delta, cls, bint raw):
     cdef str buf
     cdef object text = None
@@ -842,7 +868,7 @@ cdef object _step(p, str delta, cls, bint raw):
             nf = _firsts(ms.markers, firsts)
             if _may_start_f(firsts, nf, buf) and ms.rx.search(buf) is not None:
                 d["_pos"] = 0
-                p._resume()
+                _resume(p, d)
             else:
                 h = _hold_f(ms, firsts, nf, buf, 0)
                 d["_pos"] = h
@@ -873,7 +899,7 @@ cdef object _step(p, str delta, cls, bint raw):
                     p._emit_args(text)
                     text = None
                 d["_lane_status"] = status
-                p._resume()
+                _resume(p, d)
         if text:
             cur = d["_cur"]
             cur.args.append(text)
