@@ -384,6 +384,17 @@ class BaseToolParser:
                 return
             yield
 
+    def _ws_peek(self, rx=_WS):
+        """``_skip_ws`` (or a skip of ``rx``) then ``_peek``, in one generator:
+        the next character after it, ``None`` at the end of input."""
+        while True:
+            self._pos = rx.match(self._buf, self._pos).end()
+            if self._pos < len(self._buf):
+                return self._buf[self._pos]
+            if self._eof:
+                return None
+            yield
+
     def _expect(self, lit: str):
         while True:
             got = self._buf[self._pos:self._pos + len(lit)]
@@ -432,8 +443,7 @@ class BaseToolParser:
         first = True
         quiet = not self.raises_on_failure
         while True:
-            yield from self._skip_ws()
-            c = yield from self._peek()
+            c = yield from self._ws_peek()
             if first and c == "}":
                 self._pos += 1
                 break
@@ -491,8 +501,7 @@ class BaseToolParser:
                     return self._call_object_failed()
             elif not (yield from self._json(_drop, note_error=not quiet)):
                 return self._call_object_failed()
-            yield from self._skip_ws()
-            c = yield from self._peek()
+            c = yield from self._ws_peek()
             if c == ",":
                 self._pos += 1
                 first = False

@@ -257,13 +257,6 @@ class Gemma4ToolParser(BaseToolParser):
     def _key_text(key: str) -> str:
         return key.strip()
 
-    def _skip(self, rx):
-        while True:
-            self._pos = rx.match(self._buf, self._pos).end()
-            if self._pos < len(self._buf) or self._eof:
-                return
-            yield
-
     def _args(self, fname):
         """The arguments after ``{``; True when the top-level ``}`` closed them. On a
         failure at ``<tool_call|>`` the marker is left unread."""
@@ -271,8 +264,7 @@ class Gemma4ToolParser(BaseToolParser):
         first = [True]
         self._emit_args("{")
         while stack:
-            yield from self._skip(_G_SKIP)
-            c = yield from self._peek()
+            c = yield from self._ws_peek(_G_SKIP)
             if c is None:
                 return self._args_cut(stack, "")
             if c == stack[-1]:
@@ -294,8 +286,7 @@ class Gemma4ToolParser(BaseToolParser):
                 self._emit_args(sep + dump_str(key) + ": ")
                 if len(stack) == 1:
                     types, top = self._types_for(fname, key), key
-                yield from self._skip(_G_WS)
-                c = yield from self._peek()
+                c = yield from self._ws_peek(_G_WS)
                 if c is None:
                     return self._args_cut(stack, '""')
             else:
