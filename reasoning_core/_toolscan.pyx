@@ -13,7 +13,9 @@ events into ``ParsedToolCallDelta`` objects, and the per-chunk fast lane
 from cpython.list cimport PyList_GET_SIZE
 from cpython.object cimport PyObject_GenericSetAttr
 from cpython.set cimport PySet_New
-from cpython.unicode cimport PyUnicode_FromOrdinal, PyUnicode_Substring
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.unicode cimport (PyUnicode_DATA, PyUnicode_FromKindAndData, PyUnicode_FromOrdinal, PyUnicode_KIND,
+                              PyUnicode_New, PyUnicode_READ, PyUnicode_Substring, PyUnicode_WRITE)
 
 import re
 
@@ -67,28 +69,178 @@ cdef str _esc_char(Py_UCS4 c):
     return PyUnicode_FromOrdinal(<int>c)
 
 
+cdef inline Py_UCS4 _short_esc(Py_UCS4 c):
+    """The letter of a two-character escape for ``c`` (0: none)."""
+    if c == 34:
+        return 34
+    if c == 92:
+        return 92
+    if c == 10:
+        return 110
+    if c == 13:
+        return 114
+    if c == 9:
+        return 116
+    if c == 8:
+        return 98
+    if c == 12:
+        return 102
+    return 0
+
+
+cdef str _escaped(str s):
+    """``escape`` of a string that needs it: the output's length and widest
+    character first, then one string written in place."""
+    cdef Py_ssize_t n = len(s), i, m = 0, j = 0
+    cdef int kind = PyUnicode_KIND(s), okind
+    cdef void* data = PyUnicode_DATA(s)
+    cdef void* odata
+    cdef Py_UCS4 c, e, maxc = 127
+    cdef int h
+    for i in range(n):
+        c = PyUnicode_READ(kind, data, i)
+        if _special(c):
+            m += 2 if _short_esc(c) else 6
+        else:
+            m += 1
+            if c > maxc:
+                maxc = c
+    out = PyUnicode_New(m, maxc)
+    okind = PyUnicode_KIND(out)
+    odata = PyUnicode_DATA(out)
+    for i in range(n):
+        c = PyUnicode_READ(kind, data, i)
+        if not _special(c):
+            PyUnicode_WRITE(okind, odata, j, c)
+            j += 1
+            continue
+        PyUnicode_WRITE(okind, odata, j, 92)
+        e = _short_esc(c)
+        if e:
+            PyUnicode_WRITE(okind, odata, j + 1, e)
+            j += 2
+            continue
+        PyUnicode_WRITE(okind, odata, j + 1, 117)  # u
+        for h in range(4):
+            e = (<unsigned int>c >> (12 - 4 * h)) & 15
+            PyUnicode_WRITE(okind, odata, j + 2 + h, <Py_UCS4>((48 + <unsigned int>e) if e < 10 else (87 + <unsigned int>e)))
+        j += 6
+    return out
+
+
 cpdef str escape(str s):
     """Body of a JSON string literal for ``s`` (no quotes)."""
-    cdef Py_ssize_t n = len(s), i = 0, start = 0
-    cdef Py_UCS4 c
-    while i < n:
-        if _special(s[i]):
+    cdef Py_ssize_t n = len(s), i
+    cdef int kind = PyUnicode_KIND(s)
+    cdef void* data = PyUnicode_DATA(s)
+    for i in range(n):
+        if _special(PyUnicode_READ(kind, data, i)):
+            return _escaped(s)
+    return s
+
+
+cdef inline int _hex4(str s, Py_ssize_t i, Py_ssize_t n):
+    """The value of the four hex digits at ``s[i:]`` (-1: not four hex digits)."""
+    cdef int v = 0, d, k
+    if i + 4 > n:
+        return -1
+    for k in range(4):
+        d = _hexval(s[i + k])
+        if d < 0:
+            return -1
+        v = v * 16 + d
+    return v
+
+
+cdef inline Py_ssize_t _put_escaped(Py_UCS4* out, Py_ssize_t j, Py_UCS4 c):
+    """Write ``c`` as ``escape`` writes it at ``out[j:]``; the next free index."""
+    cdef Py_UCS4 e
+    cdef int h
+    if not _special(c):
+        out[j] = c
+        return j + 1
+    out[j] = 92
+    e = _short_esc(c)
+    if e:
+        out[j + 1] = e
+        return j + 2
+    out[j + 1] = 117  # u
+    for h in range(4):
+        e = (<unsigned int>c >> (12 - 4 * h)) & 15
+        out[j + 2 + h] = <Py_UCS4>((48 + <unsigned int>e) if e < 10 else (87 + <unsigned int>e))
+    return j + 6
+
+
+def gemma_string_json(str body):
+    """The JSON string literal of a Gemma 4 ``<|"|>``-delimited body when it
+    decodes with JSON string escapes (a raw ``"`` is a quote; a raw control
+    character, a bad escape or ``\\"`` does not decode), else ``None``.
+    Decoded and escaped in one pass."""
+    cdef Py_ssize_t n = len(body), i = 0, j = 0
+    cdef Py_UCS4 c, e
+    cdef int cp, lo
+    cdef Py_UCS4* buf
+    cdef int kind = PyUnicode_KIND(body)
+    cdef void* data = PyUnicode_DATA(body)
+    for i in range(n):
+        c = PyUnicode_READ(kind, data, i)
+        if c == 92 or c < 0x20:
             break
-        i += 1
-    if i == n:
-        return s
-    parts = []
-    while i < n:
-        c = s[i]
-        if _special(c):
-            if i > start:
-                parts.append(PyUnicode_Substring(s, start, i))
-            parts.append(_esc_char(c))
-            start = i + 1
-        i += 1
-    if n > start:
-        parts.append(PyUnicode_Substring(s, start, n))
-    return "".join(parts)
+    else:
+        return '"' + escape(body) + '"'
+    # each input character writes at most 6 (a raw surrogate as \uXXXX)
+    buf = <Py_UCS4*>PyMem_Malloc((6 * n + 2) * sizeof(Py_UCS4))
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        buf[0] = 34
+        j = 1
+        i = 0
+        while i < n:
+            c = PyUnicode_READ(kind, data, i)
+            if c < 0x20:
+                return None
+            if c != 92:
+                j = _put_escaped(buf, j, c)
+                i += 1
+                continue
+            if i + 1 >= n:
+                return None
+            e = body[i + 1]
+            if e == 92 or e == 47:  # \\ \/
+                c = e
+            elif e == 98:
+                c = 8
+            elif e == 102:
+                c = 12
+            elif e == 110:
+                c = 10
+            elif e == 114:
+                c = 13
+            elif e == 116:
+                c = 9
+            elif e == 117:  # u
+                cp = _hex4(body, i + 2, n)
+                if cp < 0:
+                    return None
+                i += 6
+                if 0xD800 <= cp <= 0xDBFF and i + 1 < n and body[i] == 92 and body[i + 1] == 117:
+                    lo = _hex4(body, i + 2, n)
+                    if lo < 0:
+                        return None
+                    if 0xDC00 <= lo <= 0xDFFF:
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
+                        i += 6
+                j = _put_escaped(buf, j, <Py_UCS4>cp)
+                continue
+            else:  # \" (the quote ends the literal) or an unknown escape
+                return None
+            j = _put_escaped(buf, j, c)
+            i += 2
+        buf[j] = 34
+        return PyUnicode_FromKindAndData(4, buf, j + 1)
+    finally:
+        PyMem_Free(buf)
 
 
 cdef inline int _hexval(Py_UCS4 ch):
@@ -158,11 +310,13 @@ cdef class JsonReader:
         cdef long cp
         cdef list out = self.out
         cdef str text, word
+        cdef int kind = PyUnicode_KIND(buf)
+        cdef void* data = PyUnicode_DATA(buf)
         while True:
             st = self.state
             if st == S_STR:
                 start = pos
-                while pos < n and not _special(buf[pos]):
+                while pos < n and not _special(PyUnicode_READ(kind, data, pos)):
                     pos += 1
                 if pos > start:
                     self._flush_hi()
@@ -417,8 +571,10 @@ cdef bint _may_start_f(Py_UCS4* firsts, int nf, str buf) except -1:
     """Whether ``buf`` holds the first character of a marker (without one,
     neither a marker nor a held suffix can be in it)."""
     cdef Py_ssize_t n = len(buf), i
+    cdef int kind = PyUnicode_KIND(buf)
+    cdef void* data = PyUnicode_DATA(buf)
     for i in range(n):
-        if _is_first(buf[i], firsts, nf):
+        if _is_first(PyUnicode_READ(kind, data, i), firsts, nf):
             return True
     return False
 
@@ -427,6 +583,38 @@ def hold_start(ms, str buf, Py_ssize_t pos):
     """Start of the longest suffix of ``buf[pos:]`` that a marker of ``ms`` (a
     ``Markers``) could still complete; ``len(buf)`` when there is none."""
     return _hold(ms, buf, pos)
+
+
+def until(p, ms, sink):
+    """One pass of ``BaseToolParser._until`` (see the twin): the marker of ``ms``
+    next in the parser's buffer (consumed, the text before it sent to ``sink``),
+    ``None`` at the end of input, or ``False``: the text that cannot start a
+    marker went to ``sink``, the rest is held, and the parser waits in this
+    scan (its lane is set)."""
+    cdef dict d = p.__dict__
+    cdef str buf = <str>d["_buf"]
+    cdef Py_ssize_t pos = d["_pos"], h, start
+    m = ms.rx.search(buf, pos)
+    if d["_eof"]:
+        if m is not None:
+            sink(PyUnicode_Substring(buf, pos, m.start()))
+            d["_pos"] = m.end()
+            return m.group()
+        sink(PyUnicode_Substring(buf, pos, len(buf)))
+        d["_pos"] = len(buf)
+        return None
+    h = _hold(ms, buf, pos)
+    if m is not None:
+        start = m.start()
+        if start < h:
+            sink(PyUnicode_Substring(buf, pos, start))
+            d["_pos"] = m.end()
+            return m.group()
+    sink(PyUnicode_Substring(buf, pos, h))
+    d["_pos"] = h
+    d["_lane"] = (ms, sink)
+    d["_lane_args"] = type(sink) is XmlStringSink and p._args_sink((<XmlStringSink>sink).emit)
+    return False
 
 
 cdef class XmlStringSink:
@@ -626,6 +814,32 @@ def step_args(p, str delta, cls):
     return _step(p, delta, cls, True)
 
 
+cdef object _base_resume = None   # BaseToolParser._resume, looked up on first use
+
+
+cdef int _resume(p, dict d) except -1:
+    """``p._resume()``, run here when the parser's class keeps the base one
+    (same steps: resume the generator; at its end, close a call left open)."""
+    global _base_resume
+    if _base_resume is None:
+        from reasoning_core.tools._base import BaseToolParser
+
+        _base_resume = BaseToolParser._resume
+    if type(p)._resume is not _base_resume:
+        p._resume()
+        return 0
+    gen = d["_gen"]
+    if gen is None:
+        return 0
+    try:
+        gen.send(None)
+    except StopIteration:
+        d["_gen"] = None
+        if d["_cur"] is not None:
+            p._close_call(False)
+    return 0
+
+
 cdef object _step(p, str delta, cls, bint raw):
     cdef str buf
     cdef object text = None
@@ -654,7 +868,7 @@ cdef object _step(p, str delta, cls, bint raw):
             nf = _firsts(ms.markers, firsts)
             if _may_start_f(firsts, nf, buf) and ms.rx.search(buf) is not None:
                 d["_pos"] = 0
-                p._resume()
+                _resume(p, d)
             else:
                 h = _hold_f(ms, firsts, nf, buf, 0)
                 d["_pos"] = h
@@ -685,7 +899,7 @@ cdef object _step(p, str delta, cls, bint raw):
                     p._emit_args(text)
                     text = None
                 d["_lane_status"] = status
-                p._resume()
+                _resume(p, d)
         if text:
             cur = d["_cur"]
             cur.args.append(text)

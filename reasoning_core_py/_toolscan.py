@@ -13,6 +13,7 @@ picks one (compiled unless missing or ``REASONING_CORE_NO_EXTENSIONS=1``).
 
 from __future__ import annotations
 
+import json
 import re
 
 NEED, DONE, ERROR = 0, 1, 2
@@ -37,6 +38,17 @@ def _esc_one(m: re.Match) -> str:
 def escape(s: str) -> str:
     """Body of a JSON string literal for ``s`` (no quotes)."""
     return _ESC_RE.sub(_esc_one, s)
+
+
+def gemma_string_json(body: str):
+    """The JSON string literal of a Gemma 4 ``<|"|>``-delimited body when it
+    decodes with JSON string escapes (a raw ``"`` is a quote; a raw control
+    character, a bad escape or ``\\"`` does not decode), else ``None``."""
+    try:
+        value = json.loads('"' + body.replace('"', '\\"') + '"')
+    except ValueError:
+        return None
+    return '"' + escape(value) + '"'
 
 
 _WS_RUN = re.compile(r"[ \t\n\r]*")
@@ -271,6 +283,34 @@ def hold_start(ms, buf: str, pos: int) -> int:
         if buf[n - k:] in prefixes:
             return n - k
     return n
+
+
+def until(p, ms, sink):
+    """One pass of ``BaseToolParser._until``: the marker of ``ms`` next in the
+    parser's buffer (consumed, the text before it sent to ``sink``), ``None`` at
+    the end of input, or ``False``: the text that cannot start a marker went to
+    ``sink``, the rest is held, and the parser waits in this scan (its lane is
+    set)."""
+    buf, pos = p._buf, p._pos
+    m = ms.rx.search(buf, pos)
+    if p._eof:
+        if m is not None:
+            sink(buf[pos:m.start()])
+            p._pos = m.end()
+            return m.group()
+        sink(buf[pos:])
+        p._pos = len(buf)
+        return None
+    h = hold_start(ms, buf, pos)
+    if m is not None and m.start() < h:
+        sink(buf[pos:m.start()])
+        p._pos = m.end()
+        return m.group()
+    sink(buf[pos:h])
+    p._pos = h
+    p._lane = (ms, sink)
+    p._lane_args = type(sink) is XmlStringSink and p._args_sink(sink.emit)
+    return False
 
 
 class XmlStringSink:

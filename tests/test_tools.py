@@ -634,3 +634,35 @@ def test_llama3_broken_after_commit_resumes_content():
     assert r.tool_calls == [] and r.content == "} and more"
     content, calls = stream(tools.create("llama3_json"), list(text))
     assert content == "} and more" and [n for _, n, _ in calls] == ["f"]  # already announced
+
+
+def test_call_ids_are_random_unique_and_not_shared_with_a_forked_child():
+    """Ids are drawn from the OS in batches: every id keeps the format, none
+    repeats across batches, and a forked child never hands out its parent's."""
+    import os
+
+    from reasoning_core.tools._base import _IDS_PER_DRAW, new_call_id
+
+    ids = [new_call_id() for _ in range(3 * _IDS_PER_DRAW + 5)]
+    assert all(ID_RE.fullmatch(i) for i in ids)
+    assert len(set(ids)) == len(ids)
+    if not hasattr(os, "fork"):
+        return
+    import warnings
+
+    r, w = os.pipe()
+    with warnings.catch_warnings():  # Python 3.12+ warns about fork() with threads running
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.write(w, " ".join(new_call_id() for _ in range(3)).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        child = f.read().split()
+    os.waitpid(pid, 0)
+    parent = [new_call_id() for _ in range(3)]
+    assert len(child) == 3 and all(ID_RE.fullmatch(i) for i in child)
+    assert not set(child) & set(parent)

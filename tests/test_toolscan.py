@@ -1,7 +1,7 @@
 """The compiled tool-call scanner against its pure twin (issue 26).
 
 Two levels, both differential: the scanner's pieces (``JsonReader``, ``escape``,
-``hold_start``, ``XmlStringSink``, ``to_deltas``) on random input and random
+``gemma_string_json``, ``hold_start``, ``XmlStringSink``, ``to_deltas``) on random input and random
 chunking, and every registered tool format run end to end on each scanner
 (``_base._use_scanner``) over random calls, mutations and chunkings: every chunk's
 result, the finish and the one-shot parse must be the same.  Without the compiled
@@ -136,6 +136,32 @@ def test_escape_matches_the_twin_and_json(s):
         assert '"' + compiled.escape(s) + '"' == json.dumps(s, ensure_ascii=False)
 
 
+# pieces of a Gemma 4 <|"|> string body: escapes good and bad, split pairs, raw
+# quotes, controls and surrogates
+_GEMMA_PIECES = st.sampled_from(["a", "\u00e9", '"', "\\", "\\u", "\\ud83d", "\\ude00", "\\uD800", "\\udc00",
+                                 "\\u00", "\\u001f", "\\u0022", "\\u005c", "\\uZZ12", "\\n", '\\"', "\\/",
+                                 "\\x", "\\t", "\\b", "\\f", "\\r", "\n", "\x01", "\ud800", "\udc00",
+                                 "\U0001f600", "0", "F", "u", " ", "\x7f", "\u0100"])
+
+
+@_examples(400)
+@given(st.lists(_GEMMA_PIECES, max_size=12).map("".join) | st.text(max_size=30))
+def test_gemma_string_json_matches_the_twin_and_json(body):
+    """The body decoded as a JSON string literal whose quotes are text, written
+    back as one; None exactly where that decoding fails."""
+    want = pure.gemma_string_json(body)
+    try:
+        value = json.loads('"' + body.replace('"', '\\"') + '"')
+    except ValueError:
+        assert want is None
+    else:
+        assert want is not None
+        if not any("\ud800" <= ch <= "\udfff" for ch in value):
+            assert want == json.dumps(value, ensure_ascii=False)
+    if compiled is not None:
+        assert compiled.gemma_string_json(body) == want
+
+
 _MARKER_SETS = [("</tool_call>", "<tool_call>"), ("<parameter=", "</function>", "</tool_call>"),
                 (">", "\n", "</function>"), ("<｜tool▁call▁end｜>",), ("ab", "abc", "b")]
 
@@ -149,6 +175,49 @@ def test_hold_start_matches_the_twin(ms, buf, pos):
     m = _base.markers(*ms)
     pos = min(pos, len(buf))
     assert compiled.hold_start(m, buf, pos) == pure.hold_start(m, buf, pos)
+
+
+class _UntilState:
+    """What ``until`` reads and writes of a parser."""
+
+    def __init__(self, buf, pos, eof):
+        self._buf, self._pos, self._eof = buf, pos, eof
+        self._lane, self._lane_args = None, False
+
+    def _emit_args(self, text):  # pragma: no cover - only compared by identity
+        pass
+
+    def _args_sink(self, sink):
+        return sink == self._emit_args
+
+
+@needs_compiled
+@_examples(300)
+@given(st.sampled_from(_MARKER_SETS),
+       st.lists(st.sampled_from(list("<>/_=\nabcolt｜▁") + ["tool_call", "</"]), max_size=20).map("".join),
+       st.integers(0, 40), st.booleans(), st.sampled_from(["list", "xml", "xml_args"]))
+def test_until_matches_the_twin(ms, buf, pos, eof, kind):
+    """One pass of ``_until`` on each scanner: the marker (or None / False), what
+    the sink got, the position and the lane left behind."""
+    m = _base.markers(*ms)
+    pos = min(pos, len(buf))
+    seen = []
+    for mod in (compiled, pure):
+        p = _UntilState(buf, pos, eof)
+        got: list = []
+        if kind == "list":
+            sink = got.append
+        else:
+            sink = mod.XmlStringSink(p._emit_args if kind == "xml_args" else got.append)
+        r = mod.until(p, m, sink)
+        lane = p._lane if p._lane is None else (p._lane[0], p._lane[1] is sink)
+        seen.append((r, got, p._pos, lane, p._lane_args))
+    assert seen[0] == seen[1]
+    r, _, at, lane, lane_args = seen[1]
+    assert (r is False) == (lane is not None)
+    assert lane_args == (r is False and kind == "xml_args")
+    if isinstance(r, str):
+        assert r in ms and buf[at - len(r):at] == r
 
 
 @needs_compiled

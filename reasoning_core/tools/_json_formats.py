@@ -24,8 +24,7 @@ class HermesToolParser(BaseToolParser):
     _END = markers("</tool_call>", *openers)
 
     def _section(self, opener):
-        yield from self._skip_ws()
-        c = yield from self._peek()
+        c = yield from self._ws_peek()
         if c == "{":
             self._pos += 1
             yield from self._call_object(False)
@@ -54,8 +53,7 @@ class Llama3JsonToolParser(BaseToolParser):
         self._rec = [opener]
         self._rec_from = self._pos
         if opener != "{":
-            yield from self._skip_ws()
-            c = yield from self._peek()
+            c = yield from self._ws_peek()
             if c != "{":
                 self._release()
                 return None
@@ -66,11 +64,17 @@ class Llama3JsonToolParser(BaseToolParser):
             return None
         self._rec = None
         if r:
-            yield from self._skip_ws()
-            if (yield from self._peek()) == ";":
+            if (yield from self._ws_peek()) == ";":
                 self._pos += 1
                 yield from self._skip_ws()
         return None
+
+    def _open_call(self, name, cid=None):
+        # Decided: the held text is markup now (a failure from here on leaves
+        # the call broken, never content), so stop recording it. The scanner's
+        # fast lane runs only while nothing is recorded.
+        self._rec = None
+        return super()._open_call(name, cid)
 
     def _release(self):
         text = "".join(self._rec) + self._buf[self._rec_from:self._pos]
@@ -93,14 +97,12 @@ class MistralToolParser(BaseToolParser):
     think_pairs = (think_pair_of("deepseek_r1"), think_pair_of("mistral"))
 
     def _section(self, opener):
-        yield from self._skip_ws()
-        c = yield from self._peek()
+        c = yield from self._ws_peek()
         if c == "[":
             self._pos += 1
             first = True
             while True:
-                yield from self._skip_ws()
-                c = yield from self._peek()
+                c = yield from self._ws_peek()
                 if first and c == "]":
                     self._pos += 1
                     self._fail()
@@ -111,8 +113,7 @@ class MistralToolParser(BaseToolParser):
                 self._pos += 1
                 if not (yield from self._call_object(False)):
                     return None
-                yield from self._skip_ws()
-                c = yield from self._peek()
+                c = yield from self._ws_peek()
                 if c == ",":
                     self._pos += 1
                     first = False

@@ -14,6 +14,7 @@ from typing import Optional
 
 from ..families import terminators_of, think_pair_of, tool_opener
 from .._tag_calls import G_CALL_END, G_STR  # Gemma 4's call end and string quote, written once
+from . import _base
 from ._base import BaseToolParser, _drop, markers, valid_name
 from ._json import _kind, dump_str, escape, normalize, typed_value
 from ._xml_formats import Glm45ToolParser
@@ -256,13 +257,6 @@ class Gemma4ToolParser(BaseToolParser):
     def _key_text(key: str) -> str:
         return key.strip()
 
-    def _skip(self, rx):
-        while True:
-            self._pos = rx.match(self._buf, self._pos).end()
-            if self._pos < len(self._buf) or self._eof:
-                return
-            yield
-
     def _args(self, fname):
         """The arguments after ``{``; True when the top-level ``}`` closed them. On a
         failure at ``<tool_call|>`` the marker is left unread."""
@@ -270,8 +264,7 @@ class Gemma4ToolParser(BaseToolParser):
         first = [True]
         self._emit_args("{")
         while stack:
-            yield from self._skip(_G_SKIP)
-            c = yield from self._peek()
+            c = yield from self._ws_peek(_G_SKIP)
             if c is None:
                 return self._args_cut(stack, "")
             if c == stack[-1]:
@@ -293,8 +286,7 @@ class Gemma4ToolParser(BaseToolParser):
                 self._emit_args(sep + dump_str(key) + ": ")
                 if len(stack) == 1:
                     types, top = self._types_for(fname, key), key
-                yield from self._skip(_G_WS)
-                c = yield from self._peek()
+                c = yield from self._ws_peek(_G_WS)
                 if c is None:
                     return self._args_cut(stack, '""')
             else:
@@ -330,6 +322,10 @@ class Gemma4ToolParser(BaseToolParser):
     # A value's JSON (``top``: its key when it is a parameter, None inside an
     # object or list); a variant may read values otherwise.
     def _string_json(self, fname: str, top, body: str) -> str:
+        if type(self)._string_text is _gemma_string:
+            # decoded and re-escaped in one compiled pass (the same text)
+            canon = _base._scan.gemma_string_json(body)
+            return dump_str(body) if canon is None else canon
         return dump_str(self._string_text(body))
 
     def _bare_json(self, fname: str, top, raw: str, types: frozenset) -> str:
