@@ -620,15 +620,17 @@ def until(p, ms, sink):
 cdef class XmlStringSink:
     """Writes an XML-style ``string`` parameter value as the body of a JSON string
     while it streams: one leading and one trailing newline are framing (the
-    trailing one is held until more text shows it was not the last)."""
+    trailing one is held until more text shows it was not the last); with
+    ``framed=False`` the value is the text byte for byte."""
 
     cdef public object emit
-    cdef bint start, held
+    cdef bint start, held, framed
 
-    def __init__(self, emit):
+    def __init__(self, emit, bint framed=True):
         self.emit = emit
         self.start = True
         self.held = False
+        self.framed = framed
 
     def __call__(self, str t):
         out = self.text_of(t)
@@ -641,6 +643,8 @@ cdef class XmlStringSink:
         cdef str out
         if n == 0:
             return None
+        if not self.framed:
+            return escape(t)
         if self.start:
             self.start = False
             if t[0] == u"\n":

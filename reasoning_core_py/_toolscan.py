@@ -316,14 +316,16 @@ def until(p, ms, sink):
 class XmlStringSink:
     """Writes an XML-style ``string`` parameter value as the body of a JSON string
     while it streams: one leading and one trailing newline are framing (the
-    trailing one is held until more text shows it was not the last)."""
+    trailing one is held until more text shows it was not the last); with
+    ``framed=False`` the value is the text byte for byte."""
 
-    __slots__ = ("emit", "start", "held")
+    __slots__ = ("emit", "start", "held", "framed")
 
-    def __init__(self, emit):
+    def __init__(self, emit, framed: bool = True):
         self.emit = emit
         self.start = True
         self.held = False
+        self.framed = bool(framed)
 
     def __call__(self, t: str) -> None:
         out = self.text_of(t)
@@ -334,6 +336,8 @@ class XmlStringSink:
         """What ``__call__`` emits for ``t`` (None: nothing), the state updated."""
         if not t:
             return None
+        if not self.framed:
+            return escape(t)
         if self.start:
             self.start = False
             if t[0] == "\n":

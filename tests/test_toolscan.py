@@ -222,14 +222,16 @@ def test_until_matches_the_twin(ms, buf, pos, eof, kind):
 
 @needs_compiled
 @_examples(300)
-@given(st.lists(st.text(st.sampled_from(list("a\n\"\\<é\x01")), max_size=6), max_size=8))
-def test_xml_string_sink_matches_the_twin(pieces):
+@given(st.lists(st.text(st.sampled_from(list("a\n\"\\<é\x01")), max_size=6), max_size=8), st.booleans())
+def test_xml_string_sink_matches_the_twin(pieces, framed):
     got, want = [], []
-    a, b = compiled.XmlStringSink(got.append), pure.XmlStringSink(want.append)
+    a, b = compiled.XmlStringSink(got.append, framed), pure.XmlStringSink(want.append, framed)
     for p in pieces:
         a(p)
         b(p)
     assert got == want
+    if not framed:  # the value byte for byte: the whole text, escaped
+        assert json.loads('"' + "".join(got) + '"') == "".join(pieces)
 
 
 _EVENTS = st.lists(st.one_of(

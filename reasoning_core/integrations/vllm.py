@@ -3513,7 +3513,7 @@ class _VllmEngineValues:
 
     def _vllm_verbatim(self, ends):
         self._emit_args('"')
-        m = yield from self._until(ends, lambda t: self._emit_args(_tjson.escape(t)))
+        m = yield from self._until(ends, _tjson.SCAN.XmlStringSink(self._emit_args, False))
         self._emit_args('"')
         return m
 

@@ -28,8 +28,9 @@ from .._tag_calls import (
     _step3_call,
     schema_call,
 )
+from . import _base
 from ._base import BaseToolParser, _drop, markers, valid_name
-from ._json import dump_str, escape, normalize
+from ._json import dump_str, normalize
 from ._max_formats import _allowed, _laguna_value
 from ._xml_formats import _unquote
 from ._xml_formats import Qwen3CoderToolParser
@@ -312,7 +313,7 @@ class KimiK3ToolParser(BaseToolParser):
             count += 1
             if attrs.get("type", "string") == "string":
                 self._emit_args('"')
-                m = yield from self._until(self._VALUE_END, lambda t: self._emit_args(escape(t)))
+                m = yield from self._until(self._VALUE_END, _base._scan.XmlStringSink(self._emit_args, False))
                 self._emit_args('"')
             else:
                 raw, m = yield from self._text_until(self._VALUE_END)

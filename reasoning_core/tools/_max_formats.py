@@ -16,7 +16,7 @@ from ..families import terminators_of, think_pair_of, tool_opener
 from .._tag_calls import G_CALL_END, G_STR  # Gemma 4's call end and string quote, written once
 from . import _base
 from ._base import BaseToolParser, _drop, markers, valid_name
-from ._json import _kind, dump_str, escape, normalize, typed_value
+from ._json import _kind, dump_str, normalize, typed_value
 from ._xml_formats import Glm45ToolParser
 
 _STRING_ONLY = frozenset(["string"])
@@ -36,7 +36,7 @@ class _Values(BaseToolParser):
         """A string value streamed as it arrives, byte for byte, up to a marker in
         ``ends`` (returned)."""
         self._emit_args('"')
-        m = yield from self._until(ends, lambda t: self._emit_args(escape(t)))
+        m = yield from self._until(ends, _base._scan.XmlStringSink(self._emit_args, False))
         self._emit_args('"')
         return m
 
@@ -446,7 +446,7 @@ class LagunaToolParser(Glm45ToolParser):
         types = self._types_for(fname, key)
         if types == _STRING_ONLY:
             self._emit_args('"')
-            m = yield from self._until(ends, lambda t: self._emit_args(escape(t)))
+            m = yield from self._until(ends, _base._scan.XmlStringSink(self._emit_args, False))
             self._emit_args('"')
             return m
         raw, m = yield from self._text_until(ends)
