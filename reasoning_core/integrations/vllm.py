@@ -3330,6 +3330,7 @@ class _MistralVllm(VllmToolParser):
 
     _adopted = ("structured_outputs", "response_format")
     _BOT = "[TOOL_CALLS]"
+    _bare_checked = False  # the first text of this stream was looked at
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         if self._BOT in model_output or not _guided_choice(request) or not model_output.strip():
@@ -3342,7 +3343,7 @@ class _MistralVllm(VllmToolParser):
     def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
                                      previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
                                      delta_token_ids: Sequence[int], request: Any) -> Optional[DeltaMessage]:
-        if not getattr(self, "_bare_checked", False) and delta_text and delta_text.strip():
+        if not self._bare_checked and delta_text and delta_text.strip():
             # The first text of a guided request that is not the marker: the
             # bare array (read as if the marker opened it).
             self._bare_checked = True

@@ -117,6 +117,46 @@ def test_streamed_tool_calls_equal_vllm(name, case):
     assert _stream(ours, tok, ids, req) == _stream(theirs, tok, ids, req)
 
 
+@pytest.fixture(scope="module")
+def union_tok():
+    from vllm_serving_helpers import union_specials
+
+    return vllm_tokenizer(union_specials())
+
+
+@pytest.mark.parametrize("name", sorted(rcv.TOOL_PARSERS))
+def test_parsing_never_builds_vllms_class(name, union_tok, monkeypatch):
+    """Parsing, one-shot and streamed, asks nothing of vLLM's class of the
+    name: its helpers are reached only when a caller asks for a name ours
+    lacks (building vLLM's class costs a hundred microseconds or more per
+    request)."""
+    cls = rcv.TOOL_PARSERS[name]
+    try:
+        ours = cls(union_tok, None)
+    except Exception as exc:  # noqa: BLE001 - a name that needs its real vocabulary
+        pytest.skip(f"{name} does not build with this vocabulary: {exc}"[:200])
+    monkeypatch.setattr(rcv, "_vllm_own_class", lambda *a: pytest.fail(f"{name}: vLLM's class was asked for"))
+    texts_ = ["The weather in Paris is sunny."]
+    try:
+        texts_.append(PREFIX + call_text(cls.rc_format, "get_weather", "city", '"Paris"'))
+    except AssertionError:  # a format the sample writer does not know: the benchmark's sample call
+        import sys
+        from pathlib import Path
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+        import workloads
+
+        try:
+            texts_.append(workloads.tools_base_text(cls.rc_format))
+        except Exception:  # noqa: BLE001 - no sample call for it: plain text only
+            pass
+    for text in texts_:
+        ids = list(union_tok.encode(text, add_special_tokens=False))
+        _stream(ours, union_tok, ids, chat_request(tools=TOOLS))
+        ours.extract_tool_calls(text, chat_request(tools=TOOLS))
+    assert "_vllm_fresh" not in vars(ours)
+
+
 def test_tool_choice_none_reports_no_call():
     tok = tokenizer("qwen3")
     text = texts("hermes")["call"]
