@@ -171,14 +171,81 @@ cdef inline Py_ssize_t _put_escaped(Py_UCS4* out, Py_ssize_t j, Py_UCS4 c):
     return j + 6
 
 
+cdef inline Py_ssize_t _put(Py_UCS4* out, Py_ssize_t j, Py_UCS4 c):
+    """``_put_escaped``, or with ``out`` NULL only the next free index."""
+    if out != NULL:
+        return _put_escaped(out, j, c)
+    if not _special(c):
+        return j + 1
+    return j + (2 if _short_esc(c) else 6)
+
+
+cdef Py_ssize_t _gemma_decode(str body, Py_UCS4* out) except -2:
+    """The JSON string literal of ``body`` decoded with JSON string escapes
+    and escaped again, written at ``out`` (quotes included); its length, or
+    -1 when ``body`` does not decode.  With ``out`` NULL, only the length."""
+    cdef Py_ssize_t n = len(body), i = 0, j = 1
+    cdef Py_UCS4 c, e
+    cdef int cp, lo
+    cdef int kind = PyUnicode_KIND(body)
+    cdef void* data = PyUnicode_DATA(body)
+    if out != NULL:
+        out[0] = 34
+    while i < n:
+        c = PyUnicode_READ(kind, data, i)
+        if c < 0x20:
+            return -1
+        if c != 92:
+            j = _put(out, j, c)
+            i += 1
+            continue
+        if i + 1 >= n:
+            return -1
+        e = PyUnicode_READ(kind, data, i + 1)
+        if e == 92 or e == 47:  # \\ \/
+            c = e
+        elif e == 98:
+            c = 8
+        elif e == 102:
+            c = 12
+        elif e == 110:
+            c = 10
+        elif e == 114:
+            c = 13
+        elif e == 116:
+            c = 9
+        elif e == 117:  # u
+            cp = _hex4(body, i + 2, n)
+            if cp < 0:
+                return -1
+            i += 6
+            if 0xD800 <= cp <= 0xDBFF and i + 1 < n and PyUnicode_READ(kind, data, i) == 92 \
+                    and PyUnicode_READ(kind, data, i + 1) == 117:
+                lo = _hex4(body, i + 2, n)
+                if lo < 0:
+                    return -1
+                if 0xDC00 <= lo <= 0xDFFF:
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
+                    i += 6
+            j = _put(out, j, <Py_UCS4>cp)
+            continue
+        else:  # \" (the quote ends the literal) or an unknown escape
+            return -1
+        j = _put(out, j, c)
+        i += 2
+    if out != NULL:
+        out[j] = 34
+    return j + 1
+
+
 def gemma_string_json(str body):
     """The JSON string literal of a Gemma 4 ``<|"|>``-delimited body when it
     decodes with JSON string escapes (a raw ``"`` is a quote; a raw control
     character, a bad escape or ``\\"`` does not decode), else ``None``.
-    Decoded and escaped in one pass."""
-    cdef Py_ssize_t n = len(body), i = 0, j = 0
-    cdef Py_UCS4 c, e
-    cdef int cp, lo
+    One pass measures the literal, a second writes it into a buffer of
+    exactly that size."""
+    cdef Py_ssize_t n = len(body), i, m
+    cdef Py_UCS4 c
     cdef Py_UCS4* buf
     cdef int kind = PyUnicode_KIND(body)
     cdef void* data = PyUnicode_DATA(body)
@@ -188,57 +255,15 @@ def gemma_string_json(str body):
             break
     else:
         return '"' + escape(body) + '"'
-    # each input character writes at most 6 (a raw surrogate as \uXXXX)
-    buf = <Py_UCS4*>PyMem_Malloc((6 * n + 2) * sizeof(Py_UCS4))
+    m = _gemma_decode(body, NULL)
+    if m < 0:
+        return None
+    buf = <Py_UCS4*>PyMem_Malloc(m * sizeof(Py_UCS4))
     if buf == NULL:
         raise MemoryError()
     try:
-        buf[0] = 34
-        j = 1
-        i = 0
-        while i < n:
-            c = PyUnicode_READ(kind, data, i)
-            if c < 0x20:
-                return None
-            if c != 92:
-                j = _put_escaped(buf, j, c)
-                i += 1
-                continue
-            if i + 1 >= n:
-                return None
-            e = body[i + 1]
-            if e == 92 or e == 47:  # \\ \/
-                c = e
-            elif e == 98:
-                c = 8
-            elif e == 102:
-                c = 12
-            elif e == 110:
-                c = 10
-            elif e == 114:
-                c = 13
-            elif e == 116:
-                c = 9
-            elif e == 117:  # u
-                cp = _hex4(body, i + 2, n)
-                if cp < 0:
-                    return None
-                i += 6
-                if 0xD800 <= cp <= 0xDBFF and i + 1 < n and body[i] == 92 and body[i + 1] == 117:
-                    lo = _hex4(body, i + 2, n)
-                    if lo < 0:
-                        return None
-                    if 0xDC00 <= lo <= 0xDFFF:
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
-                        i += 6
-                j = _put_escaped(buf, j, <Py_UCS4>cp)
-                continue
-            else:  # \" (the quote ends the literal) or an unknown escape
-                return None
-            j = _put_escaped(buf, j, c)
-            i += 2
-        buf[j] = 34
-        return PyUnicode_FromKindAndData(4, buf, j + 1)
+        _gemma_decode(body, buf)
+        return PyUnicode_FromKindAndData(4, buf, m)
     finally:
         PyMem_Free(buf)
 
