@@ -843,18 +843,29 @@ def step_args(p, str delta, cls):
     return _step(p, delta, cls, True)
 
 
-cdef object _base_resume = None   # BaseToolParser._resume, looked up on first use
+cdef dict _keeps_base = {}   # parser class -> whether its _resume is the base one
+
+
+cdef bint _keeps_base_resume(cls):
+    """Whether ``cls._resume`` is the one its most basic class defining
+    ``_resume`` has (BaseToolParser's: found through the MRO, so this module
+    imports nothing of the tool package)."""
+    for k in reversed(cls.__mro__):
+        if "_resume" in k.__dict__:
+            return getattr(cls, "_resume") is k.__dict__["_resume"]
+    return False
 
 
 cdef int _resume(p, dict d) except -1:
     """``p._resume()``, run here when the parser's class keeps the base one
     (same steps: resume the generator; at its end, close a call left open)."""
-    global _base_resume
-    if _base_resume is None:
-        from reasoning_core.tools._base import BaseToolParser
-
-        _base_resume = BaseToolParser._resume
-    if type(p)._resume is not _base_resume:
+    cls = type(p)
+    keeps = _keeps_base.get(cls)
+    if keeps is None:
+        if len(_keeps_base) > 512:  # classes made at run time: keep the cache bounded
+            _keeps_base.clear()
+        keeps = _keeps_base[cls] = _keeps_base_resume(cls)
+    if not keeps:
         p._resume()
         return 0
     gen = d["_gen"]
