@@ -139,17 +139,13 @@ def test_parsing_never_builds_vllms_class(name, union_tok, monkeypatch):
     texts_ = ["The weather in Paris is sunny."]
     try:
         texts_.append(PREFIX + call_text(cls.rc_format, "get_weather", "city", '"Paris"'))
-    except AssertionError:  # a format the sample writer does not know: the benchmark's sample call
-        import sys
-        from pathlib import Path
+    except AssertionError:  # one of MAX's formats: its own suite's writer
+        import test_tools_max
+        from reasoning_core import tools
 
-        sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-        import workloads
-
-        try:
-            texts_.append(workloads.tools_base_text(cls.rc_format))
-        except Exception:  # noqa: BLE001 - no sample call for it: plain text only
-            pass
+        fmt = tools.create(cls.rc_format).format_name
+        assert fmt in test_tools_max.NEW, fmt
+        texts_.append(PREFIX + test_tools_max.render(fmt, [("get_weather", {"city": "Paris"})]))
     for text in texts_:
         ids = list(union_tok.encode(text, add_special_tokens=False))
         _stream(ours, union_tok, ids, chat_request(tools=TOOLS))
