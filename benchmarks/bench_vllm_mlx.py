@@ -154,6 +154,21 @@ TOOL_NAMES = ["qwen", "step3p5", "hermes", "llama", "harmony", "poolside_v1", "d
               "deepseek", "kimi", "glm47", "minimax", "nemotron", "mistral", "gemma4", "qwen3_xml"]
 
 
+def _turns(n: int, r: int) -> list[int]:
+    """The order the ``n`` parsers take their turns in repeat ``r``: rotated, so
+    that none always runs right after another's pass."""
+    return [(r + k) % n for k in range(n)]
+
+
+def _warm(steps: list) -> None:
+    """Touch every step's strings before a timed pass.  A server hands a parser
+    the text it has just built, in cache; without this pass the parser timed
+    right after one that scans ``current_text`` (~12 MB over the long stream)
+    would pay those cache misses, the one before it not."""
+    for _prev, _cur, _delta in steps:
+        pass
+
+
 def _time_tools(makers, chunks, repeat: int, request) -> list[list[float]]:
     """Per-chunk µs of ``extract_tool_calls_streaming`` (then ``finalize_streaming``
     where the class has it) for each maker, taking turns within each repeat."""
@@ -164,11 +179,12 @@ def _time_tools(makers, chunks, repeat: int, request) -> list[list[float]]:
         steps.append((prev, cur, ch))
         prev = cur
     out: list[list[float]] = [[] for _ in makers]
-    for _ in range(repeat):
-        for i, make in enumerate(makers):
-            p = make()
+    for r in range(repeat):
+        for i in _turns(len(makers), r):
+            p = makers[i]()
             f = p.extract_tool_calls_streaming
             fin = getattr(p, "finalize_streaming", None)
+            _warm(steps)
             gc.disable()
             t0 = time.perf_counter()
             for prev, cur, delta in steps:
@@ -191,11 +207,12 @@ def _time(makers, chunks, repeat: int) -> list[list[float]]:
         steps.append((prev, cur, ch))
         prev = cur
     out: list[list[float]] = [[] for _ in makers]
-    for _ in range(repeat):
-        for i, make in enumerate(makers):
-            p = make()
+    for r in range(repeat):
+        for i in _turns(len(makers), r):
+            p = makers[i]()
             p.reset_state()
             f = p.extract_reasoning_streaming
+            _warm(steps)
             gc.disable()
             t0 = time.perf_counter()
             for prev, cur, delta in steps:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import logging
 import re
 import sys
-import uuid
 from dataclasses import dataclass, replace as _replace
 from typing import Any, Optional
 
@@ -44,6 +43,7 @@ except ImportError as exc:  # pragma: no cover - exercised without vllm-mlx
 
 from .._tables import SEG_CONTENT, SEG_DELIMITER, SEG_HELD, SEG_REASONING, SEG_START, REASONING, SEEDED
 from ..families import Family, get_family
+from ..tools._base import new_call_id as _pooled_id
 from ..text import TextReasoningParser
 from . import replace_requested
 
@@ -682,7 +682,15 @@ TOOL_NOT_SERVED: dict[str, str] = {
 
 
 def _new_id() -> str:
-    return f"call_{uuid.uuid4().hex[:8]}"
+    """A call id in vllm-mlx's shape, ``call_`` and 8 hex digits, from the pool
+    of OS randomness our tool parsers draw their ids from (one system call per
+    64 ids, not a ``uuid4`` per call)."""
+    return _pooled_id()[:13]
+
+
+def _short_id(cid: Optional[str]) -> str:
+    """vllm-mlx's shape of the id our parser gave a call (drawn from the same pool)."""
+    return cid[:13] if cid and cid.startswith("call_") else _new_id()
 
 
 _NOCUR = object()  # no current_text seen: never the previous_text of a call
@@ -766,9 +774,12 @@ class RcMlxToolParser(_MlxToolParser):
         if lane.__class__ is tuple and lane[0] is p._content_markers and p._pos == len(p._buf) \
                 and p._rec is None:
             return 1
-        if self._call_triggers and lane is not None and p._rec is None and p._pos == len(p._buf) and (
-                p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content):
-            return 3  # inside a call, or in a tool section (not in content or a think block)
+        if self._call_triggers and lane is not None and (
+                p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content) and (
+                self._call_closers or (p._rec is None and p._pos == len(p._buf))):
+            # inside a call, or in a tool section (not in content or a think block); with
+            # closers, whatever the parser holds or records is read with the closer's delta
+            return 3
         return 0
 
     # Inside an open call, where the calls are sent whole when they close: the
@@ -778,6 +789,14 @@ class RcMlxToolParser(_MlxToolParser):
     # parser, which gives the same result whatever the chunking); "" reads
     # every delta.
     _call_triggers = ""
+    # The markers that end a call (or its section) where calls are sent whole:
+    # inside a call a delta is kept unless, with the text before it, it
+    # completes one of them (``_call_triggers`` is then their last characters,
+    # the O(1) test before the window check).  The call's own markup (its
+    # name, argument tags, fences) is read with the closer's delta, in one
+    # parser step.  vllm-mlx's parsers of these names send a call when its end
+    # marker arrives, and nothing before.
+    _call_closers: tuple = ()
 
     def _install_fast_path(self) -> None:
         trig = self._triggers() if self._fast else None
@@ -787,6 +806,19 @@ class RcMlxToolParser(_MlxToolParser):
         x, y = ((self._call_triggers or "\0") * 2)[:2]
         method = type(self).extract_tool_calls_streaming
         me = self
+        closers = self._call_closers
+        k = max(map(len, closers), default=1) - 1
+
+        def keeps(current_text, delta_text):
+            # a delta with a closer's last character: kept unless a closer ends in it
+            if not closers or current_text.__class__ is not str:
+                return False
+            n = len(current_text)
+            w = current_text[max(me._fed, n - len(delta_text) - k):]
+            for m in closers:
+                if m in w:
+                    return False
+            return True
 
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                     delta_token_ids, request):
@@ -828,7 +860,7 @@ class RcMlxToolParser(_MlxToolParser):
             if previous_text is me._cur:
                 idle = me._idle
                 if idle == 3:
-                    if x not in delta_text and y not in delta_text:
+                    if (x not in delta_text and y not in delta_text) or keeps(current_text, delta_text):
                         me._pend.append(delta_text)
                         me._cur = current_text
                         return None
@@ -852,7 +884,7 @@ class RcMlxToolParser(_MlxToolParser):
                             me._cur = current_text
                             return {"content": delta_text} if delta_text else None
                     elif idle == 3:
-                        if x not in delta_text and y not in delta_text:
+                        if (x not in delta_text and y not in delta_text) or keeps(current_text, delta_text):
                             me._pend.append(delta_text)
                             me._cur = current_text
                             return None
@@ -913,8 +945,7 @@ class RcMlxToolParser(_MlxToolParser):
             self._sent += 1
             if c.ok is False:
                 continue
-            out.append({"id": c.id if c.id and c.id.startswith("call_") else _new_id(),
-                        "name": c.name, "arguments": "".join(c.args) or "{}"})
+            out.append({"id": _short_id(c.id), "name": c.name, "arguments": "".join(c.args) or "{}"})
         return out
 
     def _result(self, content: str, calls: list[dict]) -> Optional[dict]:
@@ -991,15 +1022,23 @@ class _StrippedQwen3Coder(_FramedQwen3Coder):
     framing = "strip"
 
 
+_ONE_SHOT: dict = {}  # format name or class -> a parser whose parse_complete reads whole blocks
+
+
 def _calls_of(fmt: Any, block: str) -> list[dict]:
     """The calls our ``fmt`` parser (a format name or class) reads in one whole block ([] when none parse)."""
-    from .. import tools as rc_tools
+    p = _ONE_SHOT.get(fmt)
+    if p is None:
+        from .. import tools as rc_tools
 
+        # parse_complete reads with a fresh parser of the same class and settings:
+        # this one is only its template, never fed
+        p = _ONE_SHOT[fmt] = fmt() if isinstance(fmt, type) else rc_tools.create(fmt)
     try:
-        res = (fmt() if isinstance(fmt, type) else rc_tools.create(fmt)).parse_complete(block)
+        res = p.parse_complete(block)
     except ValueError:
         return []
-    return [{"id": _new_id(), "name": c.name, "arguments": c.arguments} for c in res.tool_calls]
+    return [{"id": _short_id(c.id), "name": c.name, "arguments": c.arguments} for c in res.tool_calls]
 
 
 def _as_hermes(name: str, args: str) -> list[dict]:
@@ -1212,9 +1251,12 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         form = self._form
         if form is not None and self._confirmed and self._call_triggers:
             tail, closer = self._tail, form.closer
-            for k in range(min(len(tail), len(closer) - 1), 0, -1):
-                if closer.startswith(tail[-k:]):
+            c0 = closer[0]
+            i = tail.find(c0, max(0, len(tail) - len(closer) + 1))
+            while i >= 0:
+                if closer.startswith(tail[i:]):
                     return 0  # a closer may be under way: the next delta is read
+                i = tail.find(c0, i + 1)
             return 3  # inside a block: only a delta that may hold its closer is read
         return 0
 
@@ -1823,7 +1865,7 @@ class _MlxMistral(_Mistral):
 
 def _mistral_id() -> str:
     # vllm-mlx's mistral ids: 9 alphanumeric characters (Mistral's templates check them)
-    return uuid.uuid4().hex[:9]
+    return _pooled_id()[5:14]
 
 
 class RcMlxMistralToolParser(_RcMlxPieceStreamer):
@@ -2097,6 +2139,7 @@ class RcMlxQwen3XmlToolParser(RcMlxMultiToolParser):
 
     def reset(self) -> None:
         self._schemas: dict = {}
+        self._block_tpl: Optional[tuple] = None
         self.multi = _Multi(
             forms=(_Form(_TC_OPEN, _TC_CLOSE, self._read_block),
                    _Form("<function=", "</function>", self._read_block, prose_abandons=True)),
@@ -2104,9 +2147,15 @@ class RcMlxQwen3XmlToolParser(RcMlxMultiToolParser):
         super().reset()
 
     def _read_block(self, block: str) -> list[dict]:
-        p = _Qwen3Coder()
-        if self._schemas:
-            p.set_streaming_tool_schemas(self._schemas)
+        # parse_complete reads with a fresh parser of the template's class and
+        # settings: one template per set of schemas, never fed
+        tpl = self._block_tpl
+        if tpl is None or tpl[0] is not self._schemas:
+            p = _Qwen3Coder()
+            if self._schemas:
+                p.set_streaming_tool_schemas(self._schemas)
+            tpl = self._block_tpl = (self._schemas, p)
+        p = tpl[1]
         if block.startswith(_TC_OPEN) and not block.endswith(_TC_CLOSE):
             block += _TC_CLOSE  # left open at the end: read all the same
         elif block.startswith("<function=") and not block.endswith("</function>"):
@@ -2115,7 +2164,7 @@ class RcMlxQwen3XmlToolParser(RcMlxMultiToolParser):
             res = p.parse_complete(block)
         except ValueError:
             return []
-        return [{"id": _new_id(), "name": c.name, "arguments": self._literal_objects(c.name, c.arguments)}
+        return [{"id": _short_id(c.id), "name": c.name, "arguments": self._literal_objects(c.name, c.arguments)}
                 for c in res.tool_calls]
 
     def _literal_objects(self, name: str, arguments: str) -> str:
@@ -2189,7 +2238,12 @@ _SERVING_ATTRS = ("STREAMING_MARKERS", "SUPPORTS_BARE_JSON_STREAMING", "REQUIRES
 
 # Where a call of these formats may close: at a marker (all start with "<"),
 # or, for the JSON ones, at a closing bracket.
-_CALL_TRIGGERS = {"deepseek_v3": "<", "glm45": "<", "minimax_m2": "<", "qwen3_coder": "<",
+from ..tools._marker_formats import CALL_END as _DS_CALL_END, CALLS_END as _DS_CALLS_END  # noqa: E402
+
+_CALL_CLOSERS = {"deepseek_v3": (_DS_CALL_END, _DS_CALLS_END),
+                 "glm45": ("</tool_call>",), "minimax_m2": ("</invoke>", "</minimax:tool_call>"),
+                 "qwen3_coder": ("</function>", "</tool_call>")}
+_CALL_TRIGGERS = {**{f: "".join(sorted({m[-1] for m in ms})) for f, ms in _CALL_CLOSERS.items()},
                   "granite": "}]", "xlam": "}]"}
 
 
@@ -2206,6 +2260,7 @@ def _make_tool_class(name: str, fmt: Any) -> type:
     ns = {"mlx_name": name, "tool_format": "hermes" if multi else fmt, "__module__": __name__}
     if not multi and fmt in _CALL_TRIGGERS:
         ns["_call_triggers"] = _CALL_TRIGGERS[fmt]
+        ns["_call_closers"] = _CALL_CLOSERS.get(fmt, ())
     if multi:
         ns["multi"] = fmt
     native = _ORIGINAL_TOOL_PARSERS[name]

@@ -114,3 +114,77 @@ def test_the_per_delta_fast_path_needs_no_text_identity(name, step):
     for text in ("Let me check. " + body + " Done.", body):
         chunks = [""] + [text[i:i + step] for i in range(0, len(text), step)]
         assert _stream_objects(cls(None), chunks, True) == _stream_objects(cls(None), chunks, False), (name, text)
+
+
+# -- calls sent whole: read with the delta that completes their end marker --------
+# Three calls (a split-prone value: markup-like text inside it) in the syntax of
+# each class whose calls wait for an end marker, whole or cut anywhere.
+_CLOSED = {
+    "DeepseekRcMlxToolParser": DS[0] + "".join(
+        DS[1] + "function" + DS[2] + n + "\n```json\n" + json.dumps(a) + "\n```<｜tool▁call▁end｜>"
+        for n, a in (("get_weather", {"city": "Paris</x>"}), ("lookup", {"q": "a > b <"}), ("get_weather", {})))
+        + "<｜tool▁calls▁end｜>",
+    "MinimaxRcMlxToolParser": "<minimax:tool_call>\n" + "".join(
+        f'<invoke name="{n}">\n' + "".join(f'<parameter name="{k}">{v}</parameter>\n' for k, v in a.items())
+        + "</invoke>\n" for n, a in (("get_weather", {"city": "Paris </invoke"}), ("lookup", {"q": "x>y"})))
+        + "</minimax:tool_call>",
+    "NemotronRcMlxToolParser": "".join(
+        "<tool_call>\n<function=" + n + ">\n" + "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in a.items())
+        + "</function>\n</tool_call>\n" for n, a in (("get_weather", {"city": "a </function"}), ("lookup", {"q": "b"}))),
+    "Glm47RcMlxToolParser": "".join(
+        f"<tool_call>{n}" + "".join(f"<arg_key>{k}</arg_key><arg_value>{v}</arg_value>" for k, v in a.items())
+        + "</tool_call>" for n, a in (("get_weather", {"city": "</tool_call"}), ("lookup", {"q": ">"}))),
+}
+
+
+def _general_only(cls):
+    return type(cls.__name__, (cls,), {"_fast": False})  # every delta goes to the parser
+
+
+@pytest.mark.parametrize("cls_name", sorted(_CLOSED))
+@pytest.mark.parametrize("seed", range(12))
+def test_calls_kept_until_their_end_marker_stream_what_every_delta_read_does(cls_name, seed):
+    import random
+
+    cls = next(c for c in M.TOOL_PARSERS.values() if c.__name__ == cls_name)
+    assert cls._call_closers, "this class no longer keeps a call's deltas until its end marker"
+    rng = random.Random(seed)
+    text = "Let me check. " + _CLOSED[cls_name] + " Done."
+    cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, len(text) // 2)))
+    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    want = _stream_objects(_general_only(cls)(None), chunks, True)
+    assert want[1], "the stream has no call"
+    assert _stream_objects(cls(None), chunks, True) == want
+    assert _stream_objects(cls(None), chunks, False) == want
+
+
+@pytest.mark.parametrize("cls_name", sorted(_CLOSED))
+def test_a_call_is_one_parser_step_when_its_markers_come_whole(cls_name):
+    """Tags as single deltas (a tokenizer's special tokens) and the rest a few
+    characters at a time: the parser steps once per call (the delta that ends
+    it), plus the section's opener and the text around the calls."""
+    import re
+
+    cls = next(c for c in M.TOOL_PARSERS.values() if c.__name__ == cls_name)
+    body = _CLOSED[cls_name]
+    closers = cls._call_closers
+    p = cls(None)
+    steps = []
+    inner = p._parser.parse_delta
+    p._parser.parse_delta = lambda d: steps.append(d) or inner(d)
+    prev = ""
+    chunks = ["Sure. "]
+    for piece in re.split(r"(<[^<>]*>)", body):
+        if piece.startswith("<"):
+            chunks.append(piece)
+        else:
+            chunks += [piece[i:i + 3] for i in range(0, len(piece), 3)]
+    for ch in chunks:
+        cur = prev + ch  # the server hands back the text object it gave (vllm-mlx's flow)
+        p.extract_tool_calls_streaming(prev, cur, ch)
+        prev = cur
+    p.finalize_streaming(prev)
+    ends = sum(ch in closers for ch in chunks)
+    # the first delta, and per end marker at most two steps: it, and the opening
+    # markup of a call that starts from plain text (glm's and nemotron's have no section)
+    assert len(steps) <= 2 * ends + 1, (len(steps), ends, steps)
