@@ -894,6 +894,28 @@ class RcMlxToolParser(_MlxToolParser):
                 return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                                delta_token_ids, request)
 
+        elif len(trig) == 2:
+            # two (mistral's "[" and a think tag's "<"): two ``in`` tests
+            def extract_tool_calls_streaming(previous_text, current_text, delta_text,  # noqa: F811
+                                             previous_token_ids=None, current_token_ids=None,
+                                             delta_token_ids=None, request=None):
+                if previous_text is me._cur:
+                    idle = me._idle
+                    if idle == 1:
+                        if a not in delta_text and b not in delta_text:
+                            me._cur = current_text
+                            return {"content": delta_text} if delta_text else None
+                    elif idle == 3:
+                        if (x not in delta_text and y not in delta_text) or keeps(current_text, delta_text):
+                            me._pend.append(delta_text)
+                            me._cur = current_text
+                            return None
+                    elif idle and a not in delta_text and b not in delta_text:
+                        me._cur = current_text
+                        return None
+                return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                               delta_token_ids, request)
+
         self.extract_tool_calls_streaming = extract_tool_calls_streaming  # type: ignore[method-assign]
         fin = getattr(type(self), "finalize_streaming", None)
         if fin is not None:
@@ -1239,8 +1261,11 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         self._confirmed = True             # prose_abandons: the open block is a call
         self._head = ""                    # prose_abandons: its text until that is known
         self._marked_before = False
-        closers = {f.closer[0] for f in self.multi.forms if f.closer}
-        self._call_triggers = "".join(sorted(closers)) if len(closers) <= 2 else ""
+        # inside a block, a delta is kept unless it completes a closer (the fast path's window check)
+        closers = {f.closer for f in self.multi.forms if f.closer}
+        lasts = {c[-1] for c in closers}
+        self._call_closers = tuple(sorted(closers)) if len(lasts) <= 2 else ()
+        self._call_triggers = "".join(sorted(lasts)) if len(lasts) <= 2 else ""
 
     def _triggers(self) -> Optional[set]:
         return set(self._firsts)
@@ -1681,6 +1706,10 @@ def _request_schemas(request: Any) -> dict:
     return out
 
 
+from ..tools import _base as _tool_base  # noqa: E402
+from ..tools._types import ParsedToolCallDelta as _ParsedToolCallDelta  # noqa: E402
+
+
 class _RcMlxPieceStreamer(RcMlxToolParser):
     """Streaming over our format parser, answered as vllm-mlx's dict deltas:
     each delta's content and, per call, its name and argument pieces in one
@@ -1703,10 +1732,22 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
             self._deltas(self._parser.parse_delta(unseen))
         if not delta_text:
             return None
-        deltas = self._parser.parse_delta(delta_text)
-        if deltas is None:
+        if delta_text.__class__ is str:
+            # the compiled step: a delta that is one piece of the open call's arguments
+            # (most deltas inside a call) comes back as its text, no delta objects
+            p = self._parser
+            got = _tool_base._scan.step_args(p, delta_text, _ParsedToolCallDelta)  # the scanner in use
+            if got.__class__ is str:
+                slot = self._open_call(p._cur.index, None)
+                if slot is None:
+                    return None
+                slot["function"]["arguments"] = got
+                return {"tool_calls": [slot]}
+        else:
+            got = self._parser.parse_delta(delta_text)
+        if got is None:
             return {"content": delta_text}
-        return self._deltas(deltas)
+        return self._deltas(got)
 
     def _deltas(self, deltas: Optional[list]) -> Optional[dict]:
         if not deltas:
