@@ -990,13 +990,24 @@ class RcMlxToolParser(_MlxToolParser):
                                      previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
                                      request: Any = None) -> Optional[dict]:
         unseen = _unseen(self, previous_text, current_text, delta_text)
+        p = self._parser
         if unseen:
-            self._parser.parse_delta(unseen)
-        deltas = self._parser.parse_delta(delta_text)
-        if deltas is None:
-            return {"content": delta_text} if delta_text else None
-        content = "".join(d.content for d in deltas if d.content is not None)
-        return self._result(content, self._closed_calls(False))
+            p.parse_delta(unseen)
+        if delta_text.__class__ is not str or not delta_text:
+            deltas = p.parse_delta(delta_text)
+            if deltas is None:
+                return {"content": delta_text} if delta_text else None
+            content = "".join(d.content for d in deltas if d.content is not None)
+            return self._result(content, self._closed_calls(False))
+        # the deltas that reach here hold markup (plain ones take the fast path): the
+        # parser reads them and the calls come from its list, so its events are read
+        # as they are rather than turned into delta objects first
+        p._push(delta_text)
+        events = p._events
+        if not events:
+            return self._result("", self._closed_calls(False))
+        p._events = []
+        return self._result("".join([e[2] for e in events if e[0] == "c"]), self._closed_calls(False))
 
     def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
         # finish() completes the last call and resets the parser (a new list
