@@ -1,7 +1,7 @@
 # Types for the compiled engine; the pure-Python twin (reasoning_core_py/_engine.py)
 # has the same API and is the readable reference (tests/test_structure.py checks
 # that this file declares exactly the twin's public names).
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -69,3 +69,14 @@ class BatchEngine:
 
 
 def extends(ids: tuple, prev: tuple) -> bool: ...
+
+
+class TextGate:
+    cur: Any
+    idle: int
+    pend: list[str]
+    def __init__(self, cur: Any = ...) -> None: ...
+
+
+def text_gate(st: TextGate, triggers: str, keep_triggers: str, keeps: Callable[[Any, str], bool],
+              general: Callable[..., Any]) -> Callable[..., Any]: ...

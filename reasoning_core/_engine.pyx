@@ -165,7 +165,7 @@ cdef enum:
     # call that needed it, so one huge delta does not pin its memory.
     SHRINK_ABOVE = 1 << 20
 
-__all__ = ["Engine", "BatchEngine", "BatchStepResult"]
+__all__ = ["Engine", "BatchEngine", "BatchStepResult", "TextGate"]
 
 
 cdef struct _Seg:
@@ -1963,3 +1963,71 @@ def extends(tuple ids not None, tuple prev not None):
         if a != b and not (<object>a == <object>b):
             return False
     return True
+
+
+# ---------------------------------------------------------------------------
+# The pass-through gate of a text-level streaming wrapper (vllm-mlx's tool
+# parsers): per delta, the common case decided without a parser step.
+# ---------------------------------------------------------------------------
+
+cdef extern from "Python.h":
+    Py_ssize_t PyUnicode_FindChar(object text, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
+    Py_UCS4 PyUnicode_ReadChar(object text, Py_ssize_t index) except? <Py_UCS4>-1
+
+
+cdef class TextGate:
+    """A stream's state for ``text_gate``: ``cur``, the ``current_text`` object of
+    the last delta (a delta continues it when its ``previous_text`` is that
+    object); ``idle``, what a plain delta gets next (0 the wrapper reads it,
+    1 it passes through as content, 2 it is dropped, 3 it is kept for the
+    parser); ``pend``, the deltas kept."""
+
+    cdef public object cur
+    cdef public int idle
+    cdef public list pend
+
+    def __init__(self, cur=None):
+        self.cur = cur
+        self.idle = 0
+        self.pend = []
+
+
+cdef inline bint _has_any(str text, str chars) except -1:
+    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
+    for i in range(PyUnicode_GET_LENGTH(chars)):
+        if PyUnicode_FindChar(text, PyUnicode_ReadChar(chars, i), 0, n, 1) >= 0:
+            return True
+    return False
+
+
+def text_gate(TextGate st not None, str triggers not None, str keep_triggers not None, keeps, general):
+    """The per-delta function of a vllm-mlx tool parser (its
+    ``extract_tool_calls_streaming`` signature): a ``str`` delta that continues
+    the stream (``previous_text is st.cur``) and holds none of ``triggers`` is
+    passed through as content (``idle`` 1) or dropped (2) without a parser
+    step; inside a call (3) a delta with none of ``keep_triggers``, or one
+    ``keeps(current_text, delta_text)`` accepts, is kept in ``st.pend``.
+    Anything else goes to ``general`` with the same arguments."""
+
+    def gate(previous_text, current_text, delta_text, previous_token_ids=None, current_token_ids=None,
+             delta_token_ids=None, request=None):
+        cdef int idle
+        if previous_text is st.cur and type(delta_text) is str:
+            idle = st.idle
+            if idle == 1:
+                if not _has_any(<str>delta_text, triggers):
+                    st.cur = current_text
+                    return {"content": delta_text} if PyUnicode_GET_LENGTH(delta_text) else None
+            elif idle == 3:
+                if not _has_any(<str>delta_text, keep_triggers) or keeps(current_text, delta_text):
+                    st.pend.append(delta_text)
+                    st.cur = current_text
+                    return None
+            elif idle == 2:
+                if not _has_any(<str>delta_text, triggers):
+                    st.cur = current_text
+                    return None
+        return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                       delta_token_ids, request)
+
+    return gate

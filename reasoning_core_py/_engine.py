@@ -34,7 +34,7 @@ from reasoning_core._tables import (
     engine_arrays,
 )
 
-__all__ = ["Engine", "BatchEngine", "BatchStepResult"]
+__all__ = ["Engine", "BatchEngine", "BatchStepResult", "TextGate"]
 
 
 class _Tables:
@@ -668,3 +668,88 @@ def extends(ids: tuple, prev: tuple) -> bool:
     if type(ids) is not tuple or type(prev) is not tuple:
         raise TypeError(f"expected two tuples, not {type(ids).__name__} and {type(prev).__name__}")
     return len(ids) >= len(prev) and ids[:len(prev)] == prev
+
+
+# ---------------------------------------------------------------------------
+# The pass-through gate of a text-level streaming wrapper (vllm-mlx's tool
+# parsers): per delta, the common case decided without a parser step.
+# ---------------------------------------------------------------------------
+
+class TextGate:
+    """A stream's state for ``text_gate`` (see the compiled engine's docstring)."""
+
+    __slots__ = ("cur", "idle", "pend")
+
+    def __init__(self, cur=None):
+        self.cur = cur
+        self.idle = 0
+        self.pend = []
+
+
+def text_gate(st, triggers, keep_triggers, keeps, general):
+    """The per-delta function of a vllm-mlx tool parser: the compiled engine's
+    ``text_gate``, in Python (one ``in`` test per trigger character)."""
+    if not isinstance(st, TextGate):
+        raise TypeError(f"text_gate expects a TextGate, not {type(st).__name__}")
+    if type(triggers) is not str or type(keep_triggers) is not str:
+        raise TypeError("text_gate: triggers and keep_triggers must be str")
+    x, y = ((keep_triggers or "\0") * 2)[:2] if len(keep_triggers) <= 2 else (None, None)
+
+    def kept(current_text, delta_text):
+        if x is None:
+            if any(ch in delta_text for ch in keep_triggers):
+                return keeps(current_text, delta_text)
+            return True
+        return (x not in delta_text and y not in delta_text) or keeps(current_text, delta_text)
+
+    if len(triggers) == 1:
+        a = triggers
+
+        def gate(previous_text, current_text, delta_text, previous_token_ids=None, current_token_ids=None,
+                 delta_token_ids=None, request=None):
+            if previous_text is st.cur and type(delta_text) is str:
+                idle = st.idle
+                if idle == 1:
+                    if a not in delta_text:
+                        st.cur = current_text
+                        return {"content": delta_text} if delta_text else None
+                elif idle == 3:
+                    if kept(current_text, delta_text):
+                        st.pend.append(delta_text)
+                        st.cur = current_text
+                        return None
+                elif idle == 2 and a not in delta_text:
+                    st.cur = current_text
+                    return None
+            return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                           delta_token_ids, request)
+
+        return gate
+
+    def gate(previous_text, current_text, delta_text, previous_token_ids=None,  # noqa: F811
+             current_token_ids=None, delta_token_ids=None, request=None):
+        if previous_text is st.cur and type(delta_text) is str:
+            idle = st.idle
+            if idle == 1:
+                for ch in triggers:
+                    if ch in delta_text:
+                        break
+                else:
+                    st.cur = current_text
+                    return {"content": delta_text} if delta_text else None
+            elif idle == 3:
+                if kept(current_text, delta_text):
+                    st.pend.append(delta_text)
+                    st.cur = current_text
+                    return None
+            elif idle == 2:
+                for ch in triggers:
+                    if ch in delta_text:
+                        break
+                else:
+                    st.cur = current_text
+                    return None
+        return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                       delta_token_ids, request)
+
+    return gate

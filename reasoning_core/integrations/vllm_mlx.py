@@ -42,6 +42,7 @@ except ImportError as exc:  # pragma: no cover - exercised without vllm-mlx
     ) from exc
 
 from .._tables import SEG_CONTENT, SEG_DELIMITER, SEG_HELD, SEG_REASONING, SEG_START, REASONING, SEEDED
+from .._dispatch import resolve_backend
 from ..families import Family, get_family
 from ..tools._base import new_call_id as _pooled_id
 from ..text import TextReasoningParser
@@ -694,6 +695,8 @@ def _short_id(cid: Optional[str]) -> str:
 
 
 _NOCUR = object()  # no current_text seen: never the previous_text of a call
+_TextGate = resolve_backend(None)[1].TextGate
+_text_gate = resolve_backend(None)[1].text_gate
 
 
 def _unseen(parser: Any, previous_text: Any, current_text: Any, delta_text: str) -> str:
@@ -747,10 +750,15 @@ class RcMlxToolParser(_MlxToolParser):
         self._parser = self._rc_tools.create(self.tool_format)
         self._sent = 0
         self._fed = 0  # characters of the output read so far
-        self._idle = 0       # after the last delta: 1 plain text passes through as content, 2 it is
-        #                      dropped, 3 inside a call (deltas kept until one may end it)
-        self._cur = _NOCUR   # the current_text of the last delta
-        self._pend: list[str] = []
+        # the per-delta gate's state (the engine's TextGate): ``cur`` the current_text
+        # of the last delta, ``idle`` what a plain delta gets next (1 passed through as
+        # content, 2 dropped, 3 kept: inside a call, until a delta may end it; 0 read),
+        # ``pend`` the deltas kept
+        gate = self.__dict__.get("_gate")
+        if gate is None:
+            self._gate = _TextGate(_NOCUR)
+        else:  # a reused instance: the installed gate function keeps this object
+            gate.cur, gate.idle, gate.pend = _NOCUR, 0, []
 
     # -- the per-delta fast path ----------------------------------------------------
     # A delta that continues the output we saw (``previous_text`` is the last
@@ -802,10 +810,9 @@ class RcMlxToolParser(_MlxToolParser):
         trig = self._triggers() if self._fast else None
         if not trig or len(trig) > 3:
             return
-        a, b, c = (tuple(sorted(trig)) * 3)[:3]
-        x, y = ((self._call_triggers or "\0") * 2)[:2]
         method = type(self).extract_tool_calls_streaming
         me = self
+        st = self._gate
         closers = self._call_closers
         k = max(map(len, closers), default=1) - 1
 
@@ -823,21 +830,21 @@ class RcMlxToolParser(_MlxToolParser):
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                     delta_token_ids, request):
             first = None
-            if previous_text is me._cur:
-                if me._pend:
+            if previous_text is st.cur:
+                if st.pend:
                     # the deltas kept inside a call are read now, with this one
-                    delta_text = "".join(me._pend) + delta_text
-                    me._pend = []
+                    delta_text = "".join(st.pend) + delta_text
+                    st.pend = []
                     me._fed = len(current_text) - len(delta_text)
                 else:
                     me._fed = len(previous_text)  # the plain deltas passed through were read
-            elif me._pend:
+            elif st.pend:
                 # a caller that does not hand back the same text object: the kept
                 # deltas are read first, as the delta they were
-                pend = "".join(me._pend)
-                me._pend = []
-                me._fed = len(me._cur) - len(pend)
-                first = method(me, None, me._cur, pend, None, None, None, request)
+                pend = "".join(st.pend)
+                st.pend = []
+                me._fed = len(st.cur) - len(pend)
+                first = method(me, None, st.cur, pend, None, None, None, request)
             out = method(me, previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                          delta_token_ids, request)
             if first:
@@ -848,88 +855,29 @@ class RcMlxToolParser(_MlxToolParser):
                         first["tool_calls"] = (first.get("tool_calls") or []) + out["tool_calls"]
                 out = first
             if current_text.__class__ is str:
-                me._cur = current_text
-                me._idle = me._idle_state()
+                st.cur = current_text
+                st.idle = me._idle_state()
             else:
-                me._cur = _NOCUR
-                me._idle = 0
+                st.cur = _NOCUR
+                st.idle = 0
             return out
 
-        def extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids=None,
-                                         current_token_ids=None, delta_token_ids=None, request=None):
-            if previous_text is me._cur:
-                idle = me._idle
-                if idle == 3:
-                    if (x not in delta_text and y not in delta_text) or keeps(current_text, delta_text):
-                        me._pend.append(delta_text)
-                        me._cur = current_text
-                        return None
-                elif idle and a not in delta_text and b not in delta_text and c not in delta_text:
-                    me._cur = current_text
-                    if idle == 1 and delta_text:
-                        return {"content": delta_text}
-                    return None
-            return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
-                           delta_token_ids, request)
-
-        if len(trig) == 1:
-            # one character starts every marker (most formats): one ``in`` test
-            def extract_tool_calls_streaming(previous_text, current_text, delta_text,  # noqa: F811
-                                             previous_token_ids=None, current_token_ids=None,
-                                             delta_token_ids=None, request=None):
-                if previous_text is me._cur:
-                    idle = me._idle
-                    if idle == 1:
-                        if a not in delta_text:
-                            me._cur = current_text
-                            return {"content": delta_text} if delta_text else None
-                    elif idle == 3:
-                        if (x not in delta_text and y not in delta_text) or keeps(current_text, delta_text):
-                            me._pend.append(delta_text)
-                            me._cur = current_text
-                            return None
-                    elif idle and a not in delta_text:
-                        me._cur = current_text
-                        return None
-                return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
-                               delta_token_ids, request)
-
-        elif len(trig) == 2:
-            # two (mistral's "[" and a think tag's "<"): two ``in`` tests
-            def extract_tool_calls_streaming(previous_text, current_text, delta_text,  # noqa: F811
-                                             previous_token_ids=None, current_token_ids=None,
-                                             delta_token_ids=None, request=None):
-                if previous_text is me._cur:
-                    idle = me._idle
-                    if idle == 1:
-                        if a not in delta_text and b not in delta_text:
-                            me._cur = current_text
-                            return {"content": delta_text} if delta_text else None
-                    elif idle == 3:
-                        if (x not in delta_text and y not in delta_text) or keeps(current_text, delta_text):
-                            me._pend.append(delta_text)
-                            me._cur = current_text
-                            return None
-                    elif idle and a not in delta_text and b not in delta_text:
-                        me._cur = current_text
-                        return None
-                return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
-                               delta_token_ids, request)
-
-        self.extract_tool_calls_streaming = extract_tool_calls_streaming  # type: ignore[method-assign]
+        # the gate itself is the engine's (compiled: no Python frame for a plain delta)
+        self.extract_tool_calls_streaming = _text_gate(  # type: ignore[method-assign]
+            st, "".join(sorted(trig)), self._call_triggers, keeps, general)
         fin = getattr(type(self), "finalize_streaming", None)
         if fin is not None:
             def finalize_streaming(current_text: str = "") -> Optional[dict]:
                 first = None
-                if me._pend:
+                if st.pend:
                     # deltas kept inside a call: read before the end
-                    pend = "".join(me._pend)
-                    me._pend = []
-                    me._fed = len(me._cur) - len(pend)
-                    first = method(me, None, me._cur, pend, None, None, None, None)
-                elif me._cur is not _NOCUR:
-                    me._fed = len(me._cur)  # the plain deltas passed through were read
-                me._cur, me._idle = _NOCUR, 0
+                    pend = "".join(st.pend)
+                    st.pend = []
+                    me._fed = len(st.cur) - len(pend)
+                    first = method(me, None, st.cur, pend, None, None, None, None)
+                elif st.cur is not _NOCUR:
+                    me._fed = len(st.cur)  # the plain deltas passed through were read
+                st.cur, st.idle = _NOCUR, 0
                 last = fin(me, current_text)
                 if not first:
                     return last
@@ -2084,7 +2032,7 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
     def _idle_state(self) -> int:
         if self._fb_at is not None or self._parser._calls:
             return 0
-        cur = self._cur
+        cur = self._gate.cur
         if ":" in cur[-9:] or "_" in cur[-9:]:
             return 0  # a fallback marker may be under way
         return super()._idle_state()

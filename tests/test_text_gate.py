@@ -1,0 +1,87 @@
+"""``text_gate``: the per-delta pass-through test of the vllm-mlx tool parsers,
+compiled and pure, against its definition and against each other."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import reasoning_core_py._engine as pure
+
+try:
+    from reasoning_core import _engine as compiled
+except ImportError:  # the pure-only run
+    compiled = None
+
+BACKENDS = [pure] + ([compiled] if compiled is not None else [])
+BY_NAME = {m.__name__: m for m in BACKENDS}
+
+
+def _run(mod, triggers, keep_triggers, script):
+    """Feed ``script`` (delta, same_object, idle_after_general) through a gate;
+    return what each call returned, what reached ``general`` and ``keeps``, and
+    the state at the end."""
+    gate_state = mod.TextGate("")
+    log = []
+
+    def keeps(cur, delta):
+        log.append(("keeps", cur, delta))
+        return "!" not in delta
+
+    idles = iter([])
+
+    def general(prev, cur, delta, a, b, c, request):
+        log.append(("general", prev is gate_state.cur, delta, request))
+        gate_state.cur = cur
+        gate_state.idle = next(idles)
+        return {"general": delta}
+
+    f = mod.text_gate(gate_state, triggers, keep_triggers, keeps, general)
+    out = []
+    prev = gate_state.cur
+    for delta, same, idle in script:
+        cur = prev + delta if isinstance(delta, str) else prev
+        idles = iter([idle])
+        out.append(f(prev if same else "".join([prev]), cur, delta, request="r"))
+        prev = cur if gate_state.cur is cur or same else gate_state.cur
+    return out, log, (gate_state.cur, gate_state.idle, list(gate_state.pend))
+
+
+deltas = st.one_of(st.text(alphabet="ab<[!>", max_size=6), st.just(""))
+scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3])), max_size=25)
+triggers = st.sampled_from(["<", "<[", "<[!", "[", ""])
+keeps_t = st.sampled_from([">", "<>", "", "<>!"])
+
+
+@pytest.mark.skipif(compiled is None, reason="the pure-only run")
+@settings(max_examples=300, deadline=None)
+@given(t=triggers, k=keeps_t, script=scripts)
+def test_compiled_and_pure_gates_agree(t, k, script):
+    assert _run(compiled, t, k, script) == _run(pure, t, k, script)
+
+
+@pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
+def test_what_each_state_does_with_a_plain_delta(mod):
+    s = mod.TextGate("x")
+    calls = []
+    f = mod.text_gate(s, "<", ">", lambda cur, d: d != "keep>no", lambda *a: calls.append(a[2]) or "G")
+    s.idle = 1
+    assert f("x", "xab", "ab") == {"content": "ab"} and s.cur == "xab"
+    assert f("xab", "xab", "") is None                      # an empty delta: nothing to send
+    assert f("xab", "xab<", "<") == "G" and calls == ["<"]  # a trigger: the general path
+    s.cur, s.idle = "y", 2
+    assert f("y", "yq", "q") is None and s.cur == "yq"      # dropped
+    s.idle = 3
+    assert f("yq", "yqr", "r") is None and s.pend == ["r"]  # kept
+    assert f("yqr", "yqr>", ">") is None and s.pend == ["r", ">"]  # keeps() says kept
+    assert f("yqr>", "yqr>keep>no", "keep>no") == "G"       # keeps() says a closer ends here
+    s.idle = 1
+    assert f("other", "otherz", "z") == "G"                 # not the text it saw last
+    assert f(s.cur, s.cur, 5) == "G"                        # not a str: the general path decides
+
+
+@pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
+def test_bad_arguments_are_type_errors(mod):
+    with pytest.raises(TypeError):
+        mod.text_gate(object(), "<", ">", None, None)
+    with pytest.raises(TypeError):
+        mod.text_gate(mod.TextGate(), 1, ">", None, None)
