@@ -818,10 +818,11 @@ class RcMlxToolParser(_MlxToolParser):
 
         def keeps(current_text, delta_text):
             # a delta with a closer's last character: kept unless a closer ends in it
+            # (the window reaches back before the delta by a closer's length: a closer
+            # may begin in text already read, which the parser holds)
             if not closers or current_text.__class__ is not str:
                 return False
-            n = len(current_text)
-            w = current_text[max(me._fed, n - len(delta_text) - k):]
+            w = current_text[max(0, len(current_text) - len(delta_text) - k):]
             for m in closers:
                 if m in w:
                     return False
@@ -1550,6 +1551,9 @@ _HARMONY_TOOL_CONTENT = _replace(
     end=("<|end|>", "<|call|>"), header_terminators=())
 
 
+_HARMONY_HEADS = ("<|start|>", "<|channel|>", "<|constrain|>")  # markers a message header goes on after
+
+
 class RcMlxHarmonyToolParser(RcMlxToolParser):
     """vllm-mlx's ``harmony`` / ``gpt-oss`` tool parser: the calls are
     commentary messages addressed ``to=functions.NAME`` (our ``gpt_oss`` tool
@@ -1559,6 +1563,11 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
     vllm-mlx's, no content is streamed once a call was made."""
 
     tool_format = "gpt_oss"
+    # a message header, and a call's message, are kept until the marker that
+    # ends them (read in one step by both readers): headers send nothing, and
+    # a call is sent when its message ends
+    _call_closers = ("<|call|>", "<|end|>", "<|return|>", "<|message|>")
+    _call_triggers = ">"
 
     def reset(self) -> None:
         super().reset()
@@ -1574,10 +1583,17 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
         # reader when the engine holds nothing and our gpt_oss parser waits
         # for a marker (all start with "<") with text going to content or
         # nowhere (a message body, text between messages)
+        # (what either reader holds is read with the kept deltas, in order)
+        p = self._parser
+        if p._cur is not None:
+            return 3  # inside a call's message: kept until a delta may end it
+        cur = self._gate.cur
+        i = cur.rfind("<|", max(0, len(cur) - 512))
+        if i >= 0 and cur.startswith(_HARMONY_HEADS, i):
+            return 3  # inside a message header
         sp = self._split
         if sp._held:
             return 0
-        p = self._parser
         lane = p._lane
         if lane.__class__ is tuple and p._pos == len(p._buf) and p._rec is None and not p._lane_args \
                 and (lane[1] == p._content or lane[1] is _rc_drop) and _lt_only(lane[0]):

@@ -155,9 +155,13 @@ _CLOSED.update({
         for n, k, v in (("get_weather", "city", "Paris </x>"), ("lookup", "q", "tool_calls>")))
         + f"\n</{_D}tool_calls>",
 })
+_CLOSED["HarmonyRcMlxToolParser"] = "<|channel|>final<|message|>Checking.<|end|>" + "".join(
+    f"<|start|>assistant<|channel|>commentary to=functions.{n} <|constrain|>json<|message|>{json.dumps(a)}<|call|>"
+    for n, a in (("get_weather", {"city": "<|call"}), ("lookup", {"q": "a > b"})))
 # classes whose composed forms send a call when its block closes (the step-count test's bound
 # counts end markers: these forms' closers)
-_CLOSERS_OF = {"KimiRcMlxToolParser": ("<|tool_call_end|>",), "DeepseekV4RcMlxToolParser": (f"</{_D}tool_calls>",)}
+_CLOSERS_OF = {"KimiRcMlxToolParser": ("<|tool_call_end|>",), "DeepseekV4RcMlxToolParser": (f"</{_D}tool_calls>",),
+               "HarmonyRcMlxToolParser": ("<|call|>", "<|end|>", "<|message|>")}
 
 
 def _general_only(cls):
