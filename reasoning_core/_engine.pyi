@@ -79,4 +79,5 @@ class TextGate:
 
 
 def text_gate(st: TextGate, triggers: str, keep_triggers: str, keeps: Callable[[Any, str], bool],
-              general: Callable[..., Any]) -> Callable[..., Any]: ...
+              general: Callable[..., Any], piece: Callable[[str], Any] | None = ...,
+              piece_triggers: str = ...) -> Callable[..., Any]: ...

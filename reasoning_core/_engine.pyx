@@ -2000,14 +2000,17 @@ cdef inline bint _has_any(str text, str chars) except -1:
     return False
 
 
-def text_gate(TextGate st not None, str triggers not None, str keep_triggers not None, keeps, general):
+def text_gate(TextGate st not None, str triggers not None, str keep_triggers not None, keeps, general,
+              piece=None, str piece_triggers not None=""):
     """The per-delta function of a vllm-mlx tool parser (its
     ``extract_tool_calls_streaming`` signature): a ``str`` delta that continues
     the stream (``previous_text is st.cur``) and holds none of ``triggers`` is
     passed through as content (``idle`` 1) or dropped (2) without a parser
     step; inside a call (3) a delta with none of ``keep_triggers``, or one
-    ``keeps(current_text, delta_text)`` accepts, is kept in ``st.pend``.
-    Anything else goes to ``general`` with the same arguments."""
+    ``keeps(current_text, delta_text)`` accepts, is kept in ``st.pend``; inside
+    a call whose arguments stream as read (4) a delta with none of
+    ``piece_triggers`` goes to ``piece(delta_text)``.  Anything else goes to
+    ``general`` with the same arguments."""
 
     def gate(previous_text, current_text, delta_text, previous_token_ids=None, current_token_ids=None,
              delta_token_ids=None, request=None):
@@ -2023,6 +2026,10 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                     st.pend.append(delta_text)
                     st.cur = current_text
                     return None
+            elif idle == 4:
+                if piece is not None and not _has_any(<str>delta_text, piece_triggers):
+                    st.cur = current_text
+                    return piece(delta_text)
             elif idle == 2:
                 if not _has_any(<str>delta_text, triggers):
                     st.cur = current_text

@@ -686,13 +686,21 @@ class TextGate:
         self.pend = []
 
 
-def text_gate(st, triggers, keep_triggers, keeps, general):
+def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_triggers=""):
     """The per-delta function of a vllm-mlx tool parser: the compiled engine's
     ``text_gate``, in Python (one ``in`` test per trigger character)."""
     if not isinstance(st, TextGate):
         raise TypeError(f"text_gate expects a TextGate, not {type(st).__name__}")
-    if type(triggers) is not str or type(keep_triggers) is not str:
-        raise TypeError("text_gate: triggers and keep_triggers must be str")
+    if type(triggers) is not str or type(keep_triggers) is not str or type(piece_triggers) is not str:
+        raise TypeError("text_gate: triggers, keep_triggers and piece_triggers must be str")
+
+    def pieced(delta_text):
+        if piece is None:
+            return False
+        for ch in piece_triggers:
+            if ch in delta_text:
+                return False
+        return True
     x, y = ((keep_triggers or "\0") * 2)[:2] if len(keep_triggers) <= 2 else (None, None)
 
     def kept(current_text, delta_text):
@@ -718,6 +726,10 @@ def text_gate(st, triggers, keep_triggers, keeps, general):
                         st.pend.append(delta_text)
                         st.cur = current_text
                         return None
+                elif idle == 4:
+                    if pieced(delta_text):
+                        st.cur = current_text
+                        return piece(delta_text)
                 elif idle == 2 and a not in delta_text:
                     st.cur = current_text
                     return None
@@ -742,6 +754,10 @@ def text_gate(st, triggers, keep_triggers, keeps, general):
                     st.pend.append(delta_text)
                     st.cur = current_text
                     return None
+            elif idle == 4:
+                if pieced(delta_text):
+                    st.cur = current_text
+                    return piece(delta_text)
             elif idle == 2:
                 for ch in triggers:
                     if ch in delta_text:

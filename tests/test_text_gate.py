@@ -16,7 +16,7 @@ BACKENDS = [pure] + ([compiled] if compiled is not None else [])
 BY_NAME = {m.__name__: m for m in BACKENDS}
 
 
-def _run(mod, triggers, keep_triggers, script):
+def _run(mod, triggers, keep_triggers, script, piece_triggers="<"):
     """Feed ``script`` (delta, same_object, idle_after_general) through a gate;
     return what each call returned, what reached ``general`` and ``keeps``, and
     the state at the end."""
@@ -35,7 +35,11 @@ def _run(mod, triggers, keep_triggers, script):
         gate_state.idle = next(idles)
         return {"general": delta}
 
-    f = mod.text_gate(gate_state, triggers, keep_triggers, keeps, general)
+    def piece(delta):
+        log.append(("piece", delta))
+        return {"piece": delta}
+
+    f = mod.text_gate(gate_state, triggers, keep_triggers, keeps, general, piece, piece_triggers)
     out = []
     prev = gate_state.cur
     for delta, same, idle in script:
@@ -47,16 +51,16 @@ def _run(mod, triggers, keep_triggers, script):
 
 
 deltas = st.one_of(st.text(alphabet="ab<[!>", max_size=6), st.just(""))
-scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3])), max_size=25)
+scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3, 4])), max_size=25)
 triggers = st.sampled_from(["<", "<[", "<[!", "[", ""])
 keeps_t = st.sampled_from([">", "<>", "", "<>!"])
 
 
 @pytest.mark.skipif(compiled is None, reason="the pure-only run")
 @settings(max_examples=300, deadline=None)
-@given(t=triggers, k=keeps_t, script=scripts)
-def test_compiled_and_pure_gates_agree(t, k, script):
-    assert _run(compiled, t, k, script) == _run(pure, t, k, script)
+@given(t=triggers, k=keeps_t, script=scripts, pt=st.sampled_from(["<", "", "<!"]))
+def test_compiled_and_pure_gates_agree(t, k, script, pt):
+    assert _run(compiled, t, k, script, pt) == _run(pure, t, k, script, pt)
 
 
 @pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
@@ -74,6 +78,12 @@ def test_what_each_state_does_with_a_plain_delta(mod):
     assert f("yq", "yqr", "r") is None and s.pend == ["r"]  # kept
     assert f("yqr", "yqr>", ">") is None and s.pend == ["r", ">"]  # keeps() says kept
     assert f("yqr>", "yqr>keep>no", "keep>no") == "G"       # keeps() says a closer ends here
+    s.idle = 4                                              # no piece function: the general path
+    assert f(s.cur, s.cur + "v", "v") == "G"
+    g = mod.text_gate(s, "<", ">", None, lambda *a: "G", lambda d: ("P", d), "<")
+    s.cur, s.idle = "w", 4
+    assert g("w", "wv", "v") == ("P", "v") and s.cur == "wv"  # a piece of the arguments
+    assert g("wv", "wv<", "<") == "G"                       # may end them: the general path
     s.idle = 1
     assert f("other", "otherz", "z") == "G"                 # not the text it saw last
     assert f(s.cur, s.cur, 5) == "G"                        # not a str: the general path decides

@@ -721,6 +721,34 @@ def _unseen(parser: Any, previous_text: Any, current_text: Any, delta_text: str)
     return src[fed:end] if end > fed else ""
 
 
+def _joined(first: dict, out: Optional[dict]) -> dict:
+    """Two answers as one (kept deltas read before a delta): contents joined, and
+    the entries of one call (same index) one entry, its argument pieces joined."""
+    if not out:
+        return first
+    if out.get("content"):
+        first["content"] = first.get("content", "") + out["content"]
+    more = out.get("tool_calls")
+    if more:
+        calls = first.setdefault("tool_calls", [])
+        at = {c.get("index"): c for c in calls}
+        for c in more:
+            prior = at.get(c.get("index"))
+            if prior is None:
+                calls.append(c)
+                at[c.get("index")] = c
+                continue
+            fn, add = prior.setdefault("function", {}), c.get("function") or {}
+            for k, v in c.items():
+                if k != "function":
+                    prior.setdefault(k, v)
+            if add.get("name") and not fn.get("name"):
+                fn["name"] = add["name"]
+            if add.get("arguments"):
+                fn["arguments"] = (fn.get("arguments") or "") + add["arguments"]
+    return first
+
+
 class RcMlxToolParser(_MlxToolParser):
     """A vllm-mlx tool parser over one ``reasoning_core.tools`` format.
 
@@ -805,6 +833,9 @@ class RcMlxToolParser(_MlxToolParser):
     # parser step.  vllm-mlx's parsers of these names send a call when its end
     # marker arrives, and nothing before.
     _call_closers: tuple = ()
+    # Where a call's arguments stream as our parser reads them (``_piece``, state 4):
+    # the characters that may end the argument text being read ("" : any may)
+    _piece_triggers = ""
 
     def _install_fast_path(self) -> None:
         trig = self._triggers() if self._fast else None
@@ -849,12 +880,7 @@ class RcMlxToolParser(_MlxToolParser):
             out = method(me, previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                          delta_token_ids, request)
             if first:
-                if out:
-                    if out.get("content"):
-                        first["content"] = first.get("content", "") + out["content"]
-                    if out.get("tool_calls"):
-                        first["tool_calls"] = (first.get("tool_calls") or []) + out["tool_calls"]
-                out = first
+                out = _joined(first, out)
             if current_text.__class__ is str:
                 st.cur = current_text
                 st.idle = me._idle_state()
@@ -864,8 +890,9 @@ class RcMlxToolParser(_MlxToolParser):
             return out
 
         # the gate itself is the engine's (compiled: no Python frame for a plain delta)
+        piece = getattr(self, "_piece", None)
         self.extract_tool_calls_streaming = _text_gate(  # type: ignore[method-assign]
-            st, "".join(sorted(trig)), self._call_triggers, keeps, general)
+            st, "".join(sorted(trig)), self._call_triggers, keeps, general, piece, self._piece_triggers)
         fin = getattr(type(self), "finalize_streaming", None)
         if fin is not None:
             def finalize_streaming(current_text: str = "") -> Optional[dict]:
@@ -880,14 +907,7 @@ class RcMlxToolParser(_MlxToolParser):
                     me._fed = len(st.cur)  # the plain deltas passed through were read
                 st.cur, st.idle = _NOCUR, 0
                 last = fin(me, current_text)
-                if not first:
-                    return last
-                if last:
-                    if last.get("content"):
-                        first["content"] = first.get("content", "") + last["content"]
-                    if last.get("tool_calls"):
-                        first["tool_calls"] = (first.get("tool_calls") or []) + last["tool_calls"]
-                return first
+                return _joined(first, last) if first else last
 
             self.finalize_streaming = finalize_streaming  # type: ignore[method-assign]
 
@@ -1658,15 +1678,23 @@ class _PoolsideGlm45(_Glm45):
 
     format_name = "vllm_mlx_poolside_v1"
 
+    _stream_sink: Any = None  # the sink of a string value streamed as read (one per parser)
+    _parts_sink: Any = None   # the sink of the value being collected whole
+
     def _xml_value(self, fname, key, ends):
         if self._types_for(fname, key) == _STRING_ONLY:
             emit = self._emit_args
             emit('"')
-            m = yield from self._until(ends, lambda t: emit(_json_escape(t)))
+            sink = self._stream_sink
+            if sink is None:
+                sink = self._stream_sink = lambda t: emit(_json_escape(t))
+            m = yield from self._until(ends, sink)
             emit('"')
             return m
         parts: list[str] = []
-        m = yield from self._until(ends, parts.append)
+        self._parts_sink = parts.append
+        m = yield from self._until(ends, self._parts_sink)
+        self._parts_sink = None
         self._emit_args(_typed_value("".join(parts).strip(), frozenset()))
         return m
 
@@ -1697,6 +1725,40 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
 
     def _open_call(self, i: int, name: Optional[str]) -> Optional[dict]:
         raise NotImplementedError
+
+    def _idle_state(self) -> int:
+        p = self._parser
+        lane = p._lane
+        if p._cur is not None and lane is not None and p._rec is None and p._pos == len(p._buf) and (
+                p._lane_args or lane.__class__ is _RawJsonLane):
+            self._piece_lane = lane
+            return 4  # inside a call's argument text: the gate hands deltas to _piece
+        return super()._idle_state()
+
+    def _piece(self, delta_text: str) -> Optional[dict]:
+        """State 4's delta (the gate checked the stream continues and the delta
+        holds none of ``_piece_triggers``): one compiled step; a piece of the
+        open call's arguments is sent as it is, anything else (the argument
+        text ended) is answered as a parser step and the state is found anew."""
+        self._fed += len(delta_text)
+        p = self._parser
+        got = _tool_base._scan.step_args(p, delta_text, _ParsedToolCallDelta)
+        if got.__class__ is str and p._lane is self._piece_lane:
+            slot = self._open_call(p._cur.index, None)
+            if slot is None:
+                return None
+            slot["function"]["arguments"] = got
+            return {"tool_calls": [slot]}
+        self._gate.idle = self._idle_state()
+        if got is None:
+            return {"content": delta_text}
+        if got.__class__ is str:
+            slot = self._open_call(p._cur.index, None)
+            if slot is None:
+                return None
+            slot["function"]["arguments"] = got
+            return {"tool_calls": [slot]}
+        return self._deltas(got)
 
     def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
                                      previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
@@ -1764,6 +1826,18 @@ class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
 
     tool_format = "glm45"
     drop_unlisted = True
+    _piece_triggers = "<"  # a value's text ends at its closing tag
+
+    def _idle_state(self) -> int:
+        p = self._parser
+        lane = p._lane
+        if lane.__class__ is tuple and p._cur is not None and p._rec is None and p._pos == len(p._buf) and (
+                lane[1] is p._stream_sink or lane[1] is p._parts_sink):
+            # inside a value: a string one streams as read, any other is collected
+            # and sent at its close; either way each delta is one compiled step
+            self._piece_lane = lane
+            return 4
+        return super()._idle_state()
 
     def _new_parser(self) -> Any:
         return _PoolsideGlm45()
