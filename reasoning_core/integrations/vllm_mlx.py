@@ -1678,23 +1678,15 @@ class _PoolsideGlm45(_Glm45):
 
     format_name = "vllm_mlx_poolside_v1"
 
-    _stream_sink: Any = None  # the sink of a string value streamed as read (one per parser)
-    _parts_sink: Any = None   # the sink of the value being collected whole
-
     def _xml_value(self, fname, key, ends):
         if self._types_for(fname, key) == _STRING_ONLY:
             emit = self._emit_args
             emit('"')
-            sink = self._stream_sink
-            if sink is None:
-                sink = self._stream_sink = lambda t: emit(_json_escape(t))
-            m = yield from self._until(ends, sink)
+            m = yield from self._until(ends, lambda t: emit(_json_escape(t)))
             emit('"')
             return m
         parts: list[str] = []
-        self._parts_sink = parts.append
-        m = yield from self._until(ends, self._parts_sink)
-        self._parts_sink = None
+        m = yield from self._until(ends, parts.append)
         self._emit_args(_typed_value("".join(parts).strip(), frozenset()))
         return m
 
@@ -1729,17 +1721,17 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
     def _idle_state(self) -> int:
         p = self._parser
         lane = p._lane
-        if p._cur is not None and lane is not None and p._rec is None and p._pos == len(p._buf) and (
-                p._lane_args or lane.__class__ is _RawJsonLane):
+        if p._cur is not None and lane is not None and p._rec is None:
             self._piece_lane = lane
-            return 4  # inside a call's argument text: the gate hands deltas to _piece
+            return 4  # inside a call: the gate hands each delta to _piece
         return super()._idle_state()
 
     def _piece(self, delta_text: str) -> Optional[dict]:
-        """State 4's delta (the gate checked the stream continues and the delta
-        holds none of ``_piece_triggers``): one compiled step; a piece of the
-        open call's arguments is sent as it is, anything else (the argument
-        text ended) is answered as a parser step and the state is found anew."""
+        """State 4's delta (the gate checked the stream continues): one compiled
+        step.  While the parser stays in the same lane (an argument's text, a
+        name, a key) a piece of the open call's arguments is sent as it is;
+        otherwise the step is answered as any parser step and the state is
+        found anew."""
         self._fed += len(delta_text)
         p = self._parser
         got = _tool_base._scan.step_args(p, delta_text, _ParsedToolCallDelta)
@@ -1826,18 +1818,6 @@ class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
 
     tool_format = "glm45"
     drop_unlisted = True
-    _piece_triggers = "<"  # a value's text ends at its closing tag
-
-    def _idle_state(self) -> int:
-        p = self._parser
-        lane = p._lane
-        if lane.__class__ is tuple and p._cur is not None and p._rec is None and p._pos == len(p._buf) and (
-                lane[1] is p._stream_sink or lane[1] is p._parts_sink):
-            # inside a value: a string one streams as read, any other is collected
-            # and sent at its close; either way each delta is one compiled step
-            self._piece_lane = lane
-            return 4
-        return super()._idle_state()
 
     def _new_parser(self) -> Any:
         return _PoolsideGlm45()
