@@ -688,81 +688,37 @@ class TextGate:
 
 def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_triggers=""):
     """The per-delta function of a vllm-mlx tool parser: the compiled engine's
-    ``text_gate``, in Python (one ``in`` test per trigger character)."""
+    ``text_gate``, in Python (one ``in`` test per character tested)."""
     if not isinstance(st, TextGate):
         raise TypeError(f"text_gate expects a TextGate, not {type(st).__name__}")
     if type(triggers) is not str or type(keep_triggers) is not str or type(piece_triggers) is not str:
         raise TypeError("text_gate: triggers, keep_triggers and piece_triggers must be str")
 
-    def pieced(delta_text):
-        if piece is None:
-            return False
-        for ch in piece_triggers:
+    def clear(delta_text, chars):
+        for ch in chars:
             if ch in delta_text:
                 return False
         return True
-    x, y = ((keep_triggers or "\0") * 2)[:2] if len(keep_triggers) <= 2 else (None, None)
 
-    def kept(current_text, delta_text):
-        if x is None:
-            if any(ch in delta_text for ch in keep_triggers):
-                return keeps(current_text, delta_text)
-            return True
-        return (x not in delta_text and y not in delta_text) or keeps(current_text, delta_text)
-
-    if len(triggers) == 1:
-        a = triggers
-
-        def gate(previous_text, current_text, delta_text, previous_token_ids=None, current_token_ids=None,
-                 delta_token_ids=None, request=None):
-            if previous_text is st.cur and type(delta_text) is str:
-                idle = st.idle
-                if idle == 1:
-                    if a not in delta_text:
-                        st.cur = current_text
-                        return {"content": delta_text} if delta_text else None
-                elif idle == 3:
-                    if kept(current_text, delta_text):
-                        st.pend.append(delta_text)
-                        st.cur = current_text
-                        return None
-                elif idle == 4:
-                    if pieced(delta_text):
-                        st.cur = current_text
-                        return piece(delta_text)
-                elif idle == 2 and a not in delta_text:
-                    st.cur = current_text
-                    return None
-            return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
-                           delta_token_ids, request)
-
-        return gate
-
-    def gate(previous_text, current_text, delta_text, previous_token_ids=None,  # noqa: F811
-             current_token_ids=None, delta_token_ids=None, request=None):
+    def gate(previous_text, current_text, delta_text, previous_token_ids=None, current_token_ids=None,
+             delta_token_ids=None, request=None):
         if previous_text is st.cur and type(delta_text) is str:
             idle = st.idle
             if idle == 1:
-                for ch in triggers:
-                    if ch in delta_text:
-                        break
-                else:
+                if clear(delta_text, triggers):
                     st.cur = current_text
                     return {"content": delta_text} if delta_text else None
             elif idle == 3:
-                if kept(current_text, delta_text):
+                if clear(delta_text, keep_triggers) or keeps(current_text, delta_text):
                     st.pend.append(delta_text)
                     st.cur = current_text
                     return None
             elif idle == 4:
-                if pieced(delta_text):
+                if piece is not None and clear(delta_text, piece_triggers):
                     st.cur = current_text
                     return piece(delta_text)
             elif idle == 2:
-                for ch in triggers:
-                    if ch in delta_text:
-                        break
-                else:
+                if clear(delta_text, triggers):
                     st.cur = current_text
                     return None
         return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,

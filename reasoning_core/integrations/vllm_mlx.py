@@ -1736,20 +1736,25 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
         p = self._parser
         got = _tool_base._scan.step_args(p, delta_text, _ParsedToolCallDelta)
         if got.__class__ is str and p._lane is self._piece_lane:
-            slot = self._open_call(p._cur.index, None)
-            if slot is None:
-                return None
-            slot["function"]["arguments"] = got
-            return {"tool_calls": [slot]}
+            return self._args_piece(got)
         self._gate.idle = self._idle_state()
+        return self._stepped(got, delta_text)
+
+    def _args_piece(self, text: str) -> Optional[dict]:
+        """The answer to a piece of the open call's arguments."""
+        slot = self._open_call(self._parser._cur.index, None)
+        if slot is None:
+            return None
+        slot["function"]["arguments"] = text
+        return {"tool_calls": [slot]}
+
+    def _stepped(self, got: Any, delta_text: str) -> Optional[dict]:
+        """The answer to a compiled step's result: the delta as content
+        (``None``), a piece of the open call's arguments (a ``str``), or deltas."""
         if got is None:
             return {"content": delta_text}
         if got.__class__ is str:
-            slot = self._open_call(p._cur.index, None)
-            if slot is None:
-                return None
-            slot["function"]["arguments"] = got
-            return {"tool_calls": [slot]}
+            return self._args_piece(got)
         return self._deltas(got)
 
     def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
@@ -1764,19 +1769,10 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
         if delta_text.__class__ is str:
             # the compiled step: a delta that is one piece of the open call's arguments
             # (most deltas inside a call) comes back as its text, no delta objects
-            p = self._parser
-            got = _tool_base._scan.step_args(p, delta_text, _ParsedToolCallDelta)  # the scanner in use
-            if got.__class__ is str:
-                slot = self._open_call(p._cur.index, None)
-                if slot is None:
-                    return None
-                slot["function"]["arguments"] = got
-                return {"tool_calls": [slot]}
+            got = _tool_base._scan.step_args(self._parser, delta_text, _ParsedToolCallDelta)  # the scanner in use
         else:
             got = self._parser.parse_delta(delta_text)
-        if got is None:
-            return {"content": delta_text}
-        return self._deltas(got)
+        return self._stepped(got, delta_text)
 
     def _deltas(self, deltas: Optional[list]) -> Optional[dict]:
         if not deltas:
