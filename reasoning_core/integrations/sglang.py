@@ -79,7 +79,7 @@ from ..families import ENGINE_PARSER_NAMES, RUNTIME_ENGINE_NAMES, Family, family
 from ..text import TextReasoningParser
 from ..tools._tagged_json_formats import DOTS_CALL as _DOTS_OPEN, DOTS_END as _DOTS_CLOSE
 from ..tools._types import ParsedToolCallDelta as _PTD
-from ._common import BlockReader as _BlockReader, json_closer as _json_closer, null_text_class as _null_text_class
+from ._common import ArgHold as _ArgHold, BlockReader as _BlockReader, json_closer as _json_closer, null_text_class as _null_text_class
 from ._common import refs_inlined as _refs_inlined
 
 __all__ = [
@@ -1137,6 +1137,99 @@ if _FC is not None:
         def parses_required_natively(self) -> bool:
             return self._native.parses_required_natively() if self._native is not None else False
 
+    class _HeldArgs(RcToolDetector):
+        """A detector whose SGLang namesake (``Qwen3CoderDetector``) sends a
+        call's arguments only when a parameter's value closes
+        (``</parameter>``: the parameter as one ``"key": value`` piece) and when
+        the call closes (``</function>``: ``}``), not while a value streams.
+        Ours sends at the same deltas: inside an open call a delta that cannot
+        complete one of those closers is kept unread and answered as SGLang's
+        detector answers it (an empty result); it is read with the delta that
+        completes one, and what our parser gives for the call in between is
+        sent then, in one piece.  The call's name goes out when it is read, as
+        SGLang's does.  Each character is still read once by our parser, so
+        the arguments are the same whatever the chunking; ``finish`` reads and
+        sends what is kept.  ``streamed_args_for_tool`` holds what was sent."""
+
+        hold_closers: tuple = ("</parameter>", "</function>")
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self._hold = _ArgHold(self.hold_closers)
+            self._held: Optional[int] = None  # our index of the open call whose arguments are held
+            self._opend: list[str] = []       # its argument pieces read and not sent yet
+
+        def parse_streaming_increment(self, new_text: str, tools: Any):
+            if self._held is not None and tools is self._schemas_for and type(new_text) is str:
+                hold = self._hold
+                if hold.last not in new_text or not hold.completes(new_text):
+                    hold.pend.append(new_text)
+                    return _fc_normal_result("")
+                new_text = hold.take(new_text)
+            return self._read(new_text, tools)
+
+        def _read(self, text: Any, tools: Any, final: bool = False):
+            if tools is not self._schemas_for:
+                self._use_tools(tools)
+            p = self._parser
+            hold = self._hold
+            if type(text) is not str:
+                deltas = p.parse_delta(text)  # its checks: a str subclass, a wrong type
+                at_close = False
+            else:
+                if hold.pend:
+                    text = hold.take(text)
+                at_close = final or hold.closes_in(text)
+                hold.read(text)
+                deltas = self._step(p, text, _PTD) if text else []
+                if type(deltas) is str:
+                    deltas = [_PTD(index=p._cur.index, arguments=deltas)]
+            if final:
+                deltas = (deltas or []) + (p.finish() or [])
+            if deltas is None:
+                if self._opend:
+                    deltas = [_PTD(content=text)]
+                elif self._emitted and self.stream_drop_ws_after_call:
+                    return _fc_normal_result(self._after_call(text))
+                else:
+                    return _fc_normal_result(text)
+            return self._convert(self._regroup(deltas, at_close))
+
+        def _regroup(self, deltas: list, at_close: bool) -> list:
+            # The held call's argument pieces are kept until a closer was read
+            # (or anything else of ours comes: a name, content, another call).
+            out: list = []
+            held, opend = self._held, self._opend
+            for d in deltas:
+                if held is not None and d.index == held and d.name is None and d.content is None:
+                    if d.arguments:
+                        opend.append(d.arguments)
+                    continue
+                if opend:
+                    out.append(_PTD(index=held, arguments="".join(opend)))
+                    opend.clear()
+                held = d.index if d.name is not None else None
+                out.append(d)
+            if at_close and opend:
+                out.append(_PTD(index=held, arguments="".join(opend)))
+                opend.clear()
+            self._held = held
+            return out
+
+        def _convert(self, deltas: list):
+            res = super()._convert(deltas)
+            held = self._held
+            if held is not None and not self._opend and (self._slot.get(held, -1) < 0 or self._closers[held].done):
+                self._held = None  # its arguments closed (or it is dropped): nothing is held
+            return res
+
+        def finish(self, tools: Any):
+            return self._read("", tools, final=True)
+
+        def _flush_pending_normal_text(self) -> str:
+            return self._read("", self._schemas_for if self._schemas_for is not _UNSEEN else None,
+                              final=True).normal_text
+
     class _DotsBlocks(RcToolDetector):
         """SGLang's ``dots``: a ``<dots_function_call>`` block is read whole,
         as SGLang's detector reads it.  Streaming, its calls go out when its
@@ -1298,7 +1391,8 @@ if _FC is not None:
         cls_name = "".join(p.capitalize() for p in re.split(r"[_-]", name)) + "RcDetector"
         extra = dict(_native_static_methods(name))
         original = _ORIGINAL_TOOL_DETECTORS.get(name)
-        base = _DotsBlocks if fmt == "dots" else RcToolDetector
+        base = _DotsBlocks if fmt == "dots" else (
+            _HeldArgs if original is not None and original.__name__ == "Qwen3CoderDetector" else RcToolDetector)
         if original is not None and hasattr(original, "flush_pending_normal_text"):
             extra["flush_pending_normal_text"] = base._flush_pending_normal_text
         return type(cls_name, (base,), {**extra,
