@@ -1210,18 +1210,13 @@ if _FC is not None:
                     opend.clear()
                 held = d.index if d.name is not None else None
                 out.append(d)
-            if at_close and opend:
+            if opend and (at_close or self._parser._cur is None):
                 out.append(_PTD(index=held, arguments="".join(opend)))
                 opend.clear()
+            if held is not None and self._parser._cur is None:
+                held = None  # the call closed
             self._held = held
             return out
-
-        def _convert(self, deltas: list):
-            res = super()._convert(deltas)
-            held = self._held
-            if held is not None and not self._opend and (self._slot.get(held, -1) < 0 or self._closers[held].done):
-                self._held = None  # its arguments closed (or it is dropped): nothing is held
-            return res
 
         def finish(self, tools: Any):
             return self._read("", tools, final=True)
