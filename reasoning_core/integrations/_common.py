@@ -260,13 +260,15 @@ class ArgHold:
 
     While a call is open the wrapper keeps each delta that cannot complete one
     of ``closers`` (all end with the same character, ``last``): a delta
-    without ``last`` is kept unread (``pend``), one with it is kept unless the
+    without ``last`` is kept unread (``keep``), one with it is kept unless the
     few characters before it and it together hold a whole closer.  The kept
     deltas are read by our parser together with the delta that completes one,
     so each character is still read once and the result does not depend on
-    the chunking.  ``rtail`` is the end of the text read so far."""
+    the chunking.  Kept deltas are joined 256 at a time (``blocks``), so a long
+    value held costs about its own size in memory, not an object per delta.
+    ``rtail`` is the end of the text read so far."""
 
-    __slots__ = ("closers", "last", "span", "pend", "rtail")
+    __slots__ = ("closers", "last", "span", "pend", "blocks", "rtail")
 
     def __init__(self, closers: tuple) -> None:
         if not closers or len({c[-1] for c in closers}) != 1:
@@ -275,11 +277,22 @@ class ArgHold:
         self.last = closers[0][-1]
         self.span = max(len(c) for c in closers) - 1
         self.pend: list[str] = []
+        self.blocks: list[str] = []
         self.rtail = ""
 
     def reset(self) -> None:
         self.pend.clear()
+        self.blocks.clear()
         self.rtail = ""
+
+    def compact(self) -> None:
+        """The kept deltas joined into one block (the wrapper calls it when
+        256 are kept)."""
+        self.blocks.append("".join(self.pend))
+        self.pend.clear()
+
+    def held(self) -> bool:
+        return bool(self.pend or self.blocks)
 
     def tail(self) -> str:
         """The last ``span`` characters of the text seen (read or kept)."""
@@ -290,7 +303,7 @@ class ArgHold:
             if need <= 0:
                 break
         else:
-            parts.append(self.rtail)
+            parts.append(self.blocks[-1] if self.blocks else self.rtail)
         s = "".join(reversed(parts))
         return s[len(s) - self.span:] if len(s) > self.span else s
 
@@ -313,7 +326,11 @@ class ArgHold:
 
     def take(self, delta: str) -> str:
         """The kept deltas and ``delta``, as one text to read now."""
-        if self.pend:
+        if self.blocks:
+            delta = "".join(self.blocks) + "".join(self.pend) + delta
+            self.blocks.clear()
+            self.pend.clear()
+        elif self.pend:
             delta = "".join(self.pend) + delta
             self.pend.clear()
         return delta

@@ -684,7 +684,10 @@ class _HeldArgsMax(RcMaxToolParser):
         if self._held is not None and type(delta) is str:
             hold = self._hold
             if hold.last not in delta or not hold.completes(delta):
-                hold.pend.append(delta)
+                pend = hold.pend
+                pend.append(delta)
+                if len(pend) >= 256:
+                    hold.compact()
                 return []
             delta = hold.take(delta)
         elif type(delta) is not str or not delta:
@@ -693,7 +696,7 @@ class _HeldArgsMax(RcMaxToolParser):
 
     def _read(self, text: str, final: bool = False):
         hold = self._hold
-        if hold.pend:
+        if hold.held():
             text = hold.take(text)
         at_close = final or hold.closes_in(text)
         hold.read(text)

@@ -1163,7 +1163,10 @@ if _FC is not None:
             if self._held is not None and tools is self._schemas_for and type(new_text) is str:
                 hold = self._hold
                 if hold.last not in new_text or not hold.completes(new_text):
-                    hold.pend.append(new_text)
+                    pend = hold.pend
+                    pend.append(new_text)
+                    if len(pend) >= 256:
+                        hold.compact()
                     return _fc_normal_result("")
                 new_text = hold.take(new_text)
             return self._read(new_text, tools)
@@ -1177,7 +1180,7 @@ if _FC is not None:
                 deltas = p.parse_delta(text)  # its checks: a str subclass, a wrong type
                 at_close = False
             else:
-                if hold.pend:
+                if hold.held():
                     text = hold.take(text)
                 at_close = final or hold.closes_in(text)
                 hold.read(text)

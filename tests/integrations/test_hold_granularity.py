@@ -145,6 +145,26 @@ def test_sglang_cut_inside_a_value_sends_it_at_the_end(sgl, seed, rng):
     assert args == _bare_args("qwen3_coder", chunks)
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_long_values_held_in_blocks(sgl, maxp, seed):
+    # a value of thousands of deltas is kept in joined blocks: the same deltas send, the same arguments
+    rng = random.Random(seed)
+    body = "".join(rng.choice(["x", "y = 2", " -> ", "\\n", "<b>", "\n", "é", "z" * 7]) for _ in range(1500))
+    text = ("<tool_call>\n<function=write_file>\n<parameter=content>\n%s\n</parameter>\n"
+            "<parameter=path>\na.py\n</parameter>\n</function>\n</tool_call>" % body.strip("\n"))
+    chunks = [text[i:i + 2] for i in range(0, len(text), 2)]
+    e = _sgl_stream(sgl, "qwen3_coder", chunks)
+    o = _sgl_stream(sgl, "rc_qwen3_coder", chunks, check_books=True)
+    assert o[0] == e[0] and len(o[0]) == 4
+    assert json.loads(o[2][0]) == json.loads(e[2][0])
+    assert o[2] == _bare_args("qwen3_coder", chunks)
+    rcm, max_tools = maxp
+    e = _max_stream(max_tools.create("qwen3_5"), chunks)
+    o = _max_stream(rcm.TOOL_PARSERS["qwen3_5"](), chunks)
+    assert o[0] == e[0] and json.loads(o[2][0]) == json.loads(e[2][0])
+    assert o[2] == _bare_args("qwen3_5", chunks)
+
+
 def test_sglang_plain_text_and_other_formats_stream_every_delta(sgl):
     # SGLang's kimi_k2 and glm45 send argument text at every delta: ours too.
     text = ('<|tool_calls_section_begin|><|tool_call_begin|>functions.write_file:0<|tool_call_argument_begin|>'
@@ -218,4 +238,4 @@ def test_max_cut_inside_a_value_sends_it_at_the_end(maxp, seed, rng):
     p.set_streaming_tool_schemas({n: SCHEMA for n in NAMES})
     for c in chunks:
         p.parse_delta(c)
-    assert p.flush() is None and not p._hold.pend
+    assert p.flush() is None and not p._hold.held()
