@@ -690,7 +690,11 @@ class _HeldArgsMax(RcMaxToolParser):
                     hold.compact()
                 return []
             delta = hold.take(delta)
-        elif type(delta) is not str or not delta:
+        elif type(delta) is not str:
+            if isinstance(delta, str):  # a str subclass: its text, after what is kept
+                return self.parse_delta(str.__str__(delta))
+            return super().parse_delta(delta)  # its checks: a wrong type
+        elif not delta:
             return super().parse_delta(delta)
         return self._read(delta)
 

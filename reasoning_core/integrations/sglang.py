@@ -1176,8 +1176,10 @@ if _FC is not None:
                 self._use_tools(tools)
             p = self._parser
             hold = self._hold
+            if type(text) is not str and isinstance(text, str):
+                text = str.__str__(text)  # a str subclass: its text, after what is kept
             if type(text) is not str:
-                deltas = p.parse_delta(text)  # its checks: a str subclass, a wrong type
+                deltas = p.parse_delta(text)  # its checks: a wrong type
                 at_close = False
             else:
                 if hold.held():

@@ -165,6 +165,23 @@ def test_long_values_held_in_blocks(sgl, maxp, seed):
     assert o[2] == _bare_args("qwen3_5", chunks)
 
 
+def test_str_subclass_deltas_keep_their_order(sgl, maxp):
+    # a str subclass delta (an engine's StrEnum marker) while deltas are kept is read after them
+    class S(str):
+        pass
+
+    text = "<tool_call>\n<function=write_file>\n<parameter=path>\nabcdefgh\n</parameter>\n</function>\n</tool_call>"
+    chunks = [text[i:i + 3] for i in range(0, len(text), 3)]
+    mixed = [S(c) if i % 4 == 3 else c for i, c in enumerate(chunks)]
+    o = _sgl_stream(sgl, "rc_qwen3_coder", mixed, check_books=True)
+    assert o[:3] == _sgl_stream(sgl, "rc_qwen3_coder", chunks)[:3]
+    assert json.loads(o[2][0]) == {"path": "abcdefgh"}
+    rcm, _ = maxp
+    assert _max_stream(rcm.TOOL_PARSERS["qwen3_5"](), mixed) == _max_stream(rcm.TOOL_PARSERS["qwen3_5"](), chunks)
+    with pytest.raises(TypeError):
+        rcm.TOOL_PARSERS["qwen3_5"]().parse_delta(b"x")
+
+
 def test_sglang_plain_text_and_other_formats_stream_every_delta(sgl):
     # SGLang's kimi_k2 and glm45 send argument text at every delta: ours too.
     text = ('<|tool_calls_section_begin|><|tool_call_begin|>functions.write_file:0<|tool_call_argument_begin|>'
