@@ -724,9 +724,12 @@ class _HeldArgsMax(RcMaxToolParser):
             if opend:
                 res.append(d_t(index=held, arguments="".join(opend)))
                 opend.clear()
-            if d.name is not None:
+            if d.name is not None and d.content is None:
                 held = d.index
-            elif d.content is not None or d.index != held:
+                if d.arguments:  # the name goes out now, its arguments at a closer
+                    opend.append(d.arguments)
+                    d = d_t(index=d.index, id=d.id, name=d.name)
+            else:
                 held = None
             res.append(d)
         if opend and (at_close or self._rc._cur is None):

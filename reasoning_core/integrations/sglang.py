@@ -1193,7 +1193,7 @@ if _FC is not None:
                 deltas = (deltas or []) + (p.finish() or [])
             if deltas is None:
                 if self._opend:
-                    deltas = [_PTD(content=text)]
+                    deltas = [_PTD(index=0, content=text)]
                 elif self._emitted and self.stream_drop_ws_after_call:
                     return _fc_normal_result(self._after_call(text))
                 else:
@@ -1213,7 +1213,13 @@ if _FC is not None:
                 if opend:
                     out.append(_PTD(index=held, arguments="".join(opend)))
                     opend.clear()
-                held = d.index if d.name is not None else None
+                if d.name is not None and d.content is None:
+                    held = d.index
+                    if d.arguments:  # the name goes out now, its arguments at a closer
+                        opend.append(d.arguments)
+                        d = _PTD(index=d.index, id=d.id, name=d.name)
+                else:
+                    held = None
                 out.append(d)
             if opend and (at_close or self._parser._cur is None):
                 out.append(_PTD(index=held, arguments="".join(opend)))
@@ -1221,6 +1227,107 @@ if _FC is not None:
             if held is not None and self._parser._cur is None:
                 held = None  # the call closed
             self._held = held
+            return out
+
+        def finish(self, tools: Any):
+            return self._read("", tools, final=True)
+
+        def _flush_pending_normal_text(self) -> str:
+            return self._read("", self._schemas_for if self._schemas_for is not _UNSEEN else None,
+                              final=True).normal_text
+
+    class _MistralHeld(RcToolDetector):
+        """SGLang's ``mistral`` sends a compact call (``[TOOL_CALLS]name[ARGS]{...}``)
+        whole when its JSON arguments close: the name (empty arguments) and the
+        arguments in one piece, at that chunk; nothing before.  Ours sends such a
+        call at the same chunk: once our parser opens a call whose name ended at
+        ``[ARGS``, a chunk with neither ``}`` nor ``]`` (none can close the JSON)
+        is kept unread and answered with an empty result, as SGLang's is; it is
+        read with the next chunk that has one, and the call's name and arguments
+        go out when our parser closes it.  The ``[TOOL_CALLS] [...]`` form streams
+        as before (SGLang's streams it too).  ``finish`` reads and sends what is kept."""
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self._mtail = ""                  # the last characters read
+            self._held: Optional[int] = None  # our index of the compact call being held
+            self._hitems: list = []           # its deltas read and not sent
+            self._pend: list[str] = []        # chunks kept unread
+            self._blocks: list[str] = []
+
+        def parse_streaming_increment(self, new_text: str, tools: Any):
+            if self._held is not None and tools is self._schemas_for and type(new_text) is str:
+                if "}" not in new_text and "]" not in new_text:
+                    pend = self._pend
+                    pend.append(new_text)
+                    if len(pend) >= 256:
+                        self._blocks.append("".join(pend))
+                        pend.clear()
+                    return _fc_normal_result("")
+            return self._read(new_text, tools)
+
+        def _take(self, text: str) -> str:
+            if self._blocks or self._pend:
+                text = "".join(self._blocks) + "".join(self._pend) + text
+                self._blocks.clear()
+                self._pend.clear()
+            return text
+
+        def _read(self, text: Any, tools: Any, final: bool = False):
+            if tools is not self._schemas_for:
+                self._use_tools(tools)
+            p = self._parser
+            if type(text) is not str and isinstance(text, str):
+                text = str.__str__(text)  # a str subclass: its text, after what is kept
+            if type(text) is not str:
+                deltas = p.parse_delta(text)  # its checks: a wrong type
+                tail = self._mtail
+            else:
+                text = self._take(text)
+                tail = self._mtail + text if len(text) < 16 else text
+                self._mtail = tail[-16:]
+                deltas = self._step(p, text, _PTD) if text else []
+                if type(deltas) is str:
+                    deltas = [_PTD(index=p._cur.index, arguments=deltas)]
+            if final:
+                deltas = (deltas or []) + (p.finish() or [])
+            if deltas is None:
+                if not self._hitems:
+                    if self._emitted and self.stream_drop_ws_after_call:
+                        return _fc_normal_result(self._after_call(text))
+                    return _fc_normal_result(text)
+                deltas = [_PTD(index=0, content=text)]
+            return self._convert(self._regroup(deltas, tail, final))
+
+        def _regroup(self, deltas: list, tail: str, final: bool) -> list:
+            out: list = []
+            held, items = self._held, self._hitems
+            for d in deltas:
+                if held is not None and d.index == held and d.content is None and d.name is None:
+                    items.append(d)
+                    continue
+                if items:
+                    out.extend(self._whole(items))
+                held = None
+                if d.name is not None and d.content is None and "[ARGS" in tail:
+                    held = d.index  # a compact call: sent whole when it closes
+                    items.append(d)
+                    continue
+                out.append(d)
+            if items and (final or self._parser._cur is None):
+                out.extend(self._whole(items))
+                held = None
+            self._held = held
+            return out
+
+        @staticmethod
+        def _whole(items: list) -> list:
+            name = items[0]
+            args = "".join(d.arguments for d in items if d.arguments)
+            items.clear()
+            out = [_PTD(index=name.index, id=name.id, name=name.name)]
+            if args:
+                out.append(_PTD(index=name.index, arguments=args))
             return out
 
         def finish(self, tools: Any):
@@ -1392,7 +1499,8 @@ if _FC is not None:
         extra = dict(_native_static_methods(name))
         original = _ORIGINAL_TOOL_DETECTORS.get(name)
         base = _DotsBlocks if fmt == "dots" else (
-            _HeldArgs if original is not None and original.__name__ == "Qwen3CoderDetector" else RcToolDetector)
+            _HeldArgs if original is not None and original.__name__ == "Qwen3CoderDetector" else
+            _MistralHeld if original is not None and original.__name__ == "MistralDetector" else RcToolDetector)
         if original is not None and hasattr(original, "flush_pending_normal_text"):
             extra["flush_pending_normal_text"] = base._flush_pending_normal_text
         return type(cls_name, (base,), {**extra,

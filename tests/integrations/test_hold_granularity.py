@@ -55,7 +55,7 @@ def _text(rng: random.Random) -> str:
 def _chunks(rng: random.Random, text: str) -> list[str]:
     cuts, i = [], 0
     while i < len(text):
-        n = rng.choice([1, 1, 2, 3, 4, 5, 8, 13])
+        n = rng.choice([1, 1, 2, 3, 4, 5, 8, 13, 21, 40])
         cuts.append(text[i:i + n])
         i += n
     return cuts
