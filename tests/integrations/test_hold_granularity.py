@@ -52,6 +52,14 @@ def _text(rng: random.Random) -> str:
     return "".join(out)
 
 
+def _cuts(rng: random.Random, n: int, most: int):
+    i = 0
+    while i < n:
+        k = rng.randint(1, most)
+        yield i, k
+        i += k
+
+
 def _chunks(rng: random.Random, text: str) -> list[str]:
     cuts, i = [], 0
     while i < len(text):
@@ -180,6 +188,39 @@ def test_str_subclass_deltas_keep_their_order(sgl, maxp):
     assert _max_stream(rcm.TOOL_PARSERS["qwen3_5"](), mixed) == _max_stream(rcm.TOOL_PARSERS["qwen3_5"](), chunks)
     with pytest.raises(TypeError):
         rcm.TOOL_PARSERS["qwen3_5"]().parse_delta(b"x")
+
+
+def _compact(rng: random.Random) -> str:
+    out = [rng.choice(["Sure.\n", "", "Writing it.\n\n"])]
+    for _ in range(rng.randint(1, 2)):
+        args = {k: _value(rng) + "x" * 20 for k in rng.sample(sorted(SCHEMA["properties"]), rng.randint(1, 3))}
+        if rng.random() < 0.3:
+            args["path"] = [1, {"b": "}]"}]
+        out.append("[TOOL_CALLS]%s[ARGS]%s" % (rng.choice(NAMES), json.dumps(args, ensure_ascii=rng.random() < 0.5)))
+    return "".join(out)
+
+
+@pytest.mark.parametrize("seed,rng", CASES[:40], ids=[f"s{s}" for s, _ in CASES[:40]])
+def test_sglang_mistral_compact_call_goes_out_whole(sgl, seed, rng):
+    # SGLang's mistral sends [TOOL_CALLS]name[ARGS]{...} whole when the JSON closes; ours at the same chunk
+    text = _compact(rng)
+    chunks = [text[i:i + n] for i, n in _cuts(rng, len(text), 13)]
+    e_points, e_names, e_args, e_det = _sgl_stream(sgl, "mistral", chunks)
+    o_points, o_names, o_args, o_det = _sgl_stream(sgl, "rc_mistral", chunks, check_books=True)
+    assert o_points == e_points, (text, chunks)
+    assert o_names == e_names
+    assert o_args == e_args
+    assert list(o_det.streamed_args_for_tool) == list(e_det.streamed_args_for_tool)
+    assert o_det.prev_tool_call_arr == e_det.prev_tool_call_arr
+
+
+def test_sglang_mistral_compact_cut_inside_the_json(sgl):
+    text = '[TOOL_CALLS]write_file[ARGS]{"path": "a.py", "content": "abc'
+    chunks = [text[i:i + 3] for i in range(0, len(text), 3)]
+    points, _, args, _ = _sgl_stream(sgl, "rc_mistral", chunks, end=False)
+    assert points == []  # nothing before the JSON closes, as SGLang
+    _, names, args, _ = _sgl_stream(sgl, "rc_mistral", chunks, end=True)
+    assert args == _bare_args("mistral", chunks)
 
 
 def test_sglang_plain_text_and_other_formats_stream_every_delta(sgl):
