@@ -335,7 +335,10 @@ RUNNERS = {"vllm": (vllm_runner, list(ENGINE_FORMATS)), "sglang": (sglang_runner
 
 # ---------------------------------------------------------------- the table
 
-def measure(engines, sizes, rates, repeats, cap, progress=print, repeats_1mb=1):
+def measure(engines, sizes, rates, repeats, cap, progress=print, repeats_1mb=1, warm=False):
+    """``warm``: before each timed stream, an untimed one of the same parser on
+    the same deltas (after the ``gc.collect()``), so the timed stream does not
+    start with caches the collector's walk over the whole process left cold."""
     rows = []
     for engine in engines:
         make, fmts = RUNNERS[engine]
@@ -358,6 +361,8 @@ def measure(engines, sizes, rates, repeats, cap, progress=print, repeats_1mb=1):
                             gc.collect()
                             gc.disable()  # as timeit does: no collector pause lands in one parser's clock
                             try:
+                                if warm and size != "1MB":
+                                    run(which, deltas, cap)
                                 s, share, args = run(which, deltas, cap)
                             except Exception as exc:  # noqa: BLE001 - record, keep going
                                 row[which + "_error"] = f"{type(exc).__name__}: {exc}"[:200]
@@ -569,6 +574,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int)
     ap.add_argument("--repeats-1mb", type=int, default=1, help="repeats of the 1 MB cells (default 1)")
     ap.add_argument("--cap", type=float, help="seconds of parser time per stream before it is cut")
+    ap.add_argument("--warm", action="store_true",
+                    help="an untimed stream of the same parser before each timed one (not at 1 MB)")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("--chart", metavar="PNG", help="write a chart (needs matplotlib, the [bench] extra)")
@@ -609,7 +616,8 @@ def main(argv=None):
                                                   indent=1) + "\n")
         return 0
     rows = measure(engines, sizes, [int(x) for x in args.rates.split(",")], repeats, cap,
-                   progress=lambda s: print(s, file=sys.stderr, flush=True), repeats_1mb=args.repeats_1mb)
+                   progress=lambda s: print(s, file=sys.stderr, flush=True), repeats_1mb=args.repeats_1mb,
+                   warm=args.warm)
     print(table(rows, markdown=args.markdown))
     if args.json:
         Path(args.json).write_text(json.dumps({"scanner": scan.SCAN_BACKEND, "cap_s": cap, "repeats": repeats,

@@ -251,3 +251,91 @@ def null_text_class(base: type) -> type:
         cls = _NULL_TEXT_CLASSES[base] = type(base.__name__, (base,), {"null_text_is_null": True,
                                                                        "__module__": base.__module__})
     return cls
+
+
+class ArgHold:
+    """Input side of a wrapper that sends a call's arguments only at the
+    engine's structural points (a parameter's or a call's closing marker), as
+    the engine's own parser of that name does.
+
+    While a call is open the wrapper keeps each delta that cannot complete one
+    of ``closers`` (all end with the same character, ``last``): a delta
+    without ``last`` is kept unread (``keep``), one with it is kept unless the
+    few characters before it and it together hold a whole closer.  The kept
+    deltas are read by our parser together with the delta that completes one,
+    so each character is still read once and the result does not depend on
+    the chunking.  Kept deltas are joined 256 at a time (``blocks``), so a long
+    value held costs about its own size in memory, not an object per delta.
+    ``rtail`` is the end of the text read so far."""
+
+    __slots__ = ("closers", "last", "span", "pend", "blocks", "rtail")
+
+    def __init__(self, closers: tuple) -> None:
+        if not closers or len({c[-1] for c in closers}) != 1:
+            raise ValueError("ArgHold needs closers that end with the same character")
+        self.closers = tuple(closers)
+        self.last = closers[0][-1]
+        self.span = max(len(c) for c in closers) - 1
+        self.pend: list[str] = []
+        self.blocks: list[str] = []
+        self.rtail = ""
+
+    def reset(self) -> None:
+        self.pend.clear()
+        self.blocks.clear()
+        self.rtail = ""
+
+    def compact(self) -> None:
+        """The kept deltas joined into one block (the wrapper calls it when
+        256 are kept)."""
+        self.blocks.append("".join(self.pend))
+        self.pend.clear()
+
+    def held(self) -> bool:
+        return bool(self.pend or self.blocks)
+
+    def tail(self) -> str:
+        """The last ``span`` characters of the text seen (read or kept)."""
+        need, parts = self.span, []
+        for piece in reversed(self.pend):
+            parts.append(piece)
+            need -= len(piece)
+            if need <= 0:
+                break
+        else:
+            parts.append(self.blocks[-1] if self.blocks else self.rtail)
+        s = "".join(reversed(parts))
+        return s[len(s) - self.span:] if len(s) > self.span else s
+
+    def completes(self, delta: str) -> bool:
+        """Whether ``delta`` (which holds ``last``) completes a closer."""
+        s = self.tail() + delta
+        for c in self.closers:
+            if c in s:
+                return True
+        return False
+
+    def closes_in(self, text: str) -> bool:
+        """Whether ``text``, read right after what was read before, holds a
+        closer (the few characters before it included)."""
+        s = self.rtail + text
+        for c in self.closers:
+            if c in s:
+                return True
+        return False
+
+    def take(self, delta: str) -> str:
+        """The kept deltas and ``delta``, as one text to read now."""
+        if self.blocks:
+            delta = "".join(self.blocks) + "".join(self.pend) + delta
+            self.blocks.clear()
+            self.pend.clear()
+        elif self.pend:
+            delta = "".join(self.pend) + delta
+            self.pend.clear()
+        return delta
+
+    def read(self, text: str) -> None:
+        """Note ``text`` as read."""
+        s = self.rtail + text if len(text) < self.span else text
+        self.rtail = s[len(s) - self.span:] if len(s) > self.span else s

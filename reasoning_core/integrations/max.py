@@ -658,6 +658,111 @@ class RcMaxToolParser:
         self._rc.set_streaming_tool_schemas(dict(schemas) if schemas is not None else None)
 
 
+class _HeldArgsMax(RcMaxToolParser):
+    """A parser whose MAX namesake (``qwen3_5``) sends a call's arguments only
+    at structural points: ``{`` with the name at ``<function=NAME>``, each
+    parameter as one ``"key":value`` piece when its ``</parameter>`` comes,
+    ``}`` at ``</function>``; a delta in between gives ``[]``.  Ours sends at
+    the same deltas: inside an open call a delta that cannot complete one of
+    those closers is kept unread and answered ``[]``; it is read with the
+    delta that completes one, and what our parser gives for the call in
+    between goes out then, in one piece.  Each character is still read once
+    by our parser (the arguments do not depend on the chunking); ``finish``
+    and ``flush`` read what is kept."""
+
+    hold_closers: ClassVar[tuple] = ("</parameter>", "</function>")
+
+    def __init__(self) -> None:
+        super().__init__()
+        from ._common import ArgHold
+
+        self._hold = ArgHold(self.hold_closers)
+        self._held: Optional[int] = None  # index of the open call whose arguments are held
+        self._opend: list[str] = []       # its argument pieces read and not sent yet
+
+    def parse_delta(self, delta: str):
+        if self._held is not None and type(delta) is str:
+            hold = self._hold
+            if hold.last not in delta or not hold.completes(delta):
+                pend = hold.pend
+                pend.append(delta)
+                if len(pend) >= 256:
+                    hold.compact()
+                return []
+            delta = hold.take(delta)
+        elif type(delta) is not str:
+            if isinstance(delta, str):  # a str subclass: its text, after what is kept
+                return self.parse_delta(str.__str__(delta))
+            return super().parse_delta(delta)  # its checks: a wrong type
+        elif not delta:
+            return super().parse_delta(delta)
+        return self._read(delta)
+
+    def _read(self, text: str, final: bool = False):
+        hold = self._hold
+        if hold.held():
+            text = hold.take(text)
+        at_close = final or hold.closes_in(text)
+        hold.read(text)
+        out = self._step(self._rc, text, self._delta_t) if text else []
+        if final:
+            out = (out or []) + self._finish_deltas()
+        if out is None:
+            if not self._opend:
+                return None
+            out = [self._delta_t(index=self._held, content=text)]
+        return self._regroup(out, at_close)
+
+    def _regroup(self, out: list, at_close: bool) -> list:
+        d_t, res = self._delta_t, []
+        held, opend = self._held, self._opend
+        for d in out:
+            if held is not None and d.index == held and d.name is None and d.content is None and d.id is None:
+                if d.arguments:
+                    opend.append(d.arguments)
+                continue
+            if opend:
+                res.append(d_t(index=held, arguments="".join(opend)))
+                opend.clear()
+            if d.name is not None and d.content is None:
+                held = d.index
+                if d.arguments:  # the name goes out now, its arguments at a closer
+                    opend.append(d.arguments)
+                    d = d_t(index=d.index, id=d.id, name=d.name)
+            else:
+                held = None
+            res.append(d)
+        if opend and (at_close or self._rc._cur is None):
+            res.append(d_t(index=held, arguments="".join(opend)))
+            opend.clear()
+        if held is not None and self._rc._cur is None:
+            held = None  # the call closed
+        self._held = held
+        return res
+
+    def _finish_deltas(self) -> list:
+        d_t = self._delta_t
+        return [d_t(index=d.index, id=d.id, name=d.name, arguments=d.arguments, content=d.content)
+                for d in self._rc.finish()]
+
+    def finish(self):
+        return self._read("", final=True)
+
+    def flush(self) -> Optional[str]:
+        content = "".join([d.content for d in self._read("", final=True) if d.content])
+        return content or None
+
+    def reset(self) -> None:
+        super().reset()
+        self._hold.reset()
+        self._held = None
+        self._opend.clear()
+
+
+# MAX's parsers of these names send arguments only at structural points.
+_HELD_ARGS_MAX = {"qwen3_5"}
+
+
 def _tool_classes() -> dict[str, type]:
     from .. import tools as rc_tools
 
@@ -668,7 +773,7 @@ def _tool_classes() -> dict[str, type]:
         if name not in served:
             continue
         native = natives.get(name)
-        bases = (RcMaxToolParser,) + ((native,) if native is not None else ())
+        bases = (_HeldArgsMax if name in _HELD_ARGS_MAX else RcMaxToolParser,) + ((native,) if native is not None else ())
         cls_name = "".join(p.capitalize() for p in re.split(r"[_\-]", name)) + "RcToolParser"
         attrs: dict[str, Any] = {"max_name": name, "tool_format": name, "__module__": __name__,
                                  "trims_content": name != "deepseekv4"}

@@ -79,7 +79,7 @@ from ..families import ENGINE_PARSER_NAMES, RUNTIME_ENGINE_NAMES, Family, family
 from ..text import TextReasoningParser
 from ..tools._tagged_json_formats import DOTS_CALL as _DOTS_OPEN, DOTS_END as _DOTS_CLOSE
 from ..tools._types import ParsedToolCallDelta as _PTD
-from ._common import BlockReader as _BlockReader, json_closer as _json_closer, null_text_class as _null_text_class
+from ._common import ArgHold as _ArgHold, BlockReader as _BlockReader, json_closer as _json_closer, null_text_class as _null_text_class
 from ._common import refs_inlined as _refs_inlined
 
 __all__ = [
@@ -1137,6 +1137,206 @@ if _FC is not None:
         def parses_required_natively(self) -> bool:
             return self._native.parses_required_natively() if self._native is not None else False
 
+    class _HeldArgs(RcToolDetector):
+        """A detector whose SGLang namesake (``Qwen3CoderDetector``) sends a
+        call's arguments only when a parameter's value closes
+        (``</parameter>``: the parameter as one ``"key": value`` piece) and when
+        the call closes (``</function>``: ``}``), not while a value streams.
+        Ours sends at the same deltas: inside an open call a delta that cannot
+        complete one of those closers is kept unread and answered as SGLang's
+        detector answers it (an empty result); it is read with the delta that
+        completes one, and what our parser gives for the call in between is
+        sent then, in one piece.  The call's name goes out when it is read, as
+        SGLang's does.  Each character is still read once by our parser, so
+        the arguments are the same whatever the chunking; ``finish`` reads and
+        sends what is kept.  ``streamed_args_for_tool`` holds what was sent."""
+
+        hold_closers: tuple = ("</parameter>", "</function>")
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self._hold = _ArgHold(self.hold_closers)
+            self._held: Optional[int] = None  # our index of the open call whose arguments are held
+            self._opend: list[str] = []       # its argument pieces read and not sent yet
+
+        def parse_streaming_increment(self, new_text: str, tools: Any):
+            if self._held is not None and tools is self._schemas_for and type(new_text) is str:
+                hold = self._hold
+                if hold.last not in new_text or not hold.completes(new_text):
+                    pend = hold.pend
+                    pend.append(new_text)
+                    if len(pend) >= 256:
+                        hold.compact()
+                    return _fc_normal_result("")
+                new_text = hold.take(new_text)
+            return self._read(new_text, tools)
+
+        def _read(self, text: Any, tools: Any, final: bool = False):
+            if tools is not self._schemas_for:
+                self._use_tools(tools)
+            p = self._parser
+            hold = self._hold
+            if type(text) is not str and isinstance(text, str):
+                text = str.__str__(text)  # a str subclass: its text, after what is kept
+            if type(text) is not str:
+                deltas = p.parse_delta(text)  # its checks: a wrong type
+                at_close = False
+            else:
+                if hold.held():
+                    text = hold.take(text)
+                at_close = final or hold.closes_in(text)
+                hold.read(text)
+                deltas = self._step(p, text, _PTD) if text else []
+                if type(deltas) is str:
+                    deltas = [_PTD(index=p._cur.index, arguments=deltas)]
+            if final:
+                deltas = (deltas or []) + (p.finish() or [])
+            if deltas is None:
+                if self._opend:
+                    deltas = [_PTD(index=0, content=text)]
+                elif self._emitted and self.stream_drop_ws_after_call:
+                    return _fc_normal_result(self._after_call(text))
+                else:
+                    return _fc_normal_result(text)
+            return self._convert(self._regroup(deltas, at_close))
+
+        def _regroup(self, deltas: list, at_close: bool) -> list:
+            # The held call's argument pieces are kept until a closer was read
+            # (or anything else of ours comes: a name, content, another call).
+            out: list = []
+            held, opend = self._held, self._opend
+            for d in deltas:
+                if held is not None and d.index == held and d.name is None and d.content is None:
+                    if d.arguments:
+                        opend.append(d.arguments)
+                    continue
+                if opend:
+                    out.append(_PTD(index=held, arguments="".join(opend)))
+                    opend.clear()
+                if d.name is not None and d.content is None:
+                    held = d.index
+                    if d.arguments:  # the name goes out now, its arguments at a closer
+                        opend.append(d.arguments)
+                        d = _PTD(index=d.index, id=d.id, name=d.name)
+                else:
+                    held = None
+                out.append(d)
+            if opend and (at_close or self._parser._cur is None):
+                out.append(_PTD(index=held, arguments="".join(opend)))
+                opend.clear()
+            if held is not None and self._parser._cur is None:
+                held = None  # the call closed
+            self._held = held
+            return out
+
+        def finish(self, tools: Any):
+            return self._read("", tools, final=True)
+
+        def _flush_pending_normal_text(self) -> str:
+            return self._read("", self._schemas_for if self._schemas_for is not _UNSEEN else None,
+                              final=True).normal_text
+
+    class _MistralHeld(RcToolDetector):
+        """SGLang's ``mistral`` sends a compact call (``[TOOL_CALLS]name[ARGS]{...}``)
+        whole when its JSON arguments close: the name (empty arguments) and the
+        arguments in one piece, at that chunk; nothing before.  Ours sends such a
+        call at the same chunk: once our parser opens a call whose name ended at
+        ``[ARGS``, a chunk with neither ``}`` nor ``]`` (none can close the JSON)
+        is kept unread and answered with an empty result, as SGLang's is; it is
+        read with the next chunk that has one, and the call's name and arguments
+        go out when our parser closes it.  The ``[TOOL_CALLS] [...]`` form streams
+        as before (SGLang's streams it too).  ``finish`` reads and sends what is kept."""
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self._mtail = ""                  # the last characters read
+            self._held: Optional[int] = None  # our index of the compact call being held
+            self._hitems: list = []           # its deltas read and not sent
+            self._pend: list[str] = []        # chunks kept unread
+            self._blocks: list[str] = []
+
+        def parse_streaming_increment(self, new_text: str, tools: Any):
+            if self._held is not None and tools is self._schemas_for and type(new_text) is str:
+                if "}" not in new_text and "]" not in new_text:
+                    pend = self._pend
+                    pend.append(new_text)
+                    if len(pend) >= 256:
+                        self._blocks.append("".join(pend))
+                        pend.clear()
+                    return _fc_normal_result("")
+            return self._read(new_text, tools)
+
+        def _take(self, text: str) -> str:
+            if self._blocks or self._pend:
+                text = "".join(self._blocks) + "".join(self._pend) + text
+                self._blocks.clear()
+                self._pend.clear()
+            return text
+
+        def _read(self, text: Any, tools: Any, final: bool = False):
+            if tools is not self._schemas_for:
+                self._use_tools(tools)
+            p = self._parser
+            if type(text) is not str and isinstance(text, str):
+                text = str.__str__(text)  # a str subclass: its text, after what is kept
+            if type(text) is not str:
+                deltas = p.parse_delta(text)  # its checks: a wrong type
+                tail = self._mtail
+            else:
+                text = self._take(text)
+                tail = self._mtail + text if len(text) < 16 else text
+                self._mtail = tail[-16:]
+                deltas = self._step(p, text, _PTD) if text else []
+                if type(deltas) is str:
+                    deltas = [_PTD(index=p._cur.index, arguments=deltas)]
+            if final:
+                deltas = (deltas or []) + (p.finish() or [])
+            if deltas is None:
+                if not self._hitems:
+                    if self._emitted and self.stream_drop_ws_after_call:
+                        return _fc_normal_result(self._after_call(text))
+                    return _fc_normal_result(text)
+                deltas = [_PTD(index=0, content=text)]
+            return self._convert(self._regroup(deltas, tail, final))
+
+        def _regroup(self, deltas: list, tail: str, final: bool) -> list:
+            out: list = []
+            held, items = self._held, self._hitems
+            for d in deltas:
+                if held is not None and d.index == held and d.content is None and d.name is None:
+                    items.append(d)
+                    continue
+                if items:
+                    out.extend(self._whole(items))
+                held = None
+                if d.name is not None and d.content is None and "[ARGS" in tail:
+                    held = d.index  # a compact call: sent whole when it closes
+                    items.append(d)
+                    continue
+                out.append(d)
+            if items and (final or self._parser._cur is None):
+                out.extend(self._whole(items))
+                held = None
+            self._held = held
+            return out
+
+        @staticmethod
+        def _whole(items: list) -> list:
+            name = items[0]
+            args = "".join(d.arguments for d in items if d.arguments)
+            items.clear()
+            out = [_PTD(index=name.index, id=name.id, name=name.name)]
+            if args:
+                out.append(_PTD(index=name.index, arguments=args))
+            return out
+
+        def finish(self, tools: Any):
+            return self._read("", tools, final=True)
+
+        def _flush_pending_normal_text(self) -> str:
+            return self._read("", self._schemas_for if self._schemas_for is not _UNSEEN else None,
+                              final=True).normal_text
+
     class _DotsBlocks(RcToolDetector):
         """SGLang's ``dots``: a ``<dots_function_call>`` block is read whole,
         as SGLang's detector reads it.  Streaming, its calls go out when its
@@ -1298,7 +1498,9 @@ if _FC is not None:
         cls_name = "".join(p.capitalize() for p in re.split(r"[_-]", name)) + "RcDetector"
         extra = dict(_native_static_methods(name))
         original = _ORIGINAL_TOOL_DETECTORS.get(name)
-        base = _DotsBlocks if fmt == "dots" else RcToolDetector
+        base = _DotsBlocks if fmt == "dots" else (
+            _HeldArgs if original is not None and original.__name__ == "Qwen3CoderDetector" else
+            _MistralHeld if original is not None and original.__name__ == "MistralDetector" else RcToolDetector)
         if original is not None and hasattr(original, "flush_pending_normal_text"):
             extra["flush_pending_normal_text"] = base._flush_pending_normal_text
         return type(cls_name, (base,), {**extra,
