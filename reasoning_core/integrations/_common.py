@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 
 class CloserStripper:
@@ -253,6 +254,39 @@ def null_text_class(base: type) -> type:
     return cls
 
 
+def regroup_held(deltas: list, held: Any, opend: list, make: Any, call_open: bool, at_close: bool) -> tuple:
+    """The output side of ``ArgHold``: our parser's deltas with the held call's
+    argument pieces kept in ``opend`` until a closer was read (``at_close``),
+    the call closed (``call_open`` false after the step) or anything else of
+    ours comes (a name, content, another call); the call's name goes out when
+    it is read, its first argument piece kept.  ``make`` builds a delta of the
+    engine's type (keywords ``index``, ``id``, ``name``, ``arguments``).
+    Returns ``(deltas to send, the call index held next)``."""
+    out: list = []
+    for d in deltas:
+        if held is not None and d.index == held and d.name is None and d.content is None and d.id is None:
+            if d.arguments:
+                opend.append(d.arguments)
+            continue
+        if opend:
+            out.append(make(index=held, arguments="".join(opend)))
+            opend.clear()
+        if d.name is not None and d.content is None:
+            held = d.index
+            if d.arguments:  # the name goes out now, its arguments at a closer
+                opend.append(d.arguments)
+                d = make(index=d.index, id=d.id, name=d.name)
+        else:
+            held = None
+        out.append(d)
+    if opend and (at_close or not call_open):
+        out.append(make(index=held, arguments="".join(opend)))
+        opend.clear()
+    if not call_open:
+        held = None  # the call closed
+    return out, held
+
+
 class ArgHold:
     """Input side of a wrapper that sends a call's arguments only at the
     engine's structural points (a parameter's or a call's closing marker), as
@@ -306,6 +340,16 @@ class ArgHold:
             parts.append(self.blocks[-1] if self.blocks else self.rtail)
         s = "".join(reversed(parts))
         return s[len(s) - self.span:] if len(s) > self.span else s
+
+    def keeps(self, delta: str) -> bool:
+        """Keep ``delta`` unread (and say so) unless it may complete a closer."""
+        if self.last in delta and self.completes(delta):
+            return False
+        pend = self.pend
+        pend.append(delta)
+        if len(pend) >= 256:
+            self.compact()
+        return True
 
     def completes(self, delta: str) -> bool:
         """Whether ``delta`` (which holds ``last``) completes a closer."""

@@ -36,6 +36,7 @@ from .._tokenizer import tables_for, tables_for_async
 from ..families import ENGINE_PARSER_NAMES, Family, get_family
 from ..parser import FamilyParser, parser_class
 from . import REPLACE_ENV, replace_requested  # noqa: F401  (re-exported: the one switch)
+from ._common import ArgHold as _ArgHold, regroup_held as _regroup_held
 
 __all__ = [
     "REASONING_PARSERS",
@@ -674,20 +675,14 @@ class _HeldArgsMax(RcMaxToolParser):
 
     def __init__(self) -> None:
         super().__init__()
-        from ._common import ArgHold
-
-        self._hold = ArgHold(self.hold_closers)
+        self._hold = _ArgHold(self.hold_closers)
         self._held: Optional[int] = None  # index of the open call whose arguments are held
         self._opend: list[str] = []       # its argument pieces read and not sent yet
 
     def parse_delta(self, delta: str):
         if self._held is not None and type(delta) is str:
             hold = self._hold
-            if hold.last not in delta or not hold.completes(delta):
-                pend = hold.pend
-                pend.append(delta)
-                if len(pend) >= 256:
-                    hold.compact()
+            if hold.keeps(delta):
                 return []
             delta = hold.take(delta)
         elif type(delta) is not str:
@@ -714,30 +709,7 @@ class _HeldArgsMax(RcMaxToolParser):
         return self._regroup(out, at_close)
 
     def _regroup(self, out: list, at_close: bool) -> list:
-        d_t, res = self._delta_t, []
-        held, opend = self._held, self._opend
-        for d in out:
-            if held is not None and d.index == held and d.name is None and d.content is None and d.id is None:
-                if d.arguments:
-                    opend.append(d.arguments)
-                continue
-            if opend:
-                res.append(d_t(index=held, arguments="".join(opend)))
-                opend.clear()
-            if d.name is not None and d.content is None:
-                held = d.index
-                if d.arguments:  # the name goes out now, its arguments at a closer
-                    opend.append(d.arguments)
-                    d = d_t(index=d.index, id=d.id, name=d.name)
-            else:
-                held = None
-            res.append(d)
-        if opend and (at_close or self._rc._cur is None):
-            res.append(d_t(index=held, arguments="".join(opend)))
-            opend.clear()
-        if held is not None and self._rc._cur is None:
-            held = None  # the call closed
-        self._held = held
+        res, self._held = _regroup_held(out, self._held, self._opend, self._delta_t, self._rc._cur is not None, at_close)
         return res
 
     def _finish_deltas(self) -> list:

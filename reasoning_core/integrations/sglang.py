@@ -80,6 +80,7 @@ from ..text import TextReasoningParser
 from ..tools._tagged_json_formats import DOTS_CALL as _DOTS_OPEN, DOTS_END as _DOTS_CLOSE
 from ..tools._types import ParsedToolCallDelta as _PTD
 from ._common import ArgHold as _ArgHold, BlockReader as _BlockReader, json_closer as _json_closer, null_text_class as _null_text_class
+from ._common import regroup_held as _regroup_held
 from ._common import refs_inlined as _refs_inlined
 
 __all__ = [
@@ -1137,7 +1138,34 @@ if _FC is not None:
         def parses_required_natively(self) -> bool:
             return self._native.parses_required_natively() if self._native is not None else False
 
-    class _HeldArgs(RcToolDetector):
+    class _ReadsAtEnd(RcToolDetector):
+        """A detector whose ``_read(text, tools, final)`` also ends the stream
+        (what it kept is read then)."""
+
+        def finish(self, tools: Any):
+            return self._read("", tools, final=True)
+
+        def _flush_pending_normal_text(self) -> str:
+            return self._read("", self._schemas_for if self._schemas_for is not _UNSEEN else None,
+                              final=True).normal_text
+
+        def _step_text(self, text: str) -> Optional[list]:
+            """Our parser's deltas for ``text`` (a piece of the open call's arguments as one)."""
+            if not text:
+                return []
+            p = self._parser
+            deltas = self._step(p, text, _PTD)
+            return [_PTD(index=p._cur.index, arguments=deltas)] if type(deltas) is str else deltas
+
+        def _text_for(self, text: Any, tools: Any) -> Any:
+            """``_read``'s start: the request's tools taken, a str subclass as its text."""
+            if tools is not self._schemas_for:
+                self._use_tools(tools)
+            if type(text) is not str and isinstance(text, str):
+                text = str.__str__(text)  # a str subclass: its text, after what is kept
+            return text
+
+    class _HeldArgs(_ReadsAtEnd):
         """A detector whose SGLang namesake (``Qwen3CoderDetector``) sends a
         call's arguments only when a parameter's value closes
         (``</parameter>``: the parameter as one ``"key": value`` piece) and when
@@ -1162,22 +1190,15 @@ if _FC is not None:
         def parse_streaming_increment(self, new_text: str, tools: Any):
             if self._held is not None and tools is self._schemas_for and type(new_text) is str:
                 hold = self._hold
-                if hold.last not in new_text or not hold.completes(new_text):
-                    pend = hold.pend
-                    pend.append(new_text)
-                    if len(pend) >= 256:
-                        hold.compact()
+                if hold.keeps(new_text):
                     return _fc_normal_result("")
                 new_text = hold.take(new_text)
             return self._read(new_text, tools)
 
         def _read(self, text: Any, tools: Any, final: bool = False):
-            if tools is not self._schemas_for:
-                self._use_tools(tools)
+            text = self._text_for(text, tools)
             p = self._parser
             hold = self._hold
-            if type(text) is not str and isinstance(text, str):
-                text = str.__str__(text)  # a str subclass: its text, after what is kept
             if type(text) is not str:
                 deltas = p.parse_delta(text)  # its checks: a wrong type
                 at_close = False
@@ -1186,9 +1207,7 @@ if _FC is not None:
                     text = hold.take(text)
                 at_close = final or hold.closes_in(text)
                 hold.read(text)
-                deltas = self._step(p, text, _PTD) if text else []
-                if type(deltas) is str:
-                    deltas = [_PTD(index=p._cur.index, arguments=deltas)]
+                deltas = self._step_text(text)
             if final:
                 deltas = (deltas or []) + (p.finish() or [])
             if deltas is None:
@@ -1203,40 +1222,11 @@ if _FC is not None:
         def _regroup(self, deltas: list, at_close: bool) -> list:
             # The held call's argument pieces are kept until a closer was read
             # (or anything else of ours comes: a name, content, another call).
-            out: list = []
-            held, opend = self._held, self._opend
-            for d in deltas:
-                if held is not None and d.index == held and d.name is None and d.content is None:
-                    if d.arguments:
-                        opend.append(d.arguments)
-                    continue
-                if opend:
-                    out.append(_PTD(index=held, arguments="".join(opend)))
-                    opend.clear()
-                if d.name is not None and d.content is None:
-                    held = d.index
-                    if d.arguments:  # the name goes out now, its arguments at a closer
-                        opend.append(d.arguments)
-                        d = _PTD(index=d.index, id=d.id, name=d.name)
-                else:
-                    held = None
-                out.append(d)
-            if opend and (at_close or self._parser._cur is None):
-                out.append(_PTD(index=held, arguments="".join(opend)))
-                opend.clear()
-            if held is not None and self._parser._cur is None:
-                held = None  # the call closed
-            self._held = held
+            out, self._held = _regroup_held(deltas, self._held, self._opend, _PTD, self._parser._cur is not None,
+                                            at_close)
             return out
 
-        def finish(self, tools: Any):
-            return self._read("", tools, final=True)
-
-        def _flush_pending_normal_text(self) -> str:
-            return self._read("", self._schemas_for if self._schemas_for is not _UNSEEN else None,
-                              final=True).normal_text
-
-    class _MistralHeld(RcToolDetector):
+    class _MistralHeld(_ReadsAtEnd):
         """SGLang's ``mistral`` sends a compact call (``[TOOL_CALLS]name[ARGS]{...}``)
         whole when its JSON arguments close: the name (empty arguments) and the
         arguments in one piece, at that chunk; nothing before.  Ours sends such a
@@ -1274,11 +1264,8 @@ if _FC is not None:
             return text
 
         def _read(self, text: Any, tools: Any, final: bool = False):
-            if tools is not self._schemas_for:
-                self._use_tools(tools)
+            text = self._text_for(text, tools)
             p = self._parser
-            if type(text) is not str and isinstance(text, str):
-                text = str.__str__(text)  # a str subclass: its text, after what is kept
             if type(text) is not str:
                 deltas = p.parse_delta(text)  # its checks: a wrong type
                 tail = self._mtail
@@ -1286,9 +1273,7 @@ if _FC is not None:
                 text = self._take(text)
                 tail = self._mtail + text if len(text) < 16 else text
                 self._mtail = tail[-16:]
-                deltas = self._step(p, text, _PTD) if text else []
-                if type(deltas) is str:
-                    deltas = [_PTD(index=p._cur.index, arguments=deltas)]
+                deltas = self._step_text(text)
             if final:
                 deltas = (deltas or []) + (p.finish() or [])
             if deltas is None:
@@ -1329,13 +1314,6 @@ if _FC is not None:
             if args:
                 out.append(_PTD(index=name.index, arguments=args))
             return out
-
-        def finish(self, tools: Any):
-            return self._read("", tools, final=True)
-
-        def _flush_pending_normal_text(self) -> str:
-            return self._read("", self._schemas_for if self._schemas_for is not _UNSEEN else None,
-                              final=True).normal_text
 
     class _DotsBlocks(RcToolDetector):
         """SGLang's ``dots``: a ``<dots_function_call>`` block is read whole,
