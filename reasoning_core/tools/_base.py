@@ -437,6 +437,15 @@ class BaseToolParser:
         broken) or None (not a call; nothing emitted). The call is opened once the
         name is known and the arguments start (or the object ends), so arguments
         that come before the name are held until it arrives."""
+        # The usual case, the whole object in the buffer and plain (see
+        # ``_scan.call_object``), is read in one compiled pass: the same events.
+        r = _scan.call_object(self._buf, self._pos, self._CALL_NAME_KEYS, self._CALL_ARG_KEYS, need_args)
+        if r is not None:
+            name, args, self._pos = r
+            self._open_call(name)
+            self._emit_args(args)
+            self._close_call(True)
+            return True
         name = None
         args_seen = False
         pending: Optional[list] = None
