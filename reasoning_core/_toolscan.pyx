@@ -529,7 +529,7 @@ cdef class JsonReader:
         return C_NEED
 
 
-cdef int _firsts(tuple ms_markers, Py_UCS4* out) except -1:
+cdef int _firsts(tuple ms_markers, Py_UCS4* out) except -2:
     """The distinct first characters of the markers (at most 16; -1: more)."""
     cdef int k = 0, j
     cdef Py_UCS4 c
