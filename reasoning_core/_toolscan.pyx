@@ -695,6 +695,30 @@ def until(p, ms, sink):
     return False
 
 
+def take(p, ms):
+    """``(text, marker)`` when the parser's buffer decides ``_text_until(ms)``
+    now: the text up to the next marker of ``ms`` and the marker (consumed),
+    or at the end of input the rest and ``None``; otherwise ``None``, nothing
+    consumed (the grammar then waits in ``_text_until``)."""
+    cdef dict d = p.__dict__
+    cdef str buf = <str>d["_buf"]
+    cdef Py_ssize_t pos = d["_pos"], at, j = -1
+    cdef bint eof = d["_eof"]
+    cdef tuple mks = ms.markers
+    cdef Py_UCS4 firsts[16]
+    cdef int nf = _firsts(mks, firsts)
+    cdef str m
+    at = _find(mks, firsts, nf, buf, pos, eof, &j)
+    if j >= 0:
+        m = <str>mks[j]
+        d["_pos"] = at + len(m)
+        return PyUnicode_Substring(buf, pos, at), m
+    if eof:
+        d["_pos"] = at
+        return PyUnicode_Substring(buf, pos, at), None
+    return None
+
+
 cdef inline Py_ssize_t _skip_ws(int kind, void* data, Py_ssize_t i, Py_ssize_t n):
     cdef Py_UCS4 c
     while i < n:
@@ -735,6 +759,20 @@ cdef inline bint _name_chars(int kind, void* data, Py_ssize_t i, Py_ssize_t j):
             return False
         i += 1
     return True
+
+
+def json_value(str buf, Py_ssize_t pos, bint require_object):
+    """``(canonical JSON, end)`` of the JSON value at ``buf[pos:]`` (leading
+    whitespace skipped) when the buffer holds all of it, as a ``JsonReader``
+    fed ``buf`` would write it; ``None`` when the value is not whole in the
+    buffer (a number at its end included) or is not valid JSON (nothing read:
+    the grammar then reads it itself, ``_json``)."""
+    cdef JsonReader reader = JsonReader(None, require_object)
+    cdef list out
+    if reader._feed(buf, &pos, False) != C_DONE:
+        return None
+    out = reader.out
+    return (out[0] if len(out) == 1 else "".join(out)), pos
 
 
 def call_object(str buf, Py_ssize_t pos, tuple name_keys, tuple arg_keys, bint need_args):

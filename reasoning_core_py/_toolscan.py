@@ -313,6 +313,39 @@ def until(p, ms, sink):
     return False
 
 
+def take(p, ms):
+    """``(text, marker)`` when the parser's buffer decides ``_text_until(ms)``
+    now: the text up to the next marker of ``ms`` and the marker (consumed),
+    or at the end of input the rest and ``None``; otherwise ``None``, nothing
+    consumed (the grammar then waits in ``_text_until``)."""
+    buf, pos = p._buf, p._pos
+    m = ms.rx.search(buf, pos)
+    if p._eof:
+        if m is not None:
+            p._pos = m.end()
+            return buf[pos:m.start()], m.group()
+        p._pos = len(buf)
+        return buf[pos:], None
+    if m is not None and m.start() < hold_start(ms, buf, pos):
+        p._pos = m.end()
+        return buf[pos:m.start()], m.group()
+    return None
+
+
+def json_value(buf: str, pos: int, require_object: bool):
+    """``(canonical JSON, end)`` of the JSON value at ``buf[pos:]`` (leading
+    whitespace skipped) when the buffer holds all of it, as a ``JsonReader``
+    fed ``buf`` would write it; ``None`` when the value is not whole in the
+    buffer (a number at its end included) or is not valid JSON (nothing read:
+    the grammar then reads it itself, ``_json``)."""
+    reader = JsonReader(None, require_object)
+    pos, status = reader._feed(buf, pos, False)
+    if status != DONE:
+        return None
+    out = reader.out
+    return (out[0] if len(out) == 1 else "".join(out)), pos
+
+
 _PLAIN_KEY = re.compile('[ \t\n\r]*"([^"\\\\\x00-\x1f\ud800-\udfff]*)"[ \t\n\r]*:[ \t\n\r]*')
 _PLAIN_NAME = re.compile('"([A-Za-z0-9_-]{1,64})"')
 

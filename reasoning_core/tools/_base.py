@@ -134,6 +134,16 @@ def _json_string(canon: str) -> Optional[str]:
     return value if isinstance(value, str) else None
 
 
+def _framed_typed(v: str, types: frozenset) -> str:
+    """An XML-style value's JSON: one leading and one trailing newline are
+    framing, the rest typed (``typed_value``)."""
+    if v.startswith("\n"):
+        v = v[1:]
+    if v.endswith("\n"):
+        v = v[:-1]
+    return typed_value(v, types)
+
+
 class _Call:
     __slots__ = ("index", "id", "name", "args", "ok")
 
@@ -542,18 +552,15 @@ class BaseToolParser:
         """One XML-style parameter value up to a marker in ``ends`` (returned).
         One leading and one trailing newline are framing. A ``string`` parameter
         streams as it arrives; others are typed once complete."""
+        m = self._xml_value_now(fname, key, ends)
+        if m is not False:
+            return m
         types = self._types_for(fname, key)
         if not types and self.undeclared_as_string:
             # A parameter no schema declares: the text as a string, "null" as null.
             raw: list[str] = []
             m = yield from self._until(ends, raw.append)
-            v = "".join(raw)
-            if v.startswith("\n"):
-                v = v[1:]
-            if v.endswith("\n"):
-                v = v[:-1]
-            null = self.undeclared_as_string != "all" and v.lower() == "null"
-            self._emit_args("null" if null else dump_str(v))
+            self._emit_args(self._undeclared_json("".join(raw)))
             return m
         if types == _STRING_ONLY:
             self._emit_args('"')
@@ -562,13 +569,38 @@ class BaseToolParser:
             return m
         parts: list[str] = []
         m = yield from self._until(ends, parts.append)
-        v = "".join(parts)
+        self._emit_args(_framed_typed("".join(parts), types))
+        return m
+
+    def _xml_value_now(self, fname: str, key: str, ends: Markers):
+        """``_xml_value`` without waiting when the buffer holds the whole value
+        (its end marker, or the end of input): the marker, with the same
+        events; ``False`` when it does not (nothing read, nothing emitted)."""
+        r = _scan.take(self, ends)
+        if r is None:
+            return False
+        v, m = r
+        types = self._types_for(fname, key)
+        if not types and self.undeclared_as_string:
+            self._emit_args(self._undeclared_json(v))
+        elif types == _STRING_ONLY:
+            self._emit_args('"')
+            _scan.XmlStringSink(self._emit_args)(v)
+            self._emit_args('"')
+        else:
+            self._emit_args(_framed_typed(v, types))
+        return m
+
+    def _undeclared_json(self, v: str) -> str:
+        """A parameter no schema declares (``undeclared_as_string``): the text
+        as a string, one leading and one trailing newline being framing,
+        "null" as null unless the rule is "all"."""
         if v.startswith("\n"):
             v = v[1:]
         if v.endswith("\n"):
             v = v[:-1]
-        self._emit_args(typed_value(v, types))
-        return m
+        null = self.undeclared_as_string != "all" and v.lower() == "null"
+        return "null" if null else dump_str(v)
 
     def _param_prefix(self, count: int, key: str) -> None:
         self._emit_args(("{" if count == 0 else ", ") + dump_str(key) + ": ")

@@ -8,6 +8,7 @@ A call whose closing tag never came is completed at the end of input.
 from __future__ import annotations
 
 from ..families import terminators_of
+from . import _base
 from ._base import BaseToolParser, _drop, markers, valid_name
 
 _SCAN = object()  # "look for the next element" sentinel
@@ -22,20 +23,34 @@ class _ParamElements(BaseToolParser):
 
     def _params(self, name, opener, clean_key):
         # One element per parameter until the call ends; the arguments object
-        # streams as each key and value arrive.
+        # streams as each key and value arrive. Each step is first tried on
+        # the buffer as it is (``take``, ``_xml_value_now``: no generator when
+        # the element is whole), then waited for.
+        take = _base._scan.take
+        now = type(self)._xml_value is BaseToolParser._xml_value
+        scan, key_end, value_end = self._PARAM_SCAN, self._KEY_END, self._VALUE_END
         count = 0
-        m = yield from self._until(self._PARAM_SCAN, _drop)
+        r = take(self, scan)
+        m = r[1] if r is not None else (yield from self._until(scan, _drop))
         while m == opener:
-            key, km = yield from self._text_until(self._KEY_END)
+            r = take(self, key_end)
+            key, km = r if r is not None else (yield from self._text_until(key_end))
             if km != ">":
-                m = (yield from self._until(self._PARAM_SCAN, _drop)) if km == "</parameter>" else km
+                if km == "</parameter>":
+                    r = take(self, scan)
+                    m = r[1] if r is not None else (yield from self._until(scan, _drop))
+                else:
+                    m = km
                 continue
             key = clean_key(key)
             self._param_prefix(count, key)
             count += 1
-            m = yield from self._xml_value(name, key, self._VALUE_END)
+            m = self._xml_value_now(name, key, value_end) if now else False
+            if m is False:
+                m = yield from self._xml_value(name, key, value_end)
             if m == "</parameter>":
-                m = yield from self._until(self._PARAM_SCAN, _drop)
+                r = take(self, scan)
+                m = r[1] if r is not None else (yield from self._until(scan, _drop))
         self._emit_args("}" if count else "{}")
         self._close_call(True)
         return m
