@@ -27,6 +27,8 @@ from reasoning_core import tools
 from reasoning_core.tools import _base, _json
 from reasoning_core_py import _toolscan as pure
 
+import test_toolscan as T
+
 try:
     from reasoning_core import _toolscan as compiled
 except ImportError:  # pure install
@@ -192,6 +194,107 @@ def test_the_shortcut_gives_the_grammars_answer(fmt, backend, data):
         finally:
             mod.call_object = saved
     assert with_shortcut == without
+
+
+# ------------------------------------------------------------------ every format, with and without every shortcut
+
+def _no_shortcuts(mod):
+    """Turn the whole-piece shortcuts off (``take``, ``json_value``,
+    ``call_object`` and the parsers' ``*_now`` methods answer "not now"): the
+    grammar then reads every piece through its generators."""
+    saved = {k: getattr(mod, k) for k in ("take", "json_value", "call_object")}
+    for k in saved:
+        setattr(mod, k, lambda *a: None)
+    from reasoning_core.tools._json_formats import MistralToolParser
+    from reasoning_core.tools._max_formats import DsmlToolParser
+
+    methods = [(_base.BaseToolParser, "_xml_value_now", False), (_base.BaseToolParser, "_ws_now", False),
+               (_base.BaseToolParser, "_expect_now", None), (MistralToolParser, "_read_now", False),
+               (DsmlToolParser, "_param_value_now", False)]
+    saved_methods = [(cls, name, cls.__dict__[name]) for cls, name, _ in methods]
+    for cls, name, answer in methods:
+        setattr(cls, name, lambda self, *a, _answer=answer: _answer)
+
+    def restore():
+        for k, v in saved.items():
+            setattr(mod, k, v)
+        for cls, name, f in saved_methods:
+            setattr(cls, name, f)
+    return restore
+
+
+@pytest.fixture(scope="module", params=T.FORMATS)
+def any_fmt(request):
+    T._template_of(request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@_examples(12)
+@given(data=st.data())
+def test_every_format_reads_the_same_with_and_without_the_shortcuts(any_fmt, backend, data):
+    text = data.draw(T.format_texts(any_fmt))
+    chunks = [text] if data.draw(st.booleans()) else _cuts(data.draw, text)
+    schemas = T._SCHEMA if data.draw(st.booleans()) else None
+    with _base._use_scanner(backend) as mod:
+        want = _run_fmt(any_fmt, text, chunks, schemas)
+        restore = _no_shortcuts(mod)
+        try:
+            got = _run_fmt(any_fmt, text, chunks, schemas)
+        finally:
+            restore()
+    assert got == want
+
+
+def _run_fmt(fmt, text, chunks, schemas):
+    p = tools.create(fmt)
+    if schemas:
+        p.set_streaming_tool_schemas(schemas)
+    trace = []
+    for c in chunks:
+        r = p.parse_delta(c)
+        trace.append(None if r is None else [_snapshot(d) for d in r])
+    calls = [(c.name, "".join(c.args), c.ok) for c in p._calls]
+    trace.append([_snapshot(d) for d in p.finish()])
+    try:
+        full = p.parse_complete(text)
+        whole = (full.content, [(c.name, c.arguments) for c in full.tool_calls])
+    except ValueError as e:
+        whole = ("ValueError", str(e))
+    return trace, calls, whole
+
+
+@_examples(300)
+@given(st.sampled_from([("</tool_call>", "<tool_call>"), ("<parameter=", "</function>", "</tool_call>"),
+                        (">", "\n", "</function>"), ("ab", "abc", "b"), ("<｜tool▁sep｜>", "\n")]),
+       st.lists(st.sampled_from(list("<>/_=\nabcolt｜▁") + ["tool_call", "</"]), max_size=20).map("".join),
+       st.integers(0, 40), st.booleans())
+def test_take_is_a_first_pass_of_text_until(ms, buf, pos, eof):
+    """``take`` answers exactly when one pass of ``until`` finds the marker or
+    the end of input, with the same text, marker and position, on both
+    scanners; otherwise it reads nothing."""
+    m = _base.markers(*ms)
+    pos = min(pos, len(buf))
+    for mod in [pure] + ([compiled] if compiled is not None else []):
+        p, q = _State(buf, pos, eof), _State(buf, pos, eof)
+        got: list = []
+        r = mod.until(p, m, got.append)
+        t = mod.take(q, m)
+        if r is False:
+            assert t is None and q._pos == pos and q._lane is None
+        else:
+            assert t == ("".join(got), r) and q._pos == p._pos
+
+
+@_examples(300)
+@given(T.json_texts(), st.sampled_from(["", " ", "x{"]), st.booleans())
+def test_json_value_is_a_reader_that_finishes_in_the_buffer(text, lead, require_object):
+    buf = lead + text
+    for mod in [pure] + ([compiled] if compiled is not None else []):
+        out: list = []
+        pos, status = mod.JsonReader(out.append, require_object).feed(buf, len(lead), False)
+        want = ("".join(out), pos) if status == mod.DONE else None
+        assert mod.json_value(buf, len(lead), require_object) == want
 
 
 # ------------------------------------------------------------------ until on random marker sets

@@ -299,7 +299,12 @@ class BaseToolParser:
         nxt = None
         while True:
             if nxt is None:
-                m = yield from self._until(cm, self._content)
+                r = _scan.take(self, cm)  # the next marker already in the buffer: no generator
+                if r is not None:
+                    self._content(r[0])
+                    m = r[1]
+                else:
+                    m = yield from self._until(cm, self._content)
                 if m is None:
                     return
             else:
@@ -404,6 +409,28 @@ class BaseToolParser:
             if self._eof:
                 return None
             yield
+
+    def _expect_now(self, lit: str):
+        """``_expect`` when the buffer decides it now: True (``lit`` consumed)
+        or False; ``None`` when it must wait (then ``_expect``)."""
+        buf, pos = self._buf, self._pos
+        if buf.startswith(lit, pos):
+            self._pos = pos + len(lit)
+            return True
+        got = buf[pos:pos + len(lit)]
+        if len(got) < len(lit) and lit.startswith(got) and not self._eof:
+            return None
+        return False
+
+    def _ws_now(self, rx=_WS):
+        """``_ws_peek`` when the buffer decides it now: the next character after
+        the skip of ``rx``; ``None`` at the end of input; ``False`` when it
+        must wait (then ``_ws_peek``)."""
+        buf = self._buf
+        self._pos = pos = rx.match(buf, self._pos).end()
+        if pos < len(buf):
+            return buf[pos]
+        return None if self._eof else False
 
     def _expect(self, lit: str):
         while True:

@@ -114,20 +114,28 @@ class DsmlToolParser(_Values):
         cls._VALUE_END = markers(par_end, par, inv_end, inv, calls_end)
         cls._TO_INVOKE_END = markers(inv_end, inv, calls_end)
 
+    # Each step is first tried on the buffer as it is (``take``,
+    # ``_param_value_now``: no generator when the piece is whole), then waited for.
+
     def _section(self, opener):
         found = False
-        m = yield from self._until(self._SECTION, _drop)
+        take = _base._scan.take
+        r = take(self, self._SECTION)
+        m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
         while m == self._INVOKE:
             found = True
             m = yield from self._invoke()
             if m == self._INVOKE_END:
-                m = yield from self._until(self._SECTION, _drop)
+                r = take(self, self._SECTION)
+                m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
         if not found:
             self._fail()
         return None
 
     def _invoke(self):
-        head, m = yield from self._text_until(self._HEAD_END)
+        take = _base._scan.take
+        r = take(self, self._HEAD_END)
+        head, m = r if r is not None else (yield from self._text_until(self._HEAD_END))
         hm = _DSML_NAME.fullmatch(head) if m == ">" else None
         if hm is not None and hm.group(2) and not self._SELF_CLOSING:
             hm = None
@@ -143,20 +151,29 @@ class DsmlToolParser(_Values):
             self._close_call(True)
             return self._INVOKE_END
         count = 0
-        m = yield from self._until(self._PARAM_SCAN, _drop)
+        cls = type(self)
+        now = (cls._param_value is DsmlToolParser._param_value and cls._verbatim_string is _Values._verbatim_string
+               and cls._verbatim_typed is _Values._verbatim_typed)
+        r = take(self, self._PARAM_SCAN)
+        m = r[1] if r is not None else (yield from self._until(self._PARAM_SCAN, _drop))
         while m == self._PARAM:
-            head, m = yield from self._text_until(self._PHEAD_END)
+            r = take(self, self._PHEAD_END)
+            head, m = r if r is not None else (yield from self._text_until(self._PHEAD_END))
             pm = _DSML_PARAM_HEAD.fullmatch(head) if m == ">" else None
             if pm is None:
                 if m == ">" or m == self._PARAM_END:
-                    m = yield from self._until(self._PARAM_SCAN, _drop)
+                    r = take(self, self._PARAM_SCAN)
+                    m = r[1] if r is not None else (yield from self._until(self._PARAM_SCAN, _drop))
                 continue
             key, flag = pm.group(1), pm.group(2)
             self._param_prefix(count, key)
             count += 1
-            m = yield from self._param_value(name, key, flag)
+            m = self._param_value_now(name, key, flag) if now else False
+            if m is False:
+                m = yield from self._param_value(name, key, flag)
             if m == self._PARAM_END:
-                m = yield from self._until(self._PARAM_SCAN, _drop)
+                r = take(self, self._PARAM_SCAN)
+                m = r[1] if r is not None else (yield from self._until(self._PARAM_SCAN, _drop))
         self._emit_args("}" if count else "{}")
         self._close_call(True)
         return m
@@ -172,6 +189,26 @@ class DsmlToolParser(_Values):
             self._emit_args(canon if canon is not None else dump_str(raw))
             return m
         return (yield from self._verbatim_typed(name, key, self._VALUE_END))
+
+    def _param_value_now(self, name: str, key: str, flag):
+        """``_param_value`` without waiting when the buffer holds the whole
+        value: the marker that ends it, with the same events; ``False`` when
+        it does not (nothing read, nothing emitted)."""
+        r = _base._scan.take(self, self._VALUE_END)
+        if r is None:
+            return False
+        raw, m = r
+        if flag == "false" or (flag is not None and flag != "true" and self._ANY_FLAG_JSON):
+            canon = normalize(raw)
+            self._emit_args(canon if canon is not None else dump_str(raw))
+            return m
+        if flag == "true" or self._types_for(name, key) == _STRING_ONLY:
+            self._emit_args('"')
+            _base._scan.XmlStringSink(self._emit_args, False)(raw)
+            self._emit_args('"')
+            return m
+        self._emit_args(typed_value(raw, self._types_for(name, key)))
+        return m
 
 
 DsmlToolParser._tags()

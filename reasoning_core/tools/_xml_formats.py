@@ -75,8 +75,10 @@ class Qwen3CoderToolParser(_ParamElements):
             m = yield from self._function()
             return "<function=" if m == "<function=" else None
         found = False
+        take = _base._scan.take
         while True:
-            m = yield from self._until(self._IN_WRAPPER, _drop)
+            r = take(self, self._IN_WRAPPER)
+            m = r[1] if r is not None else (yield from self._until(self._IN_WRAPPER, _drop))
             if m != "<function=":
                 if not found:
                     self._fail()
@@ -87,7 +89,9 @@ class Qwen3CoderToolParser(_ParamElements):
                 return None
 
     def _function(self):
-        name, m = yield from self._text_until(self._NAME_END)
+        take = _base._scan.take
+        r = take(self, self._NAME_END)
+        name, m = r if r is not None else (yield from self._text_until(self._NAME_END))
         name = name.strip()
         if m != ">" or not valid_name(name):
             self._fail()
@@ -111,7 +115,9 @@ class Glm45ToolParser(BaseToolParser):
     _VALUE_END = markers("</arg_value>", "<arg_key>", "</tool_call>")
 
     def _section(self, opener):
-        name, m = yield from self._text_until(self._NAME_END)
+        take = _base._scan.take
+        r = take(self, self._NAME_END)
+        name, m = r if r is not None else (yield from self._text_until(self._NAME_END))
         name = name.strip()
         if m is None or not valid_name(name):
             self._fail()
@@ -120,20 +126,26 @@ class Glm45ToolParser(BaseToolParser):
             return None
         self._open_call(name)
         count = 0
+        now = type(self)._xml_value is BaseToolParser._xml_value
         while m is not None and m != "</tool_call>":
             if m != "<arg_key>":
-                m = yield from self._until(self._SCAN_ARGS, _drop)
+                r = take(self, self._SCAN_ARGS)
+                m = r[1] if r is not None else (yield from self._until(self._SCAN_ARGS, _drop))
                 continue
-            key, m = yield from self._text_until(self._KEY_END)
+            r = take(self, self._KEY_END)
+            key, m = r if r is not None else (yield from self._text_until(self._KEY_END))
             if m != "</arg_key>":
                 continue
-            m = yield from self._until(self._TO_VALUE, _drop)
+            r = take(self, self._TO_VALUE)
+            m = r[1] if r is not None else (yield from self._until(self._TO_VALUE, _drop))
             if m != "<arg_value>":
                 continue
             key = key.strip()
             self._param_prefix(count, key)
             count += 1
-            m = yield from self._xml_value(name, key, self._VALUE_END)
+            m = self._xml_value_now(name, key, self._VALUE_END) if now else False
+            if m is False:
+                m = yield from self._xml_value(name, key, self._VALUE_END)
             if m == "</arg_value>":
                 m = _SCAN
         self._emit_args("}" if count else "{}")
@@ -169,18 +181,23 @@ class MiniMaxM2ToolParser(_ParamElements):
 
     def _section(self, opener):
         found = False
-        m = yield from self._until(self._SECTION, _drop)
+        take = _base._scan.take
+        r = take(self, self._SECTION)
+        m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
         while m == _INVOKE:
             found = True
             m = yield from self._invoke()
             if m == "</invoke>":
-                m = yield from self._until(self._SECTION, _drop)
+                r = take(self, self._SECTION)
+                m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
         if not found:
             self._fail()
         return None
 
     def _invoke(self):
-        name, m = yield from self._text_until(self._NAME_END)
+        take = _base._scan.take
+        r = take(self, self._NAME_END)
+        name, m = r if r is not None else (yield from self._text_until(self._NAME_END))
         name = _unquote(name)
         if m != ">" or not valid_name(name):
             self._fail()
