@@ -272,8 +272,16 @@ class Gemma4ToolParser(BaseToolParser):
 
     def _section(self, opener):
         # "call:" as documented; a bare ":" (the model drops "call") reads the same
-        if (yield from self._expect("call:")) or (yield from self._expect(":")):
-            name, m = yield from self._text_until(_G_NAME_END)
+        # (each step first tried on the buffer as it is, then waited for)
+        take = _base._scan.take
+        ok = self._expect_now("call:")
+        if ok is None:
+            ok = yield from self._expect("call:")
+        if not ok:
+            ok = yield from self._expect(":")
+        if ok:
+            r = take(self, _G_NAME_END)
+            name, m = r if r is not None else (yield from self._text_until(_G_NAME_END))
             name = name.strip()
             if m == "{" and _G_NAME.fullmatch(name):
                 self._open_call(name)
@@ -284,7 +292,8 @@ class Gemma4ToolParser(BaseToolParser):
                     return m if m == G_CALL else None
         else:
             self._fail()
-        m = yield from self._until(_G_AFTER, _drop)
+        r = take(self, _G_AFTER)
+        m = r[1] if r is not None else (yield from self._until(_G_AFTER, _drop))
         return m if m == G_CALL else None
 
     # how a key and a <|"|> string body read (a variant may differ: vllm-mlx's keeps strings raw)
@@ -299,9 +308,12 @@ class Gemma4ToolParser(BaseToolParser):
         failure at ``<tool_call|>`` the marker is left unread."""
         stack = ["}"]
         first = [True]
+        take = _base._scan.take
         self._emit_args("{")
         while stack:
-            c = yield from self._ws_peek(_G_SKIP)
+            c = self._ws_now(_G_SKIP)
+            if c is False:
+                c = yield from self._ws_peek(_G_SKIP)
             if c is None:
                 return self._args_cut(stack, "")
             if c == stack[-1]:
@@ -316,14 +328,17 @@ class Gemma4ToolParser(BaseToolParser):
             first[-1] = False
             types, top = frozenset(), None
             if stack[-1] == "}":
-                key, m = yield from self._text_until(_G_KEY_END)
+                r = take(self, _G_KEY_END)
+                key, m = r if r is not None else (yield from self._text_until(_G_KEY_END))
                 if m != ":":
                     return self._unread(m) or self._args_cut(stack, "")
                 key = self._key_text(key)
                 self._emit_args(sep + dump_str(key) + ": ")
                 if len(stack) == 1:
                     types, top = self._types_for(fname, key), key
-                c = yield from self._ws_peek(_G_WS)
+                c = self._ws_now(_G_WS)
+                if c is False:
+                    c = yield from self._ws_peek(_G_WS)
                 if c is None:
                     return self._args_cut(stack, '""')
             else:
@@ -336,13 +351,18 @@ class Gemma4ToolParser(BaseToolParser):
                     self._param_opened(fname, top)
                 self._emit_args(c)
                 continue
-            if (yield from self._expect(G_STR)):
-                body, m = yield from self._text_until(_G_STR_END)
+            ok = self._expect_now(G_STR)
+            if ok is None:
+                ok = yield from self._expect(G_STR)
+            if ok:
+                r = take(self, _G_STR_END)
+                body, m = r if r is not None else (yield from self._text_until(_G_STR_END))
                 if m != G_STR:
                     return self._unread(m) or self._args_cut(stack, self._string_json(fname, top, body))
                 self._emit_args(self._string_json(fname, top, body))
                 continue
-            raw, m = yield from self._text_until(_G_BARE_END)
+            r = take(self, _G_BARE_END)
+            raw, m = r if r is not None else (yield from self._text_until(_G_BARE_END))
             if m is None or m == G_CALL_END:
                 return self._unread(m) or self._args_cut(stack, self._bare_json(fname, top, raw, types))
             self._emit_args(self._bare_json(fname, top, raw, types))
