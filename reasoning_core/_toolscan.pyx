@@ -761,15 +761,15 @@ cdef inline bint _name_chars(int kind, void* data, Py_ssize_t i, Py_ssize_t j):
     return True
 
 
-def json_value(str buf, Py_ssize_t pos, bint require_object):
+def json_value(str buf, Py_ssize_t pos, bint require_object, bint eof=False):
     """``(canonical JSON, end)`` of the JSON value at ``buf[pos:]`` (leading
     whitespace skipped) when the buffer holds all of it, as a ``JsonReader``
-    fed ``buf`` would write it; ``None`` when the value is not whole in the
-    buffer (a number at its end included) or is not valid JSON (nothing read:
-    the grammar then reads it itself, ``_json``)."""
+    fed ``buf`` (and ``eof``) would write it; ``None`` when the value is not
+    whole in the buffer (without ``eof``, a number at its end included) or is
+    not valid JSON (nothing read: the grammar then reads it itself, ``_json``)."""
     cdef JsonReader reader = JsonReader(None, require_object)
     cdef list out
-    if reader._feed(buf, &pos, False) != C_DONE:
+    if reader._feed(buf, &pos, eof) != C_DONE:
         return None
     out = reader.out
     return (out[0] if len(out) == 1 else "".join(out)), pos

@@ -332,14 +332,14 @@ def take(p, ms):
     return None
 
 
-def json_value(buf: str, pos: int, require_object: bool):
+def json_value(buf: str, pos: int, require_object: bool, eof: bool = False):
     """``(canonical JSON, end)`` of the JSON value at ``buf[pos:]`` (leading
     whitespace skipped) when the buffer holds all of it, as a ``JsonReader``
-    fed ``buf`` would write it; ``None`` when the value is not whole in the
-    buffer (a number at its end included) or is not valid JSON (nothing read:
-    the grammar then reads it itself, ``_json``)."""
+    fed ``buf`` (and ``eof``) would write it; ``None`` when the value is not
+    whole in the buffer (without ``eof``, a number at its end included) or is
+    not valid JSON (nothing read: the grammar then reads it itself, ``_json``)."""
     reader = JsonReader(None, require_object)
-    pos, status = reader._feed(buf, pos, False)
+    pos, status = reader._feed(buf, pos, eof)
     if status != DONE:
         return None
     out = reader.out

@@ -56,6 +56,7 @@ _WS = re.compile(r"[ \t\n\r]*")
 _PLAIN_STR = re.compile('"([^"\\\\\x00-\x1f\ud800-\udfff]*)"')
 _COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
 _STRING_ONLY = frozenset(["string"])
+_NO_TYPES: frozenset = frozenset()
 
 
 # Call ids: "call_" + 24 random hex digits (96 bits from the OS's CSPRNG), drawn
@@ -573,7 +574,8 @@ class BaseToolParser:
         return None
 
     def _types_for(self, fname: str, key: str) -> frozenset:
-        return self._param_types.get(fname, {}).get(key, frozenset())
+        t = self._param_types.get(fname)
+        return t.get(key, _NO_TYPES) if t else _NO_TYPES
 
     def _xml_value(self, fname: str, key: str, ends: Markers):
         """One XML-style parameter value up to a marker in ``ends`` (returned).
