@@ -775,6 +775,34 @@ def json_value(str buf, Py_ssize_t pos, bint require_object, bint eof=False):
     return (out[0] if len(out) == 1 else "".join(out)), pos
 
 
+def value_json(str v, bint framed):
+    """The JSON of an XML-style value that no schema types: ``v`` (without one
+    leading and one trailing newline when ``framed``) as JSON when all of it is
+    one JSON value (surrounding whitespace allowed; canonical form), else as a
+    JSON string (``typed_value(v, frozenset())`` of ``tools._json``, in one call)."""
+    cdef Py_ssize_t n = len(v), a = 0, b, pos = 0
+    cdef JsonReader reader
+    cdef list out
+    cdef str s
+    cdef int kind
+    cdef void* data
+    b = n
+    if framed:
+        if n and v[0] == u"\n":
+            a = 1
+        if b > a and v[b - 1] == u"\n":
+            b -= 1
+    s = v if (a == 0 and b == n) else PyUnicode_Substring(v, a, b)
+    reader = JsonReader(None, False)
+    if reader._feed(s, &pos, True) == C_DONE:
+        kind = PyUnicode_KIND(s)
+        data = PyUnicode_DATA(s)
+        if _skip_ws(kind, data, pos, len(s)) == len(s):
+            out = reader.out
+            return out[0] if len(out) == 1 else "".join(out)
+    return '"' + escape(s) + '"'
+
+
 def call_object(str buf, Py_ssize_t pos, tuple name_keys, tuple arg_keys, bint need_args):
     """A call object whose ``{`` was consumed, read in one pass when all of it
     is in ``buf`` and it is plain: ``(name, arguments, end)`` (the arguments'

@@ -346,6 +346,22 @@ def json_value(buf: str, pos: int, require_object: bool, eof: bool = False):
     return (out[0] if len(out) == 1 else "".join(out)), pos
 
 
+def value_json(v: str, framed: bool) -> str:
+    """The JSON of an XML-style value that no schema types: ``v`` (without one
+    leading and one trailing newline when ``framed``) as JSON when all of it is
+    one JSON value (surrounding whitespace allowed; canonical form), else as a
+    JSON string (``typed_value(v, frozenset())`` of ``tools._json``, in one call)."""
+    if framed:
+        if v.startswith("\n"):
+            v = v[1:]
+        if v.endswith("\n"):
+            v = v[:-1]
+    r = json_value(v, 0, False, True)
+    if r is not None and not v[r[1]:].strip(" \t\n\r"):
+        return r[0]
+    return '"' + escape(v) + '"'
+
+
 _PLAIN_KEY = re.compile('[ \t\n\r]*"([^"\\\\\x00-\x1f\ud800-\udfff]*)"[ \t\n\r]*:[ \t\n\r]*')
 _PLAIN_NAME = re.compile('"([A-Za-z0-9_-]{1,64})"')
 

@@ -349,3 +349,21 @@ class _State:
 
     def _args_sink(self, sink):
         return sink == self._emit_args
+
+
+# ------------------------------------------------------------------ an untyped XML value's JSON
+
+@_examples(400)
+@given(st.one_of(T.json_texts(), st.text(st.sampled_from(list('\n \t"\\a1.e-{}[]tfn\x01é') + ["\ud800"]), max_size=12)),
+       st.sampled_from(["", "\n"]), st.sampled_from(["", "\n", " \n", "\n\n"]), st.booleans())
+def test_value_json_is_typed_value_without_types(text, lead, tail, framed):
+    v = lead + text + tail
+    if framed:
+        w = v[1:] if v.startswith("\n") else v
+        w = w[:-1] if w.endswith("\n") else w
+        want = _json.typed_value(w, frozenset())
+    else:
+        want = _json.typed_value(v, frozenset())
+    for mod in [pure] + ([compiled] if compiled is not None else []):
+        assert mod.value_json(v, framed) == want
+    json.loads(want)

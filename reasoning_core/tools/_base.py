@@ -137,7 +137,9 @@ def _json_string(canon: str) -> Optional[str]:
 
 def _framed_typed(v: str, types: frozenset) -> str:
     """An XML-style value's JSON: one leading and one trailing newline are
-    framing, the rest typed (``typed_value``)."""
+    framing, the rest typed (``typed_value``; without types, one compiled call)."""
+    if not types:
+        return _scan.value_json(v, True)
     if v.startswith("\n"):
         v = v[1:]
     if v.endswith("\n"):
