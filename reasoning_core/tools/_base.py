@@ -615,9 +615,17 @@ class BaseToolParser:
         if not types and self.undeclared_as_string:
             self._emit_args(self._undeclared_json(v))
         elif types == _STRING_ONLY:
-            self._emit_args('"')
-            _scan.XmlStringSink(self._emit_args)(v)
-            self._emit_args('"')
+            if type(self)._emit_args is BaseToolParser._emit_args:
+                # what the three pieces below join to, as one piece
+                if v.startswith("\n"):
+                    v = v[1:]
+                if v.endswith("\n"):
+                    v = v[:-1]
+                self._emit_args(dump_str(v))
+            else:  # a class that reads its argument pieces gets them as a stream would
+                self._emit_args('"')
+                _scan.XmlStringSink(self._emit_args)(v)
+                self._emit_args('"')
         else:
             self._emit_args(_framed_typed(v, types))
         return m

@@ -203,9 +203,12 @@ class DsmlToolParser(_Values):
             self._emit_args(canon if canon is not None else dump_str(raw))
             return m
         if flag == "true" or self._types_for(name, key) == _STRING_ONLY:
-            self._emit_args('"')
-            _base._scan.XmlStringSink(self._emit_args, False)(raw)
-            self._emit_args('"')
+            if type(self)._emit_args is BaseToolParser._emit_args:
+                self._emit_args(dump_str(raw))  # the three pieces below, joined
+            else:
+                self._emit_args('"')
+                _base._scan.XmlStringSink(self._emit_args, False)(raw)
+                self._emit_args('"')
             return m
         self._emit_args(typed_value(raw, self._types_for(name, key)))
         return m
