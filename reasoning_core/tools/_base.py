@@ -492,7 +492,9 @@ class BaseToolParser:
         first = True
         quiet = not self.raises_on_failure
         while True:
-            c = yield from self._ws_peek()
+            c = self._ws_now()
+            if c is False:
+                c = yield from self._ws_peek()
             if first and c == "}":
                 self._pos += 1
                 break
@@ -513,10 +515,14 @@ class BaseToolParser:
                 if not (yield from self._json(key_parts.append, note_error=not quiet)):
                     return self._call_object_failed()
                 key = _json_string("".join(key_parts))
-                yield from self._skip_ws()
-                if not (yield from self._expect(":")):
-                    return self._call_object_failed()
-                yield from self._skip_ws()
+                cm = _COLON.match(self._buf, self._pos)
+                if cm is not None and cm.end() < len(self._buf):  # the colon decided now
+                    self._pos = cm.end()
+                else:
+                    yield from self._skip_ws()
+                    if not (yield from self._expect(":")):
+                        return self._call_object_failed()
+                    yield from self._skip_ws()
             if key in self._CALL_NAME_KEYS and name is None:
                 sm = _PLAIN_STR.match(self._buf, self._pos)
                 if sm is not None:  # a name without escapes, whole in the buffer
@@ -536,7 +542,8 @@ class BaseToolParser:
                     self._open_call(name)
                     self._emit_args("".join(pending))
             elif key in self._CALL_ARG_KEYS and not args_seen:
-                c = yield from self._peek()
+                pos = self._pos
+                c = self._buf[pos] if pos < len(self._buf) else (yield from self._peek())
                 if c != "{":
                     return self._call_object_failed()
                 args_seen = True
@@ -550,7 +557,9 @@ class BaseToolParser:
                     return self._call_object_failed()
             elif not (yield from self._json(_drop, note_error=not quiet)):
                 return self._call_object_failed()
-            c = yield from self._ws_peek()
+            c = self._ws_now()
+            if c is False:
+                c = yield from self._ws_peek()
             if c == ",":
                 self._pos += 1
                 first = False
