@@ -595,6 +595,10 @@ class BaseToolParser:
         m = self._xml_value_now(fname, key, ends)
         if m is not False:
             return m
+        return (yield from self._xml_value_stream(fname, key, ends))
+
+    def _xml_value_stream(self, fname: str, key: str, ends: Markers):
+        """``_xml_value`` once ``_xml_value_now`` said the value is not whole."""
         types = self._types_for(fname, key)
         if not types and self.undeclared_as_string:
             # A parameter no schema declares: the text as a string, "null" as null.

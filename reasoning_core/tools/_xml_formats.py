@@ -45,8 +45,11 @@ class _ParamElements(BaseToolParser):
             key = clean_key(key)
             self._param_prefix(count, key)
             count += 1
-            m = self._xml_value_now(name, key, value_end) if now else False
-            if m is False:
+            if now:
+                m = self._xml_value_now(name, key, value_end)
+                if m is False:
+                    m = yield from self._xml_value_stream(name, key, value_end)
+            else:
                 m = yield from self._xml_value(name, key, value_end)
             if m == "</parameter>":
                 r = take(self, scan)
@@ -143,8 +146,11 @@ class Glm45ToolParser(BaseToolParser):
             key = key.strip()
             self._param_prefix(count, key)
             count += 1
-            m = self._xml_value_now(name, key, self._VALUE_END) if now else False
-            if m is False:
+            if now:
+                m = self._xml_value_now(name, key, self._VALUE_END)
+                if m is False:
+                    m = yield from self._xml_value_stream(name, key, self._VALUE_END)
+            else:
                 m = yield from self._xml_value(name, key, self._VALUE_END)
             if m == "</arg_value>":
                 m = _SCAN
