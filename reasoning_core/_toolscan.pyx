@@ -529,7 +529,7 @@ cdef class JsonReader:
         return C_NEED
 
 
-cdef int _firsts(tuple ms_markers, Py_UCS4* out) except -1:
+cdef int _firsts(tuple ms_markers, Py_UCS4* out) except -2:
     """The distinct first characters of the markers (at most 16; -1: more)."""
     cdef int k = 0, j
     cdef Py_UCS4 c
@@ -610,36 +610,258 @@ def hold_start(ms, str buf, Py_ssize_t pos):
     return _hold(ms, buf, pos)
 
 
+cdef Py_ssize_t _find(tuple mks, Py_UCS4* firsts, int nf, str buf, Py_ssize_t pos, bint eof,
+                      Py_ssize_t* mlen) except -2:
+    """One pass over ``buf[pos:]`` for the markers ``mks`` (longest first): the
+    start of the leftmost whole marker (its index in ``mks`` at ``mlen[0]``),
+    unless a suffix that a marker could still complete starts at or before it
+    (not at ``eof``): then that suffix's start, ``mlen[0]`` = -1.  ``len(buf)``
+    and -1 when there is neither.  The same answer as ``rx.search`` and
+    ``_hold`` together (a whole marker wins only when it starts before the
+    held suffix), without the regex or its match object."""
+    cdef Py_ssize_t n = len(buf), i, k, ml, j
+    cdef int kind = PyUnicode_KIND(buf), km
+    cdef void* data = PyUnicode_DATA(buf)
+    cdef Py_ssize_t nm = len(mks)
+    cdef str m
+    cdef bint ok
+    cdef Py_UCS4 c
+    for i in range(pos, n):
+        c = PyUnicode_READ(kind, data, i)
+        if not _is_first(c, firsts, nf):
+            continue
+        if not eof:
+            # a marker this suffix could still become: hold it (it starts here,
+            # so it is the longest such suffix)
+            for j in range(nm):
+                m = <str>mks[j]
+                ml = len(m)
+                if ml <= n - i:
+                    continue
+                km = PyUnicode_KIND(m)
+                ok = True
+                for k in range(n - i):
+                    if PyUnicode_READ(kind, data, i + k) != PyUnicode_READ(km, PyUnicode_DATA(m), k):
+                        ok = False
+                        break
+                if ok:
+                    mlen[0] = -1
+                    return i
+        for j in range(nm):
+            m = <str>mks[j]
+            ml = len(m)
+            if ml > n - i:
+                continue
+            km = PyUnicode_KIND(m)
+            ok = True
+            for k in range(ml):
+                if PyUnicode_READ(kind, data, i + k) != PyUnicode_READ(km, PyUnicode_DATA(m), k):
+                    ok = False
+                    break
+            if ok:
+                mlen[0] = j
+                return i
+    mlen[0] = -1
+    return n
+
+
 def until(p, ms, sink):
     """One pass of ``BaseToolParser._until`` (see the twin): the marker of ``ms``
     next in the parser's buffer (consumed, the text before it sent to ``sink``),
     ``None`` at the end of input, or ``False``: the text that cannot start a
     marker went to ``sink``, the rest is held, and the parser waits in this
-    scan (its lane is set)."""
+    scan (its lane is set).  One compiled pass finds the marker or the held
+    suffix (``_find``)."""
     cdef dict d = p.__dict__
     cdef str buf = <str>d["_buf"]
-    cdef Py_ssize_t pos = d["_pos"], h, start
-    m = ms.rx.search(buf, pos)
-    if d["_eof"]:
-        if m is not None:
-            sink(PyUnicode_Substring(buf, pos, m.start()))
-            d["_pos"] = m.end()
-            return m.group()
-        sink(PyUnicode_Substring(buf, pos, len(buf)))
-        d["_pos"] = len(buf)
+    cdef Py_ssize_t pos = d["_pos"], at, j = -1
+    cdef bint eof = d["_eof"]
+    cdef tuple mks = ms.markers
+    cdef Py_UCS4 firsts[16]
+    cdef int nf = _firsts(mks, firsts)
+    cdef str m
+    at = _find(mks, firsts, nf, buf, pos, eof, &j)
+    if j >= 0:
+        m = <str>mks[j]
+        sink(PyUnicode_Substring(buf, pos, at))
+        d["_pos"] = at + len(m)
+        return m
+    sink(PyUnicode_Substring(buf, pos, at))
+    d["_pos"] = at
+    if eof:
         return None
-    h = _hold(ms, buf, pos)
-    if m is not None:
-        start = m.start()
-        if start < h:
-            sink(PyUnicode_Substring(buf, pos, start))
-            d["_pos"] = m.end()
-            return m.group()
-    sink(PyUnicode_Substring(buf, pos, h))
-    d["_pos"] = h
     d["_lane"] = (ms, sink)
     d["_lane_args"] = type(sink) is XmlStringSink and p._args_sink((<XmlStringSink>sink).emit)
     return False
+
+
+def take(p, ms):
+    """``(text, marker)`` when the parser's buffer decides ``_text_until(ms)``
+    now: the text up to the next marker of ``ms`` and the marker (consumed),
+    or at the end of input the rest and ``None``; otherwise ``None``, nothing
+    consumed (the grammar then waits in ``_text_until``)."""
+    cdef dict d = p.__dict__
+    cdef str buf = <str>d["_buf"]
+    cdef Py_ssize_t pos = d["_pos"], at, j = -1
+    cdef bint eof = d["_eof"]
+    cdef tuple mks = ms.markers
+    cdef Py_UCS4 firsts[16]
+    cdef int nf = _firsts(mks, firsts)
+    cdef str m
+    at = _find(mks, firsts, nf, buf, pos, eof, &j)
+    if j >= 0:
+        m = <str>mks[j]
+        d["_pos"] = at + len(m)
+        return PyUnicode_Substring(buf, pos, at), m
+    if eof:
+        d["_pos"] = at
+        return PyUnicode_Substring(buf, pos, at), None
+    return None
+
+
+cdef inline Py_ssize_t _skip_ws(int kind, void* data, Py_ssize_t i, Py_ssize_t n):
+    cdef Py_UCS4 c
+    while i < n:
+        c = PyUnicode_READ(kind, data, i)
+        if c == 32 or c == 9 or c == 10 or c == 13:
+            i += 1
+        else:
+            break
+    return i
+
+
+cdef inline Py_ssize_t _plain_str_end(int kind, void* data, Py_ssize_t i, Py_ssize_t n):
+    """The end of the string literal without escapes at ``i`` (its closing quote
+    consumed), or -1 (no quote at ``i``, an escape, a control character, a
+    surrogate, or no closing quote in the buffer)."""
+    cdef Py_UCS4 c
+    if i >= n or PyUnicode_READ(kind, data, i) != 34:
+        return -1
+    i += 1
+    while i < n:
+        c = PyUnicode_READ(kind, data, i)
+        if c == 34:
+            return i + 1
+        if _special(c):
+            return -1
+        i += 1
+    return -1
+
+
+cdef inline bint _name_chars(int kind, void* data, Py_ssize_t i, Py_ssize_t j):
+    """Whether ``[i, j)`` is a valid tool name (``NAME_RE``: 1-64 of ``[A-Za-z0-9_-]``)."""
+    cdef Py_UCS4 c
+    if j - i < 1 or j - i > 64:
+        return False
+    while i < j:
+        c = PyUnicode_READ(kind, data, i)
+        if not ((48 <= c <= 57) or (65 <= c <= 90) or (97 <= c <= 122) or c == 95 or c == 45):
+            return False
+        i += 1
+    return True
+
+
+def json_value(str buf, Py_ssize_t pos, bint require_object, bint eof=False):
+    """``(canonical JSON, end)`` of the JSON value at ``buf[pos:]`` (leading
+    whitespace skipped) when the buffer holds all of it, as a ``JsonReader``
+    fed ``buf`` (and ``eof``) would write it; ``None`` when the value is not
+    whole in the buffer (without ``eof``, a number at its end included) or is
+    not valid JSON (nothing read: the grammar then reads it itself, ``_json``)."""
+    cdef JsonReader reader = JsonReader(None, require_object)
+    cdef list out
+    if reader._feed(buf, &pos, eof) != C_DONE:
+        return None
+    out = reader.out
+    return (out[0] if len(out) == 1 else "".join(out)), pos
+
+
+def value_json(str v, bint framed):
+    """The JSON of an XML-style value that no schema types: ``v`` (without one
+    leading and one trailing newline when ``framed``) as JSON when all of it is
+    one JSON value (surrounding whitespace allowed; canonical form), else as a
+    JSON string (``typed_value(v, frozenset())`` of ``tools._json``, in one call)."""
+    cdef Py_ssize_t n = len(v), a = 0, b, pos = 0
+    cdef JsonReader reader
+    cdef list out
+    cdef str s
+    cdef int kind
+    cdef void* data
+    b = n
+    if framed:
+        if n and v[0] == u"\n":
+            a = 1
+        if b > a and v[b - 1] == u"\n":
+            b -= 1
+    s = v if (a == 0 and b == n) else PyUnicode_Substring(v, a, b)
+    reader = JsonReader(None, False)
+    if reader._feed(s, &pos, True) == C_DONE:
+        kind = PyUnicode_KIND(s)
+        data = PyUnicode_DATA(s)
+        if _skip_ws(kind, data, pos, len(s)) == len(s):
+            out = reader.out
+            return out[0] if len(out) == 1 else "".join(out)
+    return '"' + escape(s) + '"'
+
+
+def call_object(str buf, Py_ssize_t pos, tuple name_keys, tuple arg_keys, bint need_args):
+    """A call object whose ``{`` was consumed, read in one pass when all of it
+    is in ``buf`` and it is plain: ``(name, arguments, end)`` (the arguments'
+    canonical JSON, ``"{}"`` when absent; ``end`` just after the ``}``), or
+    ``None`` for anything else, which the grammar then reads itself
+    (``BaseToolParser._call_object``: the same answer for every object this
+    accepts).  Plain: keys and the name are string literals without escapes,
+    each key once, only a name key (``name_keys``) whose value is a valid name
+    and an arguments key (``arg_keys``) whose value is an object, the name
+    present (and the arguments when ``need_args``)."""
+    cdef Py_ssize_t n = len(buf), i = pos, e
+    cdef int kind = PyUnicode_KIND(buf)
+    cdef void* data = PyUnicode_DATA(buf)
+    cdef Py_UCS4 c
+    cdef object name = None, args = None
+    cdef JsonReader reader
+    cdef list out
+    while True:
+        i = _skip_ws(kind, data, i, n)
+        e = _plain_str_end(kind, data, i, n)
+        if e < 0:
+            return None
+        key = PyUnicode_Substring(buf, i + 1, e - 1)
+        i = _skip_ws(kind, data, e, n)
+        if i >= n or PyUnicode_READ(kind, data, i) != 58:  # :
+            return None
+        i = _skip_ws(kind, data, i + 1, n)
+        if i >= n:
+            return None
+        if name is None and key in name_keys:
+            e = _plain_str_end(kind, data, i, n)
+            if e < 0 or not _name_chars(kind, data, i + 1, e - 1):
+                return None
+            name = PyUnicode_Substring(buf, i + 1, e - 1)
+            i = e
+        elif args is None and key in arg_keys:
+            if PyUnicode_READ(kind, data, i) != 123:  # {
+                return None
+            reader = JsonReader(None, True)
+            if reader._feed(buf, &i, False) != C_DONE:
+                return None
+            out = reader.out
+            args = out[0] if len(out) == 1 else "".join(out)
+        else:
+            return None
+        i = _skip_ws(kind, data, i, n)
+        if i >= n:
+            return None
+        c = PyUnicode_READ(kind, data, i)
+        if c == 44:  # ,
+            i += 1
+            continue
+        if c == 125:  # }
+            i += 1
+            break
+        return None
+    if name is None or (args is None and need_args):
+        return None
+    return name, "{}" if args is None else args, i
 
 
 cdef class XmlStringSink:
@@ -883,7 +1105,7 @@ cdef int _resume(p, dict d) except -1:
 cdef object _step(p, str delta, cls, bint raw):
     cdef str buf
     cdef object text = None
-    cdef Py_ssize_t pos, h, k, n
+    cdef Py_ssize_t pos, h, k, n, j = -1
     cdef int status, nf
     cdef tuple e
     cdef list events, out
@@ -906,11 +1128,13 @@ cdef object _step(p, str delta, cls, bint raw):
         if type(lane) is tuple:
             ms, sink = <tuple>lane
             nf = _firsts(ms.markers, firsts)
-            if _may_start_f(firsts, nf, buf) and ms.rx.search(buf) is not None:
+            # a marker before any held suffix: the generator reads it (a marker
+            # only inside the held suffix is held, as the generator would)
+            h = _find(ms.markers, firsts, nf, buf, 0, False, &j) if _may_start_f(firsts, nf, buf) else len(buf)
+            if j >= 0:
                 d["_pos"] = 0
                 _resume(p, d)
             else:
-                h = _hold_f(ms, firsts, nf, buf, 0)
                 d["_pos"] = h
                 if d["_lane_args"]:
                     text = (<XmlStringSink>sink).text_of(PyUnicode_Substring(buf, 0, h))

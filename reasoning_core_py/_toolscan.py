@@ -313,6 +313,109 @@ def until(p, ms, sink):
     return False
 
 
+def take(p, ms):
+    """``(text, marker)`` when the parser's buffer decides ``_text_until(ms)``
+    now: the text up to the next marker of ``ms`` and the marker (consumed),
+    or at the end of input the rest and ``None``; otherwise ``None``, nothing
+    consumed (the grammar then waits in ``_text_until``)."""
+    buf, pos = p._buf, p._pos
+    m = ms.rx.search(buf, pos)
+    if p._eof:
+        if m is not None:
+            p._pos = m.end()
+            return buf[pos:m.start()], m.group()
+        p._pos = len(buf)
+        return buf[pos:], None
+    if m is not None and m.start() < hold_start(ms, buf, pos):
+        p._pos = m.end()
+        return buf[pos:m.start()], m.group()
+    return None
+
+
+def json_value(buf: str, pos: int, require_object: bool, eof: bool = False):
+    """``(canonical JSON, end)`` of the JSON value at ``buf[pos:]`` (leading
+    whitespace skipped) when the buffer holds all of it, as a ``JsonReader``
+    fed ``buf`` (and ``eof``) would write it; ``None`` when the value is not
+    whole in the buffer (without ``eof``, a number at its end included) or is
+    not valid JSON (nothing read: the grammar then reads it itself, ``_json``)."""
+    reader = JsonReader(None, require_object)
+    pos, status = reader._feed(buf, pos, eof)
+    if status != DONE:
+        return None
+    out = reader.out
+    return (out[0] if len(out) == 1 else "".join(out)), pos
+
+
+def value_json(v: str, framed: bool) -> str:
+    """The JSON of an XML-style value that no schema types: ``v`` (without one
+    leading and one trailing newline when ``framed``) as JSON when all of it is
+    one JSON value (surrounding whitespace allowed; canonical form), else as a
+    JSON string (``typed_value(v, frozenset())`` of ``tools._json``, in one call)."""
+    if framed:
+        if v.startswith("\n"):
+            v = v[1:]
+        if v.endswith("\n"):
+            v = v[:-1]
+    r = json_value(v, 0, False, True)
+    if r is not None and not v[r[1]:].strip(" \t\n\r"):
+        return r[0]
+    return '"' + escape(v) + '"'
+
+
+_PLAIN_KEY = re.compile('[ \t\n\r]*"([^"\\\\\x00-\x1f\ud800-\udfff]*)"[ \t\n\r]*:[ \t\n\r]*')
+_PLAIN_NAME = re.compile('"([A-Za-z0-9_-]{1,64})"')
+
+
+def call_object(buf: str, pos: int, name_keys: tuple, arg_keys: tuple, need_args: bool):
+    """A call object whose ``{`` was consumed, read in one pass when all of it
+    is in ``buf`` and it is plain: ``(name, arguments, end)`` (the arguments'
+    canonical JSON, ``"{}"`` when absent; ``end`` just after the ``}``), or
+    ``None`` for anything else, which the grammar then reads itself
+    (``BaseToolParser._call_object``: the same answer for every object this
+    accepts).  Plain: keys and the name are string literals without escapes,
+    each key once, only a name key (``name_keys``) whose value is a valid name
+    and an arguments key (``arg_keys``) whose value is an object, the name
+    present (and the arguments when ``need_args``)."""
+    n = len(buf)
+    name = args = None
+    i = pos
+    while True:
+        km = _PLAIN_KEY.match(buf, i)
+        if km is None or km.end() >= n:
+            return None
+        key = km.group(1)
+        i = km.end()
+        if name is None and key in name_keys:
+            nm = _PLAIN_NAME.match(buf, i)
+            if nm is None:
+                return None
+            name = nm.group(1)
+            i = nm.end()
+        elif args is None and key in arg_keys:
+            if buf[i] != "{":
+                return None
+            reader = JsonReader(None, True)
+            i, status = reader._feed(buf, i, False)
+            if status != DONE:
+                return None
+            out = reader.out
+            args = out[0] if len(out) == 1 else "".join(out)
+        else:
+            return None
+        i = _WS_RUN.match(buf, i).end()
+        if i >= n:
+            return None
+        c = buf[i]
+        i += 1
+        if c == "}":
+            break
+        if c != ",":
+            return None
+    if name is None or (args is None and need_args):
+        return None
+    return name, "{}" if args is None else args, i
+
+
 class XmlStringSink:
     """Writes an XML-style ``string`` parameter value as the body of a JSON string
     while it streams: one leading and one trailing newline are framing (the

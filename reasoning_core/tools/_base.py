@@ -56,6 +56,7 @@ _WS = re.compile(r"[ \t\n\r]*")
 _PLAIN_STR = re.compile('"([^"\\\\\x00-\x1f\ud800-\udfff]*)"')
 _COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
 _STRING_ONLY = frozenset(["string"])
+_NO_TYPES: frozenset = frozenset()
 
 
 # Call ids: "call_" + 24 random hex digits (96 bits from the OS's CSPRNG), drawn
@@ -132,6 +133,18 @@ def _json_string(canon: str) -> Optional[str]:
     except ValueError:  # pragma: no cover - the reader only writes valid literals
         return None
     return value if isinstance(value, str) else None
+
+
+def _framed_typed(v: str, types: frozenset) -> str:
+    """An XML-style value's JSON: one leading and one trailing newline are
+    framing, the rest typed (``typed_value``; without types, one compiled call)."""
+    if not types:
+        return _scan.value_json(v, True)
+    if v.startswith("\n"):
+        v = v[1:]
+    if v.endswith("\n"):
+        v = v[:-1]
+    return typed_value(v, types)
 
 
 class _Call:
@@ -289,7 +302,12 @@ class BaseToolParser:
         nxt = None
         while True:
             if nxt is None:
-                m = yield from self._until(cm, self._content)
+                r = _scan.take(self, cm)  # the next marker already in the buffer: no generator
+                if r is not None:
+                    self._content(r[0])
+                    m = r[1]
+                else:
+                    m = yield from self._until(cm, self._content)
                 if m is None:
                     return
             else:
@@ -395,6 +413,28 @@ class BaseToolParser:
                 return None
             yield
 
+    def _expect_now(self, lit: str):
+        """``_expect`` when the buffer decides it now: True (``lit`` consumed)
+        or False; ``None`` when it must wait (then ``_expect``)."""
+        buf, pos = self._buf, self._pos
+        if buf.startswith(lit, pos):
+            self._pos = pos + len(lit)
+            return True
+        got = buf[pos:pos + len(lit)]
+        if len(got) < len(lit) and lit.startswith(got) and not self._eof:
+            return None
+        return False
+
+    def _ws_now(self, rx=_WS):
+        """``_ws_peek`` when the buffer decides it now: the next character after
+        the skip of ``rx``; ``None`` at the end of input; ``False`` when it
+        must wait (then ``_ws_peek``)."""
+        buf = self._buf
+        self._pos = pos = rx.match(buf, self._pos).end()
+        if pos < len(buf):
+            return buf[pos]
+        return None if self._eof else False
+
     def _expect(self, lit: str):
         while True:
             got = self._buf[self._pos:self._pos + len(lit)]
@@ -437,13 +477,24 @@ class BaseToolParser:
         broken) or None (not a call; nothing emitted). The call is opened once the
         name is known and the arguments start (or the object ends), so arguments
         that come before the name are held until it arrives."""
+        # The usual case, the whole object in the buffer and plain (see
+        # ``_scan.call_object``), is read in one compiled pass: the same events.
+        r = _scan.call_object(self._buf, self._pos, self._CALL_NAME_KEYS, self._CALL_ARG_KEYS, need_args)
+        if r is not None:
+            name, args, self._pos = r
+            self._open_call(name)
+            self._emit_args(args)
+            self._close_call(True)
+            return True
         name = None
         args_seen = False
         pending: Optional[list] = None
         first = True
         quiet = not self.raises_on_failure
         while True:
-            c = yield from self._ws_peek()
+            c = self._ws_now()
+            if c is False:
+                c = yield from self._ws_peek()
             if first and c == "}":
                 self._pos += 1
                 break
@@ -464,10 +515,14 @@ class BaseToolParser:
                 if not (yield from self._json(key_parts.append, note_error=not quiet)):
                     return self._call_object_failed()
                 key = _json_string("".join(key_parts))
-                yield from self._skip_ws()
-                if not (yield from self._expect(":")):
-                    return self._call_object_failed()
-                yield from self._skip_ws()
+                cm = _COLON.match(self._buf, self._pos)
+                if cm is not None and cm.end() < len(self._buf):  # the colon decided now
+                    self._pos = cm.end()
+                else:
+                    yield from self._skip_ws()
+                    if not (yield from self._expect(":")):
+                        return self._call_object_failed()
+                    yield from self._skip_ws()
             if key in self._CALL_NAME_KEYS and name is None:
                 sm = _PLAIN_STR.match(self._buf, self._pos)
                 if sm is not None:  # a name without escapes, whole in the buffer
@@ -487,7 +542,8 @@ class BaseToolParser:
                     self._open_call(name)
                     self._emit_args("".join(pending))
             elif key in self._CALL_ARG_KEYS and not args_seen:
-                c = yield from self._peek()
+                pos = self._pos
+                c = self._buf[pos] if pos < len(self._buf) else (yield from self._peek())
                 if c != "{":
                     return self._call_object_failed()
                 args_seen = True
@@ -501,7 +557,9 @@ class BaseToolParser:
                     return self._call_object_failed()
             elif not (yield from self._json(_drop, note_error=not quiet)):
                 return self._call_object_failed()
-            c = yield from self._ws_peek()
+            c = self._ws_now()
+            if c is False:
+                c = yield from self._ws_peek()
             if c == ",":
                 self._pos += 1
                 first = False
@@ -527,24 +585,26 @@ class BaseToolParser:
         return None
 
     def _types_for(self, fname: str, key: str) -> frozenset:
-        return self._param_types.get(fname, {}).get(key, frozenset())
+        t = self._param_types.get(fname)
+        return t.get(key, _NO_TYPES) if t else _NO_TYPES
 
     def _xml_value(self, fname: str, key: str, ends: Markers):
         """One XML-style parameter value up to a marker in ``ends`` (returned).
         One leading and one trailing newline are framing. A ``string`` parameter
         streams as it arrives; others are typed once complete."""
+        m = self._xml_value_now(fname, key, ends)
+        if m is not False:
+            return m
+        return (yield from self._xml_value_stream(fname, key, ends))
+
+    def _xml_value_stream(self, fname: str, key: str, ends: Markers):
+        """``_xml_value`` once ``_xml_value_now`` said the value is not whole."""
         types = self._types_for(fname, key)
         if not types and self.undeclared_as_string:
             # A parameter no schema declares: the text as a string, "null" as null.
             raw: list[str] = []
             m = yield from self._until(ends, raw.append)
-            v = "".join(raw)
-            if v.startswith("\n"):
-                v = v[1:]
-            if v.endswith("\n"):
-                v = v[:-1]
-            null = self.undeclared_as_string != "all" and v.lower() == "null"
-            self._emit_args("null" if null else dump_str(v))
+            self._emit_args(self._undeclared_json("".join(raw)))
             return m
         if types == _STRING_ONLY:
             self._emit_args('"')
@@ -553,13 +613,46 @@ class BaseToolParser:
             return m
         parts: list[str] = []
         m = yield from self._until(ends, parts.append)
-        v = "".join(parts)
+        self._emit_args(_framed_typed("".join(parts), types))
+        return m
+
+    def _xml_value_now(self, fname: str, key: str, ends: Markers):
+        """``_xml_value`` without waiting when the buffer holds the whole value
+        (its end marker, or the end of input): the marker, with the same
+        events; ``False`` when it does not (nothing read, nothing emitted)."""
+        r = _scan.take(self, ends)
+        if r is None:
+            return False
+        v, m = r
+        types = self._types_for(fname, key)
+        if not types and self.undeclared_as_string:
+            self._emit_args(self._undeclared_json(v))
+        elif types == _STRING_ONLY:
+            if type(self)._emit_args is BaseToolParser._emit_args:
+                # what the three pieces below join to, as one piece
+                if v.startswith("\n"):
+                    v = v[1:]
+                if v.endswith("\n"):
+                    v = v[:-1]
+                self._emit_args(dump_str(v))
+            else:  # a class that reads its argument pieces gets them as a stream would
+                self._emit_args('"')
+                _scan.XmlStringSink(self._emit_args)(v)
+                self._emit_args('"')
+        else:
+            self._emit_args(_framed_typed(v, types))
+        return m
+
+    def _undeclared_json(self, v: str) -> str:
+        """A parameter no schema declares (``undeclared_as_string``): the text
+        as a string, one leading and one trailing newline being framing,
+        "null" as null unless the rule is "all"."""
         if v.startswith("\n"):
             v = v[1:]
         if v.endswith("\n"):
             v = v[:-1]
-        self._emit_args(typed_value(v, types))
-        return m
+        null = self.undeclared_as_string != "all" and v.lower() == "null"
+        return "null" if null else dump_str(v)
 
     def _param_prefix(self, count: int, key: str) -> None:
         self._emit_args(("{" if count == 0 else ", ") + dump_str(key) + ": ")

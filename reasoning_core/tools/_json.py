@@ -71,12 +71,10 @@ def dump_str(s: str) -> str:
 def normalize(text: str):
     """Canonical JSON text for ``text`` if it is exactly one JSON value (surrounding
     whitespace allowed), else ``None``."""
-    out: list[str] = []
-    r = JsonReader(out.append)
-    pos, status = r.feed(text, 0, True)
-    if status != DONE or text[pos:].strip(" \t\n\r"):
+    r = SCAN.json_value(text, 0, False, True)
+    if r is None or text[r[1]:].strip(" \t\n\r"):
         return None
-    return "".join(out)
+    return r[0]
 
 
 def _kind(canon: str) -> str:

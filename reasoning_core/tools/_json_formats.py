@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ..families import terminators_of, think_pair_of
+from . import _base
 from ._base import BaseToolParser, _drop, markers, valid_name
 
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_-]*")
@@ -24,13 +25,16 @@ class HermesToolParser(BaseToolParser):
     _END = markers("</tool_call>", *openers)
 
     def _section(self, opener):
-        c = yield from self._ws_peek()
+        c = self._ws_now()
+        if c is False:
+            c = yield from self._ws_peek()
         if c == "{":
             self._pos += 1
             yield from self._call_object(False)
         else:
             self._fail()
-        m = yield from self._until(self._END, _drop)
+        r = _base._scan.take(self, self._END)
+        m = r[1] if r is not None else (yield from self._until(self._END, _drop))
         return m if m in self.openers else None
 
 
@@ -97,7 +101,9 @@ class MistralToolParser(BaseToolParser):
     think_pairs = (think_pair_of("deepseek_r1"), think_pair_of("mistral"))
 
     def _section(self, opener):
-        c = yield from self._ws_peek()
+        c = self._ws_now()
+        if c is False:
+            c = yield from self._ws_peek()
         if c == "[":
             self._pos += 1
             first = True
@@ -127,21 +133,46 @@ class MistralToolParser(BaseToolParser):
             self._pos += 1
             yield from self._call_object(False)
             return None
-        name = yield from self._read(_NAME_CHARS, 64)
+        # each step first tried on the buffer as it is, then waited for
+        name = self._read_now(_NAME_CHARS, 64)
+        if name is False:
+            name = yield from self._read(_NAME_CHARS, 64)
         if not valid_name(name):
             self._fail()
             return None
         cid = None
-        if (yield from self._expect("[CALL_ID]")):
+        ok = self._expect_now("[CALL_ID]")
+        if ok is None:
+            ok = yield from self._expect("[CALL_ID]")
+        if ok:
             cid = yield from self._read(_ID_CHARS, 64)
-        if not (yield from self._expect("[ARGS]")):
+        ok = self._expect_now("[ARGS]")
+        if ok is None:
+            ok = yield from self._expect("[ARGS]")
+        if not ok:
             self._fail()
             return None
         # a model-written id is kept: the template matches tool results by it
         self._open_call(name, cid or None)
-        ok = yield from self._json(self._emit_args, True)
+        r = _base._scan.json_value(self._buf, self._pos, True)
+        if r is not None:
+            self._emit_args(r[0])
+            self._pos = r[1]
+            ok = True
+        else:
+            ok = yield from self._json(self._emit_args, True)
         self._close_call(ok)
         return None
+
+    def _read_now(self, rx, limit):
+        """``_read`` when the buffer decides it now (the run ends before the
+        buffer does, within ``limit``); ``False`` otherwise (nothing read)."""
+        m = rx.match(self._buf, self._pos)
+        end = m.end()
+        if end >= len(self._buf) or end - m.start() > limit:
+            return False
+        self._pos = end
+        return m.group()
 
     def _read(self, rx, limit):
         """A run of characters matching ``rx``; ``None`` past ``limit``."""

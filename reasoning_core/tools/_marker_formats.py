@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from ..families import terminators_of
-from ._base import BaseToolParser, _drop, markers, valid_name
+from . import _base
+from ._base import _WS, BaseToolParser, _drop, markers, valid_name
 
 CALLS_BEGIN = terminators_of("deepseek_v3")[0]  # <｜tool▁calls▁begin｜>
 CALLS_END = "<｜tool▁calls▁end｜>"
@@ -24,22 +25,38 @@ class _DeepSeekBase(BaseToolParser):
     _SECTION = markers(CALL_BEGIN, CALLS_END)
     _TAIL = markers(CALL_END, CALL_BEGIN, CALLS_END)
 
+    # Each step is first tried on the buffer as it is (``take``, ``json_value``:
+    # no generator when the piece is whole), then waited for.
+
     def _section(self, opener):
+        take = _base._scan.take
         bare = opener == CALL_BEGIN
-        m = CALL_BEGIN if bare else (yield from self._until(self._SECTION, _drop))
+        if bare:
+            m = CALL_BEGIN
+        else:
+            r = take(self, self._SECTION)
+            m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
         while m == CALL_BEGIN:
             m = yield from self._call()
             if m == CALL_END:
                 if bare:
                     return None
-                m = yield from self._until(self._SECTION, _drop)
+                r = take(self, self._SECTION)
+                m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
         return None
 
     def _args_and_tail(self, name):
         self._open_call(name)
-        ok = yield from self._json(self._emit_args, True)
+        r = _base._scan.json_value(self._buf, self._pos, True)
+        if r is not None:
+            self._emit_args(r[0])
+            self._pos = r[1]
+            ok = True
+        else:
+            ok = yield from self._json(self._emit_args, True)
         self._close_call(ok)
-        return (yield from self._until(self._TAIL, _drop))
+        r = _base._scan.take(self, self._TAIL)
+        return r[1] if r is not None else (yield from self._until(self._TAIL, _drop))
 
     def _skip_call(self):
         self._fail()
@@ -57,20 +74,26 @@ class DeepSeekV3ToolParser(_DeepSeekBase):
     format_name = "deepseek_v3"
 
     def _call(self):
-        _kind, m = yield from self._text_until(_HEAD_END)
+        take = _base._scan.take
+        r = take(self, _HEAD_END)
+        _kind, m = r if r is not None else (yield from self._text_until(_HEAD_END))
         if m != SEP:
             self._fail()
             return m
-        name, m = yield from self._text_until(_NAME_LINE_END)
+        r = take(self, _NAME_LINE_END)
+        name, m = r if r is not None else (yield from self._text_until(_NAME_LINE_END))
         if m != "\n":
             self._fail()
             return m
         name = name.strip()
         if not valid_name(name):
             return (yield from self._skip_call())
-        yield from self._skip_ws()
-        if (yield from self._peek()) == "`":
-            _fence, m = yield from self._text_until(_NAME_LINE_END)
+        buf = self._buf
+        self._pos = pos = _WS.match(buf, self._pos).end()
+        c = buf[pos] if pos < len(buf) else (yield from self._ws_peek())
+        if c == "`":
+            r = take(self, _NAME_LINE_END)
+            _fence, m = r if r is not None else (yield from self._text_until(_NAME_LINE_END))
             if m != "\n":
                 self._fail()
                 return m
@@ -83,7 +106,8 @@ class DeepSeekV31ToolParser(_DeepSeekBase):
     format_name = "deepseek_v31"
 
     def _call(self):
-        name, m = yield from self._text_until(_HEAD_END)
+        r = _base._scan.take(self, _HEAD_END)
+        name, m = r if r is not None else (yield from self._text_until(_HEAD_END))
         if m != SEP:
             self._fail()
             return m
@@ -114,15 +138,19 @@ class KimiK2ToolParser(BaseToolParser):
     _TAIL = markers(K_CALL_END, K_CALL_BEGIN, *K_SECTION_ENDS)
 
     def _section(self, opener):
-        m = yield from self._until(self._SECTION, _drop)
+        take = _base._scan.take
+        r = take(self, self._SECTION)
+        m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
         while m == K_CALL_BEGIN:
             m = yield from self._call()
             if m == K_CALL_END:
-                m = yield from self._until(self._SECTION, _drop)
+                r = take(self, self._SECTION)
+                m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
         return None
 
     def _call(self):
-        ident, m = yield from self._text_until(self._HEAD_END)
+        r = _base._scan.take(self, self._HEAD_END)
+        ident, m = r if r is not None else (yield from self._text_until(self._HEAD_END))
         if m != K_ARG_BEGIN:
             self._fail()
             return m
@@ -133,6 +161,13 @@ class KimiK2ToolParser(BaseToolParser):
             self._fail()
             return (yield from self._until(self._TAIL, _drop))
         self._open_call(name, ident)
-        ok = yield from self._json(self._emit_args, True)
+        r = _base._scan.json_value(self._buf, self._pos, True)
+        if r is not None:
+            self._emit_args(r[0])
+            self._pos = r[1]
+            ok = True
+        else:
+            ok = yield from self._json(self._emit_args, True)
         self._close_call(ok)
-        return (yield from self._until(self._TAIL, _drop))
+        r = _base._scan.take(self, self._TAIL)
+        return r[1] if r is not None else (yield from self._until(self._TAIL, _drop))

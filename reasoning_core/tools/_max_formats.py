@@ -114,20 +114,28 @@ class DsmlToolParser(_Values):
         cls._VALUE_END = markers(par_end, par, inv_end, inv, calls_end)
         cls._TO_INVOKE_END = markers(inv_end, inv, calls_end)
 
+    # Each step is first tried on the buffer as it is (``take``,
+    # ``_param_value_now``: no generator when the piece is whole), then waited for.
+
     def _section(self, opener):
         found = False
-        m = yield from self._until(self._SECTION, _drop)
+        take = _base._scan.take
+        r = take(self, self._SECTION)
+        m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
         while m == self._INVOKE:
             found = True
             m = yield from self._invoke()
             if m == self._INVOKE_END:
-                m = yield from self._until(self._SECTION, _drop)
+                r = take(self, self._SECTION)
+                m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
         if not found:
             self._fail()
         return None
 
     def _invoke(self):
-        head, m = yield from self._text_until(self._HEAD_END)
+        take = _base._scan.take
+        r = take(self, self._HEAD_END)
+        head, m = r if r is not None else (yield from self._text_until(self._HEAD_END))
         hm = _DSML_NAME.fullmatch(head) if m == ">" else None
         if hm is not None and hm.group(2) and not self._SELF_CLOSING:
             hm = None
@@ -143,20 +151,29 @@ class DsmlToolParser(_Values):
             self._close_call(True)
             return self._INVOKE_END
         count = 0
-        m = yield from self._until(self._PARAM_SCAN, _drop)
+        cls = type(self)
+        now = (cls._param_value is DsmlToolParser._param_value and cls._verbatim_string is _Values._verbatim_string
+               and cls._verbatim_typed is _Values._verbatim_typed)
+        r = take(self, self._PARAM_SCAN)
+        m = r[1] if r is not None else (yield from self._until(self._PARAM_SCAN, _drop))
         while m == self._PARAM:
-            head, m = yield from self._text_until(self._PHEAD_END)
+            r = take(self, self._PHEAD_END)
+            head, m = r if r is not None else (yield from self._text_until(self._PHEAD_END))
             pm = _DSML_PARAM_HEAD.fullmatch(head) if m == ">" else None
             if pm is None:
                 if m == ">" or m == self._PARAM_END:
-                    m = yield from self._until(self._PARAM_SCAN, _drop)
+                    r = take(self, self._PARAM_SCAN)
+                    m = r[1] if r is not None else (yield from self._until(self._PARAM_SCAN, _drop))
                 continue
             key, flag = pm.group(1), pm.group(2)
             self._param_prefix(count, key)
             count += 1
-            m = yield from self._param_value(name, key, flag)
+            m = self._param_value_now(name, key, flag) if now else False
+            if m is False:
+                m = yield from self._param_value(name, key, flag)
             if m == self._PARAM_END:
-                m = yield from self._until(self._PARAM_SCAN, _drop)
+                r = take(self, self._PARAM_SCAN)
+                m = r[1] if r is not None else (yield from self._until(self._PARAM_SCAN, _drop))
         self._emit_args("}" if count else "{}")
         self._close_call(True)
         return m
@@ -172,6 +189,29 @@ class DsmlToolParser(_Values):
             self._emit_args(canon if canon is not None else dump_str(raw))
             return m
         return (yield from self._verbatim_typed(name, key, self._VALUE_END))
+
+    def _param_value_now(self, name: str, key: str, flag):
+        """``_param_value`` without waiting when the buffer holds the whole
+        value: the marker that ends it, with the same events; ``False`` when
+        it does not (nothing read, nothing emitted)."""
+        r = _base._scan.take(self, self._VALUE_END)
+        if r is None:
+            return False
+        raw, m = r
+        if flag == "false" or (flag is not None and flag != "true" and self._ANY_FLAG_JSON):
+            canon = normalize(raw)
+            self._emit_args(canon if canon is not None else dump_str(raw))
+            return m
+        if flag == "true" or self._types_for(name, key) == _STRING_ONLY:
+            if type(self)._emit_args is BaseToolParser._emit_args:
+                self._emit_args(dump_str(raw))  # the three pieces below, joined
+            else:
+                self._emit_args('"')
+                _base._scan.XmlStringSink(self._emit_args, False)(raw)
+                self._emit_args('"')
+            return m
+        self._emit_args(typed_value(raw, self._types_for(name, key)))
+        return m
 
 
 DsmlToolParser._tags()
@@ -235,8 +275,16 @@ class Gemma4ToolParser(BaseToolParser):
 
     def _section(self, opener):
         # "call:" as documented; a bare ":" (the model drops "call") reads the same
-        if (yield from self._expect("call:")) or (yield from self._expect(":")):
-            name, m = yield from self._text_until(_G_NAME_END)
+        # (each step first tried on the buffer as it is, then waited for)
+        take = _base._scan.take
+        ok = self._expect_now("call:")
+        if ok is None:
+            ok = yield from self._expect("call:")
+        if not ok:
+            ok = yield from self._expect(":")
+        if ok:
+            r = take(self, _G_NAME_END)
+            name, m = r if r is not None else (yield from self._text_until(_G_NAME_END))
             name = name.strip()
             if m == "{" and _G_NAME.fullmatch(name):
                 self._open_call(name)
@@ -247,7 +295,8 @@ class Gemma4ToolParser(BaseToolParser):
                     return m if m == G_CALL else None
         else:
             self._fail()
-        m = yield from self._until(_G_AFTER, _drop)
+        r = take(self, _G_AFTER)
+        m = r[1] if r is not None else (yield from self._until(_G_AFTER, _drop))
         return m if m == G_CALL else None
 
     # how a key and a <|"|> string body read (a variant may differ: vllm-mlx's keeps strings raw)
@@ -262,9 +311,12 @@ class Gemma4ToolParser(BaseToolParser):
         failure at ``<tool_call|>`` the marker is left unread."""
         stack = ["}"]
         first = [True]
+        take = _base._scan.take
         self._emit_args("{")
         while stack:
-            c = yield from self._ws_peek(_G_SKIP)
+            c = self._ws_now(_G_SKIP)
+            if c is False:
+                c = yield from self._ws_peek(_G_SKIP)
             if c is None:
                 return self._args_cut(stack, "")
             if c == stack[-1]:
@@ -279,14 +331,17 @@ class Gemma4ToolParser(BaseToolParser):
             first[-1] = False
             types, top = frozenset(), None
             if stack[-1] == "}":
-                key, m = yield from self._text_until(_G_KEY_END)
+                r = take(self, _G_KEY_END)
+                key, m = r if r is not None else (yield from self._text_until(_G_KEY_END))
                 if m != ":":
                     return self._unread(m) or self._args_cut(stack, "")
                 key = self._key_text(key)
                 self._emit_args(sep + dump_str(key) + ": ")
                 if len(stack) == 1:
                     types, top = self._types_for(fname, key), key
-                c = yield from self._ws_peek(_G_WS)
+                c = self._ws_now(_G_WS)
+                if c is False:
+                    c = yield from self._ws_peek(_G_WS)
                 if c is None:
                     return self._args_cut(stack, '""')
             else:
@@ -299,13 +354,18 @@ class Gemma4ToolParser(BaseToolParser):
                     self._param_opened(fname, top)
                 self._emit_args(c)
                 continue
-            if (yield from self._expect(G_STR)):
-                body, m = yield from self._text_until(_G_STR_END)
+            ok = self._expect_now(G_STR)
+            if ok is None:
+                ok = yield from self._expect(G_STR)
+            if ok:
+                r = take(self, _G_STR_END)
+                body, m = r if r is not None else (yield from self._text_until(_G_STR_END))
                 if m != G_STR:
                     return self._unread(m) or self._args_cut(stack, self._string_json(fname, top, body))
                 self._emit_args(self._string_json(fname, top, body))
                 continue
-            raw, m = yield from self._text_until(_G_BARE_END)
+            r = take(self, _G_BARE_END)
+            raw, m = r if r is not None else (yield from self._text_until(_G_BARE_END))
             if m is None or m == G_CALL_END:
                 return self._unread(m) or self._args_cut(stack, self._bare_json(fname, top, raw, types))
             self._emit_args(self._bare_json(fname, top, raw, types))

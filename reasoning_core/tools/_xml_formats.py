@@ -8,6 +8,7 @@ A call whose closing tag never came is completed at the end of input.
 from __future__ import annotations
 
 from ..families import terminators_of
+from . import _base
 from ._base import BaseToolParser, _drop, markers, valid_name
 
 _SCAN = object()  # "look for the next element" sentinel
@@ -22,20 +23,37 @@ class _ParamElements(BaseToolParser):
 
     def _params(self, name, opener, clean_key):
         # One element per parameter until the call ends; the arguments object
-        # streams as each key and value arrive.
+        # streams as each key and value arrive. Each step is first tried on
+        # the buffer as it is (``take``, ``_xml_value_now``: no generator when
+        # the element is whole), then waited for.
+        take = _base._scan.take
+        now = type(self)._xml_value is BaseToolParser._xml_value
+        scan, key_end, value_end = self._PARAM_SCAN, self._KEY_END, self._VALUE_END
         count = 0
-        m = yield from self._until(self._PARAM_SCAN, _drop)
+        r = take(self, scan)
+        m = r[1] if r is not None else (yield from self._until(scan, _drop))
         while m == opener:
-            key, km = yield from self._text_until(self._KEY_END)
+            r = take(self, key_end)
+            key, km = r if r is not None else (yield from self._text_until(key_end))
             if km != ">":
-                m = (yield from self._until(self._PARAM_SCAN, _drop)) if km == "</parameter>" else km
+                if km == "</parameter>":
+                    r = take(self, scan)
+                    m = r[1] if r is not None else (yield from self._until(scan, _drop))
+                else:
+                    m = km
                 continue
             key = clean_key(key)
             self._param_prefix(count, key)
             count += 1
-            m = yield from self._xml_value(name, key, self._VALUE_END)
+            if now:
+                m = self._xml_value_now(name, key, value_end)
+                if m is False:
+                    m = yield from self._xml_value_stream(name, key, value_end)
+            else:
+                m = yield from self._xml_value(name, key, value_end)
             if m == "</parameter>":
-                m = yield from self._until(self._PARAM_SCAN, _drop)
+                r = take(self, scan)
+                m = r[1] if r is not None else (yield from self._until(scan, _drop))
         self._emit_args("}" if count else "{}")
         self._close_call(True)
         return m
@@ -60,8 +78,10 @@ class Qwen3CoderToolParser(_ParamElements):
             m = yield from self._function()
             return "<function=" if m == "<function=" else None
         found = False
+        take = _base._scan.take
         while True:
-            m = yield from self._until(self._IN_WRAPPER, _drop)
+            r = take(self, self._IN_WRAPPER)
+            m = r[1] if r is not None else (yield from self._until(self._IN_WRAPPER, _drop))
             if m != "<function=":
                 if not found:
                     self._fail()
@@ -72,7 +92,9 @@ class Qwen3CoderToolParser(_ParamElements):
                 return None
 
     def _function(self):
-        name, m = yield from self._text_until(self._NAME_END)
+        take = _base._scan.take
+        r = take(self, self._NAME_END)
+        name, m = r if r is not None else (yield from self._text_until(self._NAME_END))
         name = name.strip()
         if m != ">" or not valid_name(name):
             self._fail()
@@ -96,7 +118,9 @@ class Glm45ToolParser(BaseToolParser):
     _VALUE_END = markers("</arg_value>", "<arg_key>", "</tool_call>")
 
     def _section(self, opener):
-        name, m = yield from self._text_until(self._NAME_END)
+        take = _base._scan.take
+        r = take(self, self._NAME_END)
+        name, m = r if r is not None else (yield from self._text_until(self._NAME_END))
         name = name.strip()
         if m is None or not valid_name(name):
             self._fail()
@@ -105,20 +129,29 @@ class Glm45ToolParser(BaseToolParser):
             return None
         self._open_call(name)
         count = 0
+        now = type(self)._xml_value is BaseToolParser._xml_value
         while m is not None and m != "</tool_call>":
             if m != "<arg_key>":
-                m = yield from self._until(self._SCAN_ARGS, _drop)
+                r = take(self, self._SCAN_ARGS)
+                m = r[1] if r is not None else (yield from self._until(self._SCAN_ARGS, _drop))
                 continue
-            key, m = yield from self._text_until(self._KEY_END)
+            r = take(self, self._KEY_END)
+            key, m = r if r is not None else (yield from self._text_until(self._KEY_END))
             if m != "</arg_key>":
                 continue
-            m = yield from self._until(self._TO_VALUE, _drop)
+            r = take(self, self._TO_VALUE)
+            m = r[1] if r is not None else (yield from self._until(self._TO_VALUE, _drop))
             if m != "<arg_value>":
                 continue
             key = key.strip()
             self._param_prefix(count, key)
             count += 1
-            m = yield from self._xml_value(name, key, self._VALUE_END)
+            if now:
+                m = self._xml_value_now(name, key, self._VALUE_END)
+                if m is False:
+                    m = yield from self._xml_value_stream(name, key, self._VALUE_END)
+            else:
+                m = yield from self._xml_value(name, key, self._VALUE_END)
             if m == "</arg_value>":
                 m = _SCAN
         self._emit_args("}" if count else "{}")
@@ -154,18 +187,23 @@ class MiniMaxM2ToolParser(_ParamElements):
 
     def _section(self, opener):
         found = False
-        m = yield from self._until(self._SECTION, _drop)
+        take = _base._scan.take
+        r = take(self, self._SECTION)
+        m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
         while m == _INVOKE:
             found = True
             m = yield from self._invoke()
             if m == "</invoke>":
-                m = yield from self._until(self._SECTION, _drop)
+                r = take(self, self._SECTION)
+                m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
         if not found:
             self._fail()
         return None
 
     def _invoke(self):
-        name, m = yield from self._text_until(self._NAME_END)
+        take = _base._scan.take
+        r = take(self, self._NAME_END)
+        name, m = r if r is not None else (yield from self._text_until(self._NAME_END))
         name = _unquote(name)
         if m != ">" or not valid_name(name):
             self._fail()

@@ -1,0 +1,369 @@
+"""The scanner's whole-call shortcuts against the grammar they shortcut.
+
+``_scan.call_object`` reads a plain call object (``{"name": ..., "arguments":
+{...}}``) in one pass when all of it is in the buffer; ``_scan.until`` finds
+the next marker or the suffix to hold in one pass.  Checked here, on random
+input:
+
+- each against its twin (``reasoning_core_py/_toolscan.py``), and
+  ``call_object``'s answer against ``json``;
+- every format that reads call objects, streamed in random chunks and read
+  one-shot, gives the same results (every chunk's deltas, the finish, the
+  one-shot parse, the calls kept) with the shortcut and with it turned off (the
+  grammar reading every object itself), on both scanners.
+
+More examples: ``TOOLSCAN_EXAMPLES=500 python -m pytest tests/test_toolscan_calls.py``.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reasoning_core import tools
+from reasoning_core.tools import _base, _json
+from reasoning_core_py import _toolscan as pure
+
+import test_toolscan as T
+
+try:
+    from reasoning_core import _toolscan as compiled
+except ImportError:  # pure install
+    compiled = None
+
+needs_compiled = pytest.mark.skipif(compiled is None, reason="the compiled tool-call scanner is not built")
+EXAMPLES = int(os.environ.get("TOOLSCAN_EXAMPLES", "0")) or None
+BACKENDS = ["cython", "python"] if _json.SCAN_BACKEND == "cython" else ["python"]
+
+
+def _examples(n: int):
+    return settings(max_examples=EXAMPLES or n, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+# ------------------------------------------------------------------ call objects
+
+_NAMES = st.sampled_from(["get_weather", "f", "a-b_9", "x" * 64, "x" * 65, "get weather", " f", "f\\u0041", "é",
+                          "", "weather.get"])
+_KEYS = st.sampled_from(["name", "arguments", "parameters", "tool_name", "args", "other", "na\\u006de", "Name"])
+_WS = st.sampled_from(["", " ", "\n", " \t\r\n "])
+_ARG_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8)
+
+
+@st.composite
+def call_objects(draw):
+    """The text after a call object's ``{``: a few members (names, argument
+    objects, other values; in any order, repeated), random layout, then maybe
+    cut short or mangled, then maybe more text."""
+    members = []
+    for _ in range(draw(st.integers(0, 4))):
+        key = draw(_KEYS)
+        kind = draw(st.integers(0, 3))
+        if kind == 0:
+            value = '"' + draw(_NAMES) + '"'
+        elif kind == 1:
+            value = json.dumps(draw(st.dictionaries(st.text(max_size=4), _ARG_VALUES, max_size=3)),
+                               ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 0, 2])))
+        elif kind == 2:
+            value = json.dumps(draw(_ARG_VALUES))
+        else:
+            value = draw(st.sampled_from(["{", '"get_weather', "[1, 2]", "{}", '{"a": 1}}', "nul"]))
+        members.append(draw(_WS) + '"' + key + '"' + draw(_WS) + ":" + draw(_WS) + value + draw(_WS))
+    text = ",".join(members) + draw(st.sampled_from(["}", "}", "", ",}", "]", " }"]))
+    if text and draw(st.integers(0, 3)) == 0:
+        i = draw(st.integers(0, len(text) - 1))
+        text = text[:i] + draw(st.sampled_from(["", "\\", '"', "}", ",", "\x01", "\ud800", " "])) \
+            + text[i + draw(st.integers(0, 2)):]
+    if text and draw(st.integers(0, 3)) == 0:
+        text = text[:draw(st.integers(0, len(text)))]
+    return text + draw(st.sampled_from(["", "</tool_call>", " tail", "]"]))
+
+
+_KEY_SETS = [(("name",), ("arguments", "parameters")), (("tool_name", "name"), ("parameters", "arguments")),
+             (("name",), ("args", "arguments", "parameters"))]
+
+
+def _check_call_object(mod, text, lead, names, args_keys, need_args):
+    buf = lead + text
+    got = mod.call_object(buf, len(lead), names, args_keys, need_args)
+    if got is None:
+        return None
+    name, args, end = got
+    assert buf[end - 1] == "}"
+    obj = json.loads("{" + buf[len(lead):end])  # the object read is JSON (keys once each)
+    keys = [k for k in obj if k in names]
+    assert len(keys) == 1 and obj[keys[0]] == name and _base.valid_name(name)
+    arg = [k for k in obj if k in args_keys]
+    assert set(obj) == set(keys) | set(arg)
+    if arg:
+        assert json.loads(args) == obj[arg[0]] and args == _json.normalize(args)
+    else:
+        assert args == "{}" and not need_args
+    return got
+
+
+@_examples(400)
+@given(call_objects(), st.sampled_from(["", "<tool_call>{", " {"]), st.sampled_from(_KEY_SETS), st.booleans())
+def test_call_object_matches_the_twin_and_json(text, lead, keys, need_args):
+    want = _check_call_object(pure, text, lead, *keys, need_args)
+    if compiled is not None:
+        assert _check_call_object(compiled, text, lead, *keys, need_args) == want
+
+
+def test_call_object_reads_the_usual_call_whole():
+    """The shortcut is taken for the calls models write (not only None)."""
+    text = '{"name": "get_weather", "arguments": {"city": "S\u00e3o Paulo", "days": [1, 2.50, true]}}\n</tool_call>'
+    for mod in [pure] + ([compiled] if compiled is not None else []):
+        assert mod.call_object(text, 1, ("name",), ("arguments",), False) == (
+            "get_weather", '{"city": "S\u00e3o Paulo", "days": [1, 2.50, true]}', text.index("\n"))
+        # arguments first, then the name
+        t2 = '{ "arguments" : {} ,\n"name":"f" }'
+        assert mod.call_object(t2, 1, ("name",), ("arguments",), True) == ("f", "{}", len(t2))
+        # no arguments: {} unless they are required
+        assert mod.call_object('{"name": "f"}', 1, ("name",), ("arguments",), False) == ("f", "{}", 13)
+        assert mod.call_object('{"name": "f"}', 1, ("name",), ("arguments",), True) is None
+        # not whole in the buffer, or not plain: left to the grammar
+        for t in ['{"name": "f", "arguments": {"a": 1}', '{"name": "f", "arguments": {"a": 1}} ', '{"name": "f\\u0041"}',
+                  '{"name": "f", "name": "g"}', '{"name": "f", "x": 1}', '{"name": " f"}', '{}', '{"na\\u006de": "f"}']:
+            got = mod.call_object(t, 1, ("name",), ("arguments",), False)
+            assert got is None or t.endswith(" ") and got == ("f", '{"a": 1}', len(t) - 1), t
+
+
+# ------------------------------------------------------------------ the formats, with and without the shortcut
+
+# formats whose grammar reads call objects (``_call_object``), and an opener for each
+_CALL_FORMATS = {
+    "hermes": ("<tool_call>", "</tool_call>"),
+    "mistral": ("[TOOL_CALLS][", "]"),
+    "llama3_json": ("<|python_tag|>", ""),
+}
+
+
+def _snapshot(d):
+    return (d.index, d.id is None, d.name, d.arguments, d.content)
+
+
+def _cuts(draw, text):
+    n = len(text)
+    if n < 2:
+        return [text] if text else []
+    cuts = sorted(set(draw(st.lists(st.integers(1, n - 1), max_size=min(n - 1, 12)))))
+    return [text[i:j] for i, j in zip([0, *cuts], [*cuts, n])]
+
+
+def _run(fmt, text, chunks):
+    p = tools.create(fmt)
+    trace = []
+    for c in chunks:
+        r = p.parse_delta(c)
+        trace.append(None if r is None else [_snapshot(d) for d in r])
+    calls = [(c.name, "".join(c.args), c.ok) for c in p._calls]
+    trace.append([_snapshot(d) for d in p.finish()])
+    try:
+        full = p.parse_complete(text)
+        whole = (full.content, [(c.name, c.arguments) for c in full.tool_calls])
+    except ValueError as e:
+        whole = ("ValueError", str(e))
+    return trace, calls, whole
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fmt", sorted(_CALL_FORMATS))
+@_examples(60)
+@given(data=st.data())
+def test_the_shortcut_gives_the_grammars_answer(fmt, backend, data):
+    opener, closer = _CALL_FORMATS[fmt]
+    body = data.draw(call_objects())
+    text = data.draw(st.sampled_from(["", "Sure.\n"])) + opener + "{" + body + closer
+    if data.draw(st.booleans()):
+        text += data.draw(st.sampled_from([" ", "\n", "; "])) + opener + "{" + data.draw(call_objects()) + closer
+    chunks = [text] if data.draw(st.booleans()) else _cuts(data.draw, text)
+    with _base._use_scanner(backend) as mod:
+        with_shortcut = _run(fmt, text, chunks)
+        saved = mod.call_object
+        mod.call_object = lambda *a: None  # every object read by the grammar
+        try:
+            without = _run(fmt, text, chunks)
+        finally:
+            mod.call_object = saved
+    assert with_shortcut == without
+
+
+# ------------------------------------------------------------------ every format, with and without every shortcut
+
+def _no_shortcuts(mod):
+    """Turn the whole-piece shortcuts off (``take``, ``json_value``,
+    ``call_object`` and the parsers' ``*_now`` methods answer "not now"): the
+    grammar then reads every piece through its generators."""
+    saved = {k: getattr(mod, k) for k in ("take", "json_value", "call_object")}
+    for k in saved:
+        setattr(mod, k, lambda *a: None)
+    # json_value at the end of input is ``normalize`` (a value's type), not a shortcut
+    mod.json_value = lambda buf, pos, req, eof=False, _f=saved["json_value"]: _f(buf, pos, req, eof) if eof else None
+    from reasoning_core.tools._json_formats import MistralToolParser
+    from reasoning_core.tools._max_formats import DsmlToolParser
+
+    methods = [(_base.BaseToolParser, "_xml_value_now", False), (_base.BaseToolParser, "_ws_now", False),
+               (_base.BaseToolParser, "_expect_now", None), (MistralToolParser, "_read_now", False),
+               (DsmlToolParser, "_param_value_now", False)]
+    saved_methods = [(cls, name, cls.__dict__[name]) for cls, name, _ in methods]
+    for cls, name, answer in methods:
+        setattr(cls, name, lambda self, *a, _answer=answer: _answer)
+
+    def restore():
+        for k, v in saved.items():
+            setattr(mod, k, v)
+        for cls, name, f in saved_methods:
+            setattr(cls, name, f)
+    return restore
+
+
+@pytest.fixture(scope="module", params=T.FORMATS)
+def any_fmt(request):
+    T._template_of(request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@_examples(12)
+@given(data=st.data())
+def test_every_format_reads_the_same_with_and_without_the_shortcuts(any_fmt, backend, data):
+    text = data.draw(T.format_texts(any_fmt))
+    chunks = [text] if data.draw(st.booleans()) else _cuts(data.draw, text)
+    schemas = T._SCHEMA if data.draw(st.booleans()) else None
+    with _base._use_scanner(backend) as mod:
+        want = _run_fmt(any_fmt, text, chunks, schemas)
+        restore = _no_shortcuts(mod)
+        try:
+            got = _run_fmt(any_fmt, text, chunks, schemas)
+        finally:
+            restore()
+    assert got == want
+
+
+def _run_fmt(fmt, text, chunks, schemas):
+    p = tools.create(fmt)
+    if schemas:
+        p.set_streaming_tool_schemas(schemas)
+    trace = []
+    for c in chunks:
+        r = p.parse_delta(c)
+        trace.append(None if r is None else [_snapshot(d) for d in r])
+    calls = [(c.name, "".join(c.args), c.ok) for c in p._calls]
+    trace.append([_snapshot(d) for d in p.finish()])
+    try:
+        full = p.parse_complete(text)
+        whole = (full.content, [(c.name, c.arguments) for c in full.tool_calls])
+    except ValueError as e:
+        whole = ("ValueError", str(e))
+    return trace, calls, whole
+
+
+@_examples(300)
+@given(st.sampled_from([("</tool_call>", "<tool_call>"), ("<parameter=", "</function>", "</tool_call>"),
+                        (">", "\n", "</function>"), ("ab", "abc", "b"), ("<｜tool▁sep｜>", "\n")]),
+       st.lists(st.sampled_from(list("<>/_=\nabcolt｜▁") + ["tool_call", "</"]), max_size=20).map("".join),
+       st.integers(0, 40), st.booleans())
+def test_take_is_a_first_pass_of_text_until(ms, buf, pos, eof):
+    """``take`` answers exactly when one pass of ``until`` finds the marker or
+    the end of input, with the same text, marker and position, on both
+    scanners; otherwise it reads nothing."""
+    m = _base.markers(*ms)
+    pos = min(pos, len(buf))
+    for mod in [pure] + ([compiled] if compiled is not None else []):
+        p, q = _State(buf, pos, eof), _State(buf, pos, eof)
+        got: list = []
+        r = mod.until(p, m, got.append)
+        t = mod.take(q, m)
+        if r is False:
+            assert t is None and q._pos == pos and q._lane is None
+        else:
+            assert t == ("".join(got), r) and q._pos == p._pos
+
+
+@_examples(300)
+@given(T.json_texts(), st.sampled_from(["", " ", "x{"]), st.booleans(), st.booleans())
+def test_json_value_is_a_reader_that_finishes_in_the_buffer(text, lead, require_object, eof):
+    buf = lead + text
+    for mod in [pure] + ([compiled] if compiled is not None else []):
+        out: list = []
+        pos, status = mod.JsonReader(out.append, require_object).feed(buf, len(lead), eof)
+        want = ("".join(out), pos) if status == mod.DONE else None
+        assert mod.json_value(buf, len(lead), require_object, eof) == want
+        if not eof:
+            assert mod.json_value(buf, len(lead), require_object) == want
+
+
+# ------------------------------------------------------------------ until on random marker sets
+
+_MARK_CHARS = st.sampled_from(list("ab<>/\n｜") + ["\U0001f600"])
+
+
+@needs_compiled
+@_examples(400)
+@given(st.lists(st.text(_MARK_CHARS, min_size=1, max_size=4), min_size=1, max_size=4),
+       st.lists(_MARK_CHARS | st.sampled_from(["x", "<a", "ab>"]), max_size=16).map("".join),
+       st.integers(0, 20), st.booleans())
+def test_until_on_random_markers_matches_the_twin(ms, buf, pos, eof):
+    """Markers that share prefixes, contain one another and span character
+    widths: the marker found (leftmost, longest at equal start), the text sent,
+    the held suffix, on both scanners."""
+    m = _base.Markers.of(*ms)
+    pos = min(pos, len(buf))
+    seen = []
+    for mod in (compiled, pure):
+        p = _State(buf, pos, eof)
+        got: list = []
+        r = mod.until(p, m, got.append)
+        seen.append((r, got, p._pos, p._lane is None))
+    assert seen[0] == seen[1]
+
+
+def test_until_with_more_than_sixteen_first_characters():
+    letters = "abcdefghijklmnopqrst"
+    m = _base.Markers.of(*(c + "!" for c in letters))
+    for mod in [pure] + ([compiled] if compiled is not None else []):
+        for buf, want in (("xyz t! q", ("t!", 6)), ("xyz q", (False, 4)), ("xyz", (False, 3))):
+            p = _State(buf, 0, False)
+            got: list = []
+            assert (mod.until(p, m, got.append), p._pos) == want
+            assert "".join(got) == buf[:p._pos - (len(want[0]) if want[0] else 0)]
+
+
+class _State:
+    """What ``until`` reads and writes of a parser."""
+
+    def __init__(self, buf, pos, eof):
+        self._buf, self._pos, self._eof = buf, pos, eof
+        self._lane, self._lane_args = None, False
+
+    def _emit_args(self, text):  # pragma: no cover - only compared by identity
+        pass
+
+    def _args_sink(self, sink):
+        return sink == self._emit_args
+
+
+# ------------------------------------------------------------------ an untyped XML value's JSON
+
+@_examples(400)
+@given(st.one_of(T.json_texts(), st.text(st.sampled_from(list('\n \t"\\a1.e-{}[]tfn\x01é') + ["\ud800"]), max_size=12)),
+       st.sampled_from(["", "\n"]), st.sampled_from(["", "\n", " \n", "\n\n"]), st.booleans())
+def test_value_json_is_typed_value_without_types(text, lead, tail, framed):
+    v = lead + text + tail
+    if framed:
+        w = v[1:] if v.startswith("\n") else v
+        w = w[:-1] if w.endswith("\n") else w
+        want = _json.typed_value(w, frozenset())
+    else:
+        want = _json.typed_value(v, frozenset())
+    for mod in [pure] + ([compiled] if compiled is not None else []):
+        assert mod.value_json(v, framed) == want
+    json.loads(want)
