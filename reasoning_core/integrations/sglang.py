@@ -1246,14 +1246,21 @@ if _FC is not None:
             self._blocks: list[str] = []
 
         def parse_streaming_increment(self, new_text: str, tools: Any):
-            if self._held is not None and tools is self._schemas_for and type(new_text) is str:
-                if "}" not in new_text and "]" not in new_text:
-                    pend = self._pend
-                    pend.append(new_text)
-                    if len(pend) >= 256:
-                        self._blocks.append("".join(pend))
-                        pend.clear()
-                    return _fc_normal_result("")
+            if tools is self._schemas_for and type(new_text) is str:
+                if self._held is not None:
+                    if "}" not in new_text and "]" not in new_text:
+                        pend = self._pend
+                        pend.append(new_text)
+                        if len(pend) >= 256:
+                            self._blocks.append("".join(pend))
+                            pend.clear()
+                        return _fc_normal_result("")
+                elif self._parser._cur is not None and "[" not in new_text and not self._pend \
+                        and not self._blocks and not self._hitems:
+                    # inside a call of the [TOOL_CALLS] [...] form (nothing held): no
+                    # compact call can start in this chunk, so the common hot path reads it
+                    self._mtail = (self._mtail + new_text)[-16:]
+                    return super().parse_streaming_increment(new_text, tools)
             return self._read(new_text, tools)
 
         def _take(self, text: str) -> str:
