@@ -665,6 +665,14 @@ cdef Py_ssize_t _find(tuple mks, Py_UCS4* firsts, int nf, str buf, Py_ssize_t po
     return n
 
 
+cdef inline Py_ssize_t _find_at(ms, str buf, Py_ssize_t pos, bint eof, Py_ssize_t* j) except -2:
+    """``_find`` for a ``Markers`` object (its first characters found here)."""
+    cdef tuple mks = ms.markers
+    cdef Py_UCS4 firsts[16]
+    cdef int nf = _firsts(mks, firsts)
+    return _find(mks, firsts, nf, buf, pos, eof, j)
+
+
 def until(p, ms, sink):
     """One pass of ``BaseToolParser._until`` (see the twin): the marker of ``ms``
     next in the parser's buffer (consumed, the text before it sent to ``sink``),
@@ -676,13 +684,10 @@ def until(p, ms, sink):
     cdef str buf = <str>d["_buf"]
     cdef Py_ssize_t pos = d["_pos"], at, j = -1
     cdef bint eof = d["_eof"]
-    cdef tuple mks = ms.markers
-    cdef Py_UCS4 firsts[16]
-    cdef int nf = _firsts(mks, firsts)
     cdef str m
-    at = _find(mks, firsts, nf, buf, pos, eof, &j)
+    at = _find_at(ms, buf, pos, eof, &j)
     if j >= 0:
-        m = <str>mks[j]
+        m = <str>ms.markers[j]
         sink(PyUnicode_Substring(buf, pos, at))
         d["_pos"] = at + len(m)
         return m
@@ -704,13 +709,10 @@ def take(p, ms):
     cdef str buf = <str>d["_buf"]
     cdef Py_ssize_t pos = d["_pos"], at, j = -1
     cdef bint eof = d["_eof"]
-    cdef tuple mks = ms.markers
-    cdef Py_UCS4 firsts[16]
-    cdef int nf = _firsts(mks, firsts)
     cdef str m
-    at = _find(mks, firsts, nf, buf, pos, eof, &j)
+    at = _find_at(ms, buf, pos, eof, &j)
     if j >= 0:
-        m = <str>mks[j]
+        m = <str>ms.markers[j]
         d["_pos"] = at + len(m)
         return PyUnicode_Substring(buf, pos, at), m
     if eof:
@@ -804,15 +806,9 @@ def value_json(str v, bint framed):
 
 
 def call_object(str buf, Py_ssize_t pos, tuple name_keys, tuple arg_keys, bint need_args):
-    """A call object whose ``{`` was consumed, read in one pass when all of it
-    is in ``buf`` and it is plain: ``(name, arguments, end)`` (the arguments'
-    canonical JSON, ``"{}"`` when absent; ``end`` just after the ``}``), or
-    ``None`` for anything else, which the grammar then reads itself
-    (``BaseToolParser._call_object``: the same answer for every object this
-    accepts).  Plain: keys and the name are string literals without escapes,
-    each key once, only a name key (``name_keys``) whose value is a valid name
-    and an arguments key (``arg_keys``) whose value is an object, the name
-    present (and the arguments when ``need_args``)."""
+    """A plain call object read in one pass: ``(name, arguments, end)`` or
+    ``None`` (see the twin for what "plain" is; the compiled pass walks the
+    buffer once, the twin uses regexes and the JSON reader)."""
     cdef Py_ssize_t n = len(buf), i = pos, e
     cdef int kind = PyUnicode_KIND(buf)
     cdef void* data = PyUnicode_DATA(buf)

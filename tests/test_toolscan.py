@@ -347,21 +347,29 @@ def _snapshot(d):
     return (d.index, d.id is None, d.name, d.arguments, d.content)
 
 
+def run_parser(fmt, text, chunks, schemas=None):
+    """One format on the scanner in use: every chunk's deltas and the finish's,
+    the calls kept (name, arguments, ok) before the finish, and the one-shot parse."""
+    p = tools.create(fmt)
+    if schemas:
+        p.set_streaming_tool_schemas(schemas)
+    trace = []
+    for c in chunks:
+        r = p.parse_delta(c)
+        trace.append(None if r is None else [_snapshot(d) for d in r])
+    calls = [(c.name, "".join(c.args), c.ok) for c in p._calls]
+    trace.append([_snapshot(d) for d in p.finish()])
+    try:
+        full = p.parse_complete(text)
+        whole = (full.content, [(c.name, c.arguments) for c in full.tool_calls])
+    except ValueError as e:
+        whole = ("ValueError", str(e))
+    return trace, calls, whole
+
+
 def _run(backend, fmt, text, chunks, schemas):
     with _base._use_scanner(backend):
-        p = tools.create(fmt)
-        if schemas:
-            p.set_streaming_tool_schemas(schemas)
-        trace = []
-        for c in chunks:
-            r = p.parse_delta(c)
-            trace.append(None if r is None else [_snapshot(d) for d in r])
-        trace.append([_snapshot(d) for d in p.finish()])
-        try:
-            full = p.parse_complete(text)
-            whole = (full.content, [(c.name, c.arguments) for c in full.tool_calls])
-        except ValueError as e:
-            whole = ("ValueError", str(e))
+        trace, _calls, whole = run_parser(fmt, text, chunks, schemas)
     return trace, whole
 
 

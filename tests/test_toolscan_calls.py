@@ -17,10 +17,9 @@ More examples: ``TOOLSCAN_EXAMPLES=500 python -m pytest tests/test_toolscan_call
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from reasoning_core import tools
@@ -28,20 +27,9 @@ from reasoning_core.tools import _base, _json
 from reasoning_core_py import _toolscan as pure
 
 import test_toolscan as T
+from test_toolscan import _examples, compiled, needs_compiled
 
-try:
-    from reasoning_core import _toolscan as compiled
-except ImportError:  # pure install
-    compiled = None
-
-needs_compiled = pytest.mark.skipif(compiled is None, reason="the compiled tool-call scanner is not built")
-EXAMPLES = int(os.environ.get("TOOLSCAN_EXAMPLES", "0")) or None
 BACKENDS = ["cython", "python"] if _json.SCAN_BACKEND == "cython" else ["python"]
-
-
-def _examples(n: int):
-    return settings(max_examples=EXAMPLES or n, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 # ------------------------------------------------------------------ call objects
@@ -146,32 +134,8 @@ _CALL_FORMATS = {
 }
 
 
-def _snapshot(d):
-    return (d.index, d.id is None, d.name, d.arguments, d.content)
-
-
-def _cuts(draw, text):
-    n = len(text)
-    if n < 2:
-        return [text] if text else []
-    cuts = sorted(set(draw(st.lists(st.integers(1, n - 1), max_size=min(n - 1, 12)))))
-    return [text[i:j] for i, j in zip([0, *cuts], [*cuts, n])]
-
-
-def _run(fmt, text, chunks):
-    p = tools.create(fmt)
-    trace = []
-    for c in chunks:
-        r = p.parse_delta(c)
-        trace.append(None if r is None else [_snapshot(d) for d in r])
-    calls = [(c.name, "".join(c.args), c.ok) for c in p._calls]
-    trace.append([_snapshot(d) for d in p.finish()])
-    try:
-        full = p.parse_complete(text)
-        whole = (full.content, [(c.name, c.arguments) for c in full.tool_calls])
-    except ValueError as e:
-        whole = ("ValueError", str(e))
-    return trace, calls, whole
+_cuts = T._cuts
+_run = T.run_parser
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -239,31 +203,13 @@ def test_every_format_reads_the_same_with_and_without_the_shortcuts(any_fmt, bac
     chunks = [text] if data.draw(st.booleans()) else _cuts(data.draw, text)
     schemas = T._SCHEMA if data.draw(st.booleans()) else None
     with _base._use_scanner(backend) as mod:
-        want = _run_fmt(any_fmt, text, chunks, schemas)
+        want = _run(any_fmt, text, chunks, schemas)
         restore = _no_shortcuts(mod)
         try:
-            got = _run_fmt(any_fmt, text, chunks, schemas)
+            got = _run(any_fmt, text, chunks, schemas)
         finally:
             restore()
     assert got == want
-
-
-def _run_fmt(fmt, text, chunks, schemas):
-    p = tools.create(fmt)
-    if schemas:
-        p.set_streaming_tool_schemas(schemas)
-    trace = []
-    for c in chunks:
-        r = p.parse_delta(c)
-        trace.append(None if r is None else [_snapshot(d) for d in r])
-    calls = [(c.name, "".join(c.args), c.ok) for c in p._calls]
-    trace.append([_snapshot(d) for d in p.finish()])
-    try:
-        full = p.parse_complete(text)
-        whole = (full.content, [(c.name, c.arguments) for c in full.tool_calls])
-    except ValueError as e:
-        whole = ("ValueError", str(e))
-    return trace, calls, whole
 
 
 @_examples(300)
@@ -278,7 +224,7 @@ def test_take_is_a_first_pass_of_text_until(ms, buf, pos, eof):
     m = _base.markers(*ms)
     pos = min(pos, len(buf))
     for mod in [pure] + ([compiled] if compiled is not None else []):
-        p, q = _State(buf, pos, eof), _State(buf, pos, eof)
+        p, q = T._UntilState(buf, pos, eof), T._UntilState(buf, pos, eof)
         got: list = []
         r = mod.until(p, m, got.append)
         t = mod.take(q, m)
@@ -319,7 +265,7 @@ def test_until_on_random_markers_matches_the_twin(ms, buf, pos, eof):
     pos = min(pos, len(buf))
     seen = []
     for mod in (compiled, pure):
-        p = _State(buf, pos, eof)
+        p = T._UntilState(buf, pos, eof)
         got: list = []
         r = mod.until(p, m, got.append)
         seen.append((r, got, p._pos, p._lane is None))
@@ -331,24 +277,10 @@ def test_until_with_more_than_sixteen_first_characters():
     m = _base.Markers.of(*(c + "!" for c in letters))
     for mod in [pure] + ([compiled] if compiled is not None else []):
         for buf, want in (("xyz t! q", ("t!", 6)), ("xyz q", (False, 4)), ("xyz", (False, 3))):
-            p = _State(buf, 0, False)
+            p = T._UntilState(buf, 0, False)
             got: list = []
             assert (mod.until(p, m, got.append), p._pos) == want
             assert "".join(got) == buf[:p._pos - (len(want[0]) if want[0] else 0)]
-
-
-class _State:
-    """What ``until`` reads and writes of a parser."""
-
-    def __init__(self, buf, pos, eof):
-        self._buf, self._pos, self._eof = buf, pos, eof
-        self._lane, self._lane_args = None, False
-
-    def _emit_args(self, text):  # pragma: no cover - only compared by identity
-        pass
-
-    def _args_sink(self, sink):
-        return sink == self._emit_args
 
 
 # ------------------------------------------------------------------ an untyped XML value's JSON

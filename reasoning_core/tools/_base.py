@@ -446,6 +446,17 @@ class BaseToolParser:
                 continue
             return False
 
+    def _json_args_now(self) -> Optional[bool]:
+        """The open call's JSON arguments (an object) emitted now, when the buffer
+        holds all of them: ``True``; ``None`` when it does not (nothing read: the
+        grammar then reads them with ``_json``, which may wait)."""
+        r = _scan.json_value(self._buf, self._pos, True)
+        if r is None:
+            return None
+        self._emit_args(r[0])
+        self._pos = r[1]
+        return True
+
     def _json(self, sink, require_object: bool = False, note_error: bool = True):
         reader = JsonReader(sink, require_object)
         self._pos, status = reader.feed(self._buf, self._pos, self._eof)

@@ -154,12 +154,8 @@ class MistralToolParser(BaseToolParser):
             return None
         # a model-written id is kept: the template matches tool results by it
         self._open_call(name, cid or None)
-        r = _base._scan.json_value(self._buf, self._pos, True)
-        if r is not None:
-            self._emit_args(r[0])
-            self._pos = r[1]
-            ok = True
-        else:
+        ok = self._json_args_now()
+        if ok is None:
             ok = yield from self._json(self._emit_args, True)
         self._close_call(ok)
         return None

@@ -47,12 +47,8 @@ class _DeepSeekBase(BaseToolParser):
 
     def _args_and_tail(self, name):
         self._open_call(name)
-        r = _base._scan.json_value(self._buf, self._pos, True)
-        if r is not None:
-            self._emit_args(r[0])
-            self._pos = r[1]
-            ok = True
-        else:
+        ok = self._json_args_now()
+        if ok is None:
             ok = yield from self._json(self._emit_args, True)
         self._close_call(ok)
         r = _base._scan.take(self, self._TAIL)
@@ -161,12 +157,8 @@ class KimiK2ToolParser(BaseToolParser):
             self._fail()
             return (yield from self._until(self._TAIL, _drop))
         self._open_call(name, ident)
-        r = _base._scan.json_value(self._buf, self._pos, True)
-        if r is not None:
-            self._emit_args(r[0])
-            self._pos = r[1]
-            ok = True
-        else:
+        ok = self._json_args_now()
+        if ok is None:
             ok = yield from self._json(self._emit_args, True)
         self._close_call(ok)
         r = _base._scan.take(self, self._TAIL)
