@@ -11,7 +11,9 @@ events into ``ParsedToolCallDelta`` objects, and the per-chunk fast lane
 """
 
 from cpython.list cimport PyList_GET_SIZE
-from cpython.object cimport PyObject_GenericSetAttr
+from cpython.dict cimport PyDict_Copy, PyDict_SetItem
+from cpython.object cimport Py_TYPE, PyObject_GenericSetAttr, PyTypeObject
+from cpython.ref cimport PyObject
 from cpython.set cimport PySet_New
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport (PyUnicode_DATA, PyUnicode_FromKindAndData, PyUnicode_FromOrdinal, PyUnicode_KIND,
@@ -917,9 +919,12 @@ cdef class JsonCloser:
         self.esc = False
         self.done = False
 
-    def feed(self, str s):
-        cdef Py_ssize_t i = 0, n = len(s)
+    cpdef bint feed(self, str s) except -1:
+        cdef Py_ssize_t i = 0, n
         cdef Py_UCS4 c
+        if s is None:
+            raise TypeError("JsonCloser.feed: the piece must be a str, not None")
+        n = len(s)
         if self.done:
             return False
         if self.esc and n:
@@ -1012,6 +1017,228 @@ def model_new(cls, dict values, fields, bint extra):
     PyObject_GenericSetAttr(m, _EXTRA, {} if extra else None)
     PyObject_GenericSetAttr(m, _PRIV, None)
     return m
+
+
+cdef class _Hole:
+    """A place in a ``ModelShape`` template (``INDEX``, ``PIECE``, ``CHILD``)."""
+    cdef readonly str name
+
+    def __init__(self, str name):
+        self.name = name
+
+    def __repr__(self):
+        return f"<{self.name}>"
+
+
+INDEX = _Hole("index")
+PIECE = _Hole("piece")
+CHILD = _Hole("child")
+
+cdef tuple _MODEL_SLOTS = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+cdef tuple _NO_ARGS = ()
+
+cdef extern from "Python.h":
+    PyTypeObject PyBaseObject_Type
+    PyTypeObject PyMemberDescr_Type
+    ctypedef struct PyMemberDef:
+        int type
+        Py_ssize_t offset
+        int flags
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef *d_member
+
+cdef extern from "structmember.h":
+    int T_OBJECT_EX
+    int READONLY
+
+cdef extern from *:
+    """
+    static inline void rc_slot_put(PyObject *obj, Py_ssize_t offset, PyObject *value) {
+        PyObject **p = (PyObject **)((char *)obj + offset);
+        PyObject *old = *p;
+        Py_INCREF(value);
+        *p = value;
+        Py_XDECREF(old);
+    }
+    """
+    void rc_slot_put(object obj, Py_ssize_t offset, object value)
+
+
+cdef object _data_descriptor(cls, str name):
+    for k in cls.__mro__:
+        d = k.__dict__
+        if name in d:
+            v = d[name]
+            if Py_TYPE(v).tp_descr_set == NULL:
+                break
+            return v
+    raise ValueError(f"ModelShape: {cls.__qualname__} has no settable {name} (not a pydantic model)")
+
+
+cdef inline int _descr_set(object descr, object obj, object value) except -1:
+    return Py_TYPE(descr).tp_descr_set(descr, obj, value)
+
+
+cdef Py_ssize_t _slot_offset(object descr):
+    """The offset of a writable object slot (``__slots__`` member), else -1."""
+    cdef PyMemberDef *m
+    if Py_TYPE(descr) != &PyMemberDescr_Type:
+        return -1
+    m = (<PyMemberDescrObject*><PyObject*>descr).d_member
+    if m.type != T_OBJECT_EX or m.flags & READONLY or m.offset <= 0:
+        return -1
+    return m.offset
+
+
+cdef inline int _slot_set(object descr, Py_ssize_t offset, object obj, object value) except -1:
+    if offset > 0:
+        rc_slot_put(obj, offset, value)
+        return 0
+    return Py_TYPE(descr).tp_descr_set(descr, obj, value)
+
+
+cdef class _Level:
+    cdef object cls
+    cdef dict template
+    cdef frozenset fields
+    cdef bint extra
+    cdef list subs        # [(key, kind)]: 0 index, 1 piece, 2 child, 3 [child]
+    cdef object d_dict, d_fset, d_extra, d_priv
+    cdef Py_ssize_t o_fset, o_extra, o_priv    # their slot offsets (-1: set through the descriptor)
+
+    cdef object make(self, object index, object piece, object child):
+        cdef dict values = PyDict_Copy(self.template)
+        cdef tuple s
+        for s in self.subs:
+            kind = <int>s[1]
+            PyDict_SetItem(values, s[0], index if kind == 0 else piece if kind == 1 else child if kind == 2
+                           else [child])
+        m = PyBaseObject_Type.tp_new(self.cls, <PyObject*>_NO_ARGS, NULL)
+        _descr_set(self.d_dict, m, values)
+        _slot_set(self.d_fset, self.o_fset, m, PySet_New(self.fields))
+        _slot_set(self.d_extra, self.o_extra, m, {} if self.extra else None)
+        _slot_set(self.d_priv, self.o_priv, m, None)
+        return m
+
+
+cdef class ModelShape:
+    """Nested pydantic models of one fixed shape with two values left open, built
+    without validation (see ``model_new``): ``levels`` lists ``(cls, template,
+    fields, extra)`` from the outermost model in; each template is the model's
+    ``__dict__`` in field order, where ``INDEX`` and ``PIECE`` mark the two
+    open values and ``CHILD`` (or ``[CHILD]``, a one-item list) the next
+    level's model.  ``build(index, piece)`` makes one new tree (new dicts, new
+    lists, new fields sets).  Callers check it against the validated
+    constructors before using it (``reasoning_core.integrations``)."""
+    cdef list levels        # innermost first
+
+    def __init__(self, levels):
+        if not isinstance(levels, (list, tuple)) or not levels:
+            raise TypeError("ModelShape: levels must be a non-empty list of (cls, template, fields, extra)")
+        cdef list out = []
+        cdef _Level lv
+        cdef int n = len(levels), i, index_seen = 0, piece_seen = 0, children
+        for i in range(n):
+            item = levels[i]
+            if not isinstance(item, tuple) or len(item) != 4:
+                raise TypeError(f"ModelShape: level {i} must be a (cls, template, fields, extra) tuple")
+            cls, template, fields, extra = item
+            if not isinstance(cls, type):
+                raise TypeError(f"ModelShape: level {i}: cls must be a class, not {type(cls).__name__}")
+            if (<PyTypeObject*>cls).tp_new != PyBaseObject_Type.tp_new:
+                raise ValueError(f"ModelShape: level {i}: {cls.__qualname__} has its own __new__")
+            if not isinstance(template, dict):
+                raise TypeError(f"ModelShape: level {i}: template must be a dict, not {type(template).__name__}")
+            lv = _Level.__new__(_Level)
+            lv.cls = cls
+            lv.template = dict(template)
+            lv.fields = frozenset(fields)
+            lv.extra = bool(extra)
+            lv.subs = []
+            children = 0
+            for key, v in template.items():
+                if v is INDEX or v is PIECE:
+                    if v is INDEX:
+                        index_seen += 1
+                    else:
+                        piece_seen += 1
+                    lv.subs.append((key, 0 if v is INDEX else 1))
+                elif v is CHILD or (type(v) is list and len(v) == 1 and v[0] is CHILD):
+                    children += 1
+                    lv.subs.append((key, 2 if v is CHILD else 3))
+            if children != (0 if i == n - 1 else 1):
+                raise ValueError(f"ModelShape: level {i} must hold {'no' if i == n - 1 else 'one'} CHILD")
+            lv.d_dict, lv.d_fset, lv.d_extra, lv.d_priv = [_data_descriptor(cls, a) for a in _MODEL_SLOTS]
+            lv.o_fset, lv.o_extra, lv.o_priv = _slot_offset(lv.d_fset), _slot_offset(lv.d_extra), _slot_offset(lv.d_priv)
+            out.append(lv)
+        if index_seen > 1 or piece_seen > 1:
+            raise ValueError("ModelShape: INDEX and PIECE may each appear once")
+        out.reverse()
+        self.levels = out
+
+    def build(self, index, piece):
+        """A new tree of the shape holding ``index`` and ``piece``."""
+        return self._build(index, piece)
+
+    cdef object _build(self, index, piece):
+        cdef _Level lv
+        child = None
+        for lv in self.levels:
+            child = lv.make(index, piece, child)
+        return child
+
+
+cdef class ArgsLane:
+    """The call whose arguments stream now, as an integration records and sends
+    them.  ``step(delta)`` is ``step_args(parser, delta, cls)``, except that a
+    piece of this call's arguments (the parser's open call has index
+    ``index``) is appended to ``pieces``, ``slot`` added to ``dirty`` (when
+    given), fed to ``closer`` (when given: ``on_close(slot)`` runs in the step
+    where the arguments' JSON value first closes) and answered as
+    ``shape.build(slot, piece)``.  Every other answer comes back as
+    ``step_args`` gives it, and so does every answer once ``guard.version``
+    (when a guard is given) is no longer ``version``: the caller then takes
+    its general path."""
+    cdef object parser, cls, closer, on_close, guard, version
+    cdef ModelShape shape
+    cdef list pieces
+    cdef set dirty
+    cdef readonly object index, slot
+
+    def __init__(self, parser, cls, ModelShape shape not None, index, slot, list pieces not None,
+                 set dirty=None, closer=None, on_close=None, guard=None, version=None):
+        if closer is not None and not callable(getattr(closer, "feed", None)):
+            raise TypeError("ArgsLane: closer must have a feed(piece) method")
+        if (closer is None) != (on_close is None) or (on_close is not None and not callable(on_close)):
+            raise TypeError("ArgsLane: closer and on_close (a callable) come together")
+        if guard is not None and not hasattr(guard, "version"):
+            raise TypeError("ArgsLane: guard must have a version attribute")
+        self.parser, self.cls, self.shape, self.index, self.slot = parser, cls, shape, index, slot
+        self.pieces, self.dirty, self.closer, self.on_close = pieces, dirty, closer, on_close
+        self.guard, self.version = guard, version
+
+    def step(self, delta):
+        if type(delta) is not str:
+            raise TypeError(f"ArgsLane.step: delta must be a str, not {type(delta).__name__}")
+        out = _step(self.parser, <str>delta, self.cls, True)
+        if type(out) is not str:
+            return out
+        cur = (<dict>self.parser.__dict__)["_cur"]
+        if cur is None or cur.index != self.index:
+            return out
+        if self.guard is not None and self.guard.version != self.version:
+            return out
+        self.pieces.append(out)
+        if self.dirty is not None:
+            self.dirty.add(self.slot)
+        closer = self.closer
+        if closer is not None:
+            if type(closer) is JsonCloser:
+                if (<JsonCloser>closer).feed(out):
+                    self.on_close(self.slot)
+            elif closer.feed(out):
+                self.on_close(self.slot)
+        return self.shape._build(self.slot, out)
 
 
 def to_deltas(list events, cls):

@@ -472,6 +472,8 @@ class JsonCloser:
         self.done = False
 
     def feed(self, s: str) -> bool:
+        if s is None:
+            raise TypeError("JsonCloser.feed: the piece must be a str, not None")
         if self.done:
             return False
         i, n = 0, len(s)
@@ -571,6 +573,144 @@ def model_new(cls, values: dict, fields, extra: bool):
     _object_setattr(m, "__pydantic_extra__", {} if extra else None)
     _object_setattr(m, "__pydantic_private__", None)
     return m
+
+
+class _Hole:
+    """A place in a ``ModelShape`` template (``INDEX``, ``PIECE``, ``CHILD``)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+INDEX = _Hole("index")
+PIECE = _Hole("piece")
+CHILD = _Hole("child")
+
+_MODEL_SLOTS = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+
+
+def _check_settable(cls, name: str) -> None:
+    for k in cls.__mro__:
+        d = vars(k)
+        if name in d:
+            if hasattr(type(d[name]), "__set__"):
+                return
+            break
+    raise ValueError(f"ModelShape: {cls.__qualname__} has no settable {name} (not a pydantic model)")
+
+
+class ModelShape:
+    """Nested pydantic models of one fixed shape with two values left open, built
+    without validation (see ``model_new``): ``levels`` lists ``(cls, template,
+    fields, extra)`` from the outermost model in; each template is the model's
+    ``__dict__`` in field order, where ``INDEX`` and ``PIECE`` mark the two
+    open values and ``CHILD`` (or ``[CHILD]``, a one-item list) the next
+    level's model.  ``build(index, piece)`` makes one new tree (new dicts, new
+    lists, new fields sets).  Callers check it against the validated
+    constructors before using it (``reasoning_core.integrations``)."""
+
+    __slots__ = ("_levels",)
+
+    def __init__(self, levels) -> None:
+        if not isinstance(levels, (list, tuple)) or not levels:
+            raise TypeError("ModelShape: levels must be a non-empty list of (cls, template, fields, extra)")
+        out = []
+        n, index_seen, piece_seen = len(levels), 0, 0
+        for i, item in enumerate(levels):
+            if not isinstance(item, tuple) or len(item) != 4:
+                raise TypeError(f"ModelShape: level {i} must be a (cls, template, fields, extra) tuple")
+            cls, template, fields, extra = item
+            if not isinstance(cls, type):
+                raise TypeError(f"ModelShape: level {i}: cls must be a class, not {type(cls).__name__}")
+            if cls.__new__ is not object.__new__:
+                raise ValueError(f"ModelShape: level {i}: {cls.__qualname__} has its own __new__")
+            if not isinstance(template, dict):
+                raise TypeError(f"ModelShape: level {i}: template must be a dict, not {type(template).__name__}")
+            subs, children = [], 0
+            for key, v in template.items():
+                if v is INDEX or v is PIECE:
+                    index_seen += v is INDEX
+                    piece_seen += v is PIECE
+                    subs.append((key, 0 if v is INDEX else 1))
+                elif v is CHILD or (type(v) is list and len(v) == 1 and v[0] is CHILD):
+                    children += 1
+                    subs.append((key, 2 if v is CHILD else 3))
+            if children != (0 if i == n - 1 else 1):
+                raise ValueError(f"ModelShape: level {i} must hold {'no' if i == n - 1 else 'one'} CHILD")
+            for a in _MODEL_SLOTS:
+                _check_settable(cls, a)
+            out.append((cls, dict(template), frozenset(fields), bool(extra), subs))
+        if index_seen > 1 or piece_seen > 1:
+            raise ValueError("ModelShape: INDEX and PIECE may each appear once")
+        out.reverse()
+        self._levels = out
+
+    def build(self, index, piece):
+        """A new tree of the shape holding ``index`` and ``piece``."""
+        child = None
+        for cls, template, fields, extra, subs in self._levels:
+            values = template.copy()
+            for key, kind in subs:
+                values[key] = index if kind == 0 else piece if kind == 1 else child if kind == 2 else [child]
+            child = model_new(cls, values, fields, extra)
+        return child
+
+
+class ArgsLane:
+    """The call whose arguments stream now, as an integration records and sends
+    them.  ``step(delta)`` is ``step_args(parser, delta, cls)``, except that a
+    piece of this call's arguments (the parser's open call has index
+    ``index``) is appended to ``pieces``, ``slot`` added to ``dirty`` (when
+    given), fed to ``closer`` (when given: ``on_close(slot)`` runs in the step
+    where the arguments' JSON value first closes) and answered as
+    ``shape.build(slot, piece)``.  Every other answer comes back as
+    ``step_args`` gives it, and so does every answer once ``guard.version``
+    (when a guard is given) is no longer ``version``: the caller then takes
+    its general path."""
+
+    __slots__ = ("parser", "cls", "shape", "index", "slot", "pieces", "dirty", "closer", "on_close", "guard",
+                 "version")
+
+    def __init__(self, parser, cls, shape, index, slot, pieces, dirty=None, closer=None, on_close=None, guard=None,
+                 version=None) -> None:
+        if not isinstance(shape, ModelShape):
+            raise TypeError("ArgsLane: shape must be a ModelShape")
+        if not isinstance(pieces, list):
+            raise TypeError("ArgsLane: pieces must be a list")
+        if dirty is not None and not isinstance(dirty, set):
+            raise TypeError("ArgsLane: dirty must be a set or None")
+        if closer is not None and not callable(getattr(closer, "feed", None)):
+            raise TypeError("ArgsLane: closer must have a feed(piece) method")
+        if (closer is None) != (on_close is None) or (on_close is not None and not callable(on_close)):
+            raise TypeError("ArgsLane: closer and on_close (a callable) come together")
+        if guard is not None and not hasattr(guard, "version"):
+            raise TypeError("ArgsLane: guard must have a version attribute")
+        self.parser, self.cls, self.shape, self.index, self.slot = parser, cls, shape, index, slot
+        self.pieces, self.dirty, self.closer, self.on_close = pieces, dirty, closer, on_close
+        self.guard, self.version = guard, version
+
+    def step(self, delta: str):
+        if type(delta) is not str:
+            raise TypeError(f"ArgsLane.step: delta must be a str, not {type(delta).__name__}")
+        out = _step(self.parser, delta, self.cls, True)
+        if type(out) is not str:
+            return out
+        cur = self.parser._cur
+        if cur is None or cur.index != self.index:
+            return out
+        if self.guard is not None and self.guard.version != self.version:
+            return out
+        self.pieces.append(out)
+        if self.dirty is not None:
+            self.dirty.add(self.slot)
+        if self.closer is not None and self.closer.feed(out):
+            self.on_close(self.slot)
+        return self.shape.build(self.slot, out)
 
 
 def to_deltas(events: list, cls) -> list:

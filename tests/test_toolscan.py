@@ -572,3 +572,193 @@ def test_json_closer_fires_where_the_value_first_parses(data, value):
     for mod in [pure] + ([compiled] if compiled is not None else []):
         c = mod.JsonCloser()
         assert [c.feed(x) for x in chunks] == want
+
+
+# ------------------------------------------------------------------ ModelShape and ArgsLane
+
+def _models():
+    pydantic = pytest.importorskip("pydantic")
+
+    class Fn(pydantic.BaseModel):
+        name: Optional[str] = None
+        arguments: Optional[str] = None
+
+    class Call(pydantic.BaseModel):
+        model_config = pydantic.ConfigDict(extra="allow")
+        id: Optional[str] = None
+        type: Optional[str] = None
+        index: int
+        function: Optional[Fn] = None
+
+    class Msg(pydantic.BaseModel):
+        role: Optional[str] = None
+        content: Optional[str] = None
+        tool_calls: list[Call] = pydantic.Field(default_factory=list)
+
+    return Fn, Call, Msg
+
+
+def _shape(mod, Fn, Call, Msg):
+    return mod.ModelShape([
+        (Msg, {"role": None, "content": None, "tool_calls": [mod.CHILD]}, ("tool_calls",), False),
+        (Call, {"id": None, "type": None, "index": mod.INDEX, "function": mod.CHILD}, ("index", "function"), True),
+        (Fn, {"name": None, "arguments": mod.PIECE}, ("arguments",), False),
+    ])
+
+
+_BACKENDS = ["cython", "python"] if compiled is not None else ["python"]
+
+
+@pytest.mark.parametrize("backend", _BACKENDS)
+def test_model_shape_builds_what_the_validated_constructors_build(backend):
+    mod = compiled if backend == "cython" else pure
+    Fn, Call, Msg = _models()
+    shape = _shape(mod, Fn, Call, Msg)
+    for index, piece in ((0, "{"), (7, ""), (2, '"caf\u00e9\\n"')):
+        got = shape.build(index, piece)
+        want = Msg(tool_calls=[Call(index=index, function=Fn(arguments=piece))])
+        assert type(got) is Msg and got == want and repr(got) == repr(want)
+        assert got.model_dump_json(exclude_unset=True) == want.model_dump_json(exclude_unset=True)
+        assert got.model_fields_set == want.model_fields_set == {"tool_calls"}
+        call, fn = got.tool_calls[0], got.tool_calls[0].function
+        assert call.model_fields_set == want.tool_calls[0].model_fields_set
+        assert fn.model_fields_set == want.tool_calls[0].function.model_fields_set
+        assert call.__pydantic_extra__ == {} and fn.__pydantic_extra__ is None and got.__pydantic_private__ is None
+    # every tree is new: dicts, lists, fields sets and extras are its own
+    a, b = shape.build(0, "x"), shape.build(0, "x")
+    a.content = "c"
+    a.tool_calls[0].function.name = "f"
+    a.tool_calls[0].hint = 1
+    a.tool_calls.append(Call(index=1))
+    assert b == Msg(tool_calls=[Call(index=0, function=Fn(arguments="x"))]) and b.model_fields_set == {"tool_calls"}
+    assert b.tool_calls[0].function.model_fields_set == {"arguments"} and b.tool_calls[0].__pydantic_extra__ == {}
+    assert a.model_dump()["tool_calls"][0]["hint"] == 1
+    # two levels, the index and the piece in one model
+    flat = mod.ModelShape([(Msg, {"role": None, "content": mod.PIECE, "tool_calls": []}, ("content",), False)])
+    assert flat.build(None, "t") == Msg(content="t")
+
+
+@pytest.mark.parametrize("backend", _BACKENDS)
+def test_model_shape_rejects_what_it_cannot_build(backend):
+    mod = compiled if backend == "cython" else pure
+    Fn, Call, Msg = _models()
+
+    class OwnNew(Fn):
+        def __new__(cls, *a, **k):
+            return super().__new__(cls)
+
+    class Plain:
+        pass
+
+    fn = (Fn, {"name": None, "arguments": mod.PIECE}, (), False)
+    for levels, err in (
+        ([], TypeError), ("x", TypeError), ([(Fn, {})], TypeError), ([("Fn", {}, (), False)], TypeError),
+        ([(Fn, [("name", None)], (), False)], TypeError),
+        ([(OwnNew, {"name": None}, (), False)], ValueError), ([(Plain, {"a": None}, (), False)], ValueError),
+        ([(Msg, {"tool_calls": []}, (), False), fn], ValueError),             # no CHILD above the last level
+        ([(Fn, {"name": mod.CHILD}, (), False)], ValueError),                # a CHILD in the last level
+        ([(Msg, {"content": mod.PIECE, "tool_calls": [mod.CHILD]}, (), False), fn], ValueError),  # PIECE twice
+        ([(Msg, {"content": mod.CHILD, "tool_calls": [mod.CHILD]}, (), False), fn], ValueError),
+    ):
+        with pytest.raises(err):
+            mod.ModelShape(levels)
+
+
+class _Guard:
+    version = 0
+
+
+def _run_lane(backend, fmt, chunks, bumps, schemas=None):
+    """Each chunk through ``step_args`` (one parser, the reference) and through
+    an integration-style loop over ``ArgsLane`` (another): the lane's built
+    results must be exactly the reference's argument pieces of its call, with
+    the pieces, dirty set and closer kept as the loop would keep them."""
+    Fn, Call, Msg = _models()
+    with _base._use_scanner(backend) as mod:
+        shape = _shape(mod, Fn, Call, Msg)
+        a, b = tools.create(fmt), tools.create(fmt)
+        if schemas:
+            a.set_streaming_tool_schemas(schemas)
+            b.set_streaming_tool_schemas(schemas)
+        guard, dirty, pieces, closers, closed, lane = _Guard(), set(), {}, {}, [], None
+        trace = []
+        for n, c in enumerate(chunks):
+            if n in bumps:
+                guard.version += 1
+            ref = mod.step_args(a, c, tools.ParsedToolCallDelta)
+            out = lane.step(c) if lane is not None else mod.step_args(b, c, tools.ParsedToolCallDelta)
+            if type(out) is Msg:
+                assert type(ref) is str and a._cur.index == lane.index
+                assert out == shape.build(lane.slot, ref)
+                trace.append(("built", lane.slot, ref))
+                continue
+            if type(out) is str:  # the general path: record, then stream the call on a lane
+                assert type(ref) is str and out == ref
+                i = b._cur.index
+                pieces.setdefault(i, []).append(out)
+                dirty.add(i)
+                closer = closers.setdefault(i, mod.JsonCloser())
+                if closer.feed(out):
+                    closed.append(i)
+                lane = mod.ArgsLane(b, tools.ParsedToolCallDelta, shape, i, i, pieces[i], dirty, closer,
+                                    closed.append, guard, guard.version)
+                trace.append(("args", i, out))
+                continue
+            assert type(ref) is not str
+            assert (None if ref is None else [_snapshot(d) for d in ref]) == (
+                None if out is None else [_snapshot(d) for d in out])
+            trace.append(None if out is None else [_snapshot(d) for d in out])
+        assert [_snapshot(d) for d in a.finish()] == [_snapshot(d) for d in b.finish()]
+    # the pieces are each call's streamed arguments; the closer fired where a fresh one fires
+    for i, ps in pieces.items():
+        assert "".join(ps) == "".join(t[2] for t in trace if t and t[0] in ("args", "built") and t[1] == i)
+        fresh, at = pure.JsonCloser(), None
+        for k, p in enumerate(ps):
+            if fresh.feed(p):
+                at = k
+        assert (i in closed) == (at is not None) and closed.count(i) <= 1
+    assert dirty == set(pieces)
+    return trace, closed
+
+
+@_examples(5)
+@given(data=st.data())
+def test_args_lane_answers_what_step_args_answers(fmt, data):
+    text = data.draw(format_texts(fmt))
+    chunks = _cuts(data.draw, text)
+    bumps = set(data.draw(st.lists(st.integers(0, max(len(chunks) - 1, 0)), max_size=2)))
+    schemas = _SCHEMA if data.draw(st.booleans()) else None
+    got = _run_lane("python", fmt, chunks, bumps, schemas)
+    if compiled is not None:
+        assert _run_lane("cython", fmt, chunks, bumps, schemas) == got
+
+
+@pytest.mark.parametrize("fmt", ["hermes", "qwen3_coder", "mistral"])
+def test_args_lane_builds_the_long_arguments(fmt):
+    code = "".join(f'    x[{i}] = "caf\u00e9\\t{i}"  # <tag> {{}}\n' for i in range(200))
+    text = "Writing.\n" + _template_of(fmt).replace("\x00VALUE\x00", json.dumps(code) if fmt != "qwen3_coder" else code)
+    chunks = [text[i:i + 5] for i in range(0, len(text), 5)]
+    trace, closed = _run_lane("python", fmt, chunks, {len(chunks) // 2}, _SCHEMA)
+    assert sum(1 for t in trace if t and t[0] == "built") > len(chunks) // 2  # the lane answers most chunks
+    if compiled is not None:
+        assert _run_lane("cython", fmt, chunks, {len(chunks) // 2}, _SCHEMA) == (trace, closed)
+
+
+@pytest.mark.parametrize("backend", _BACKENDS)
+def test_args_lane_checks_its_arguments(backend):
+    mod = compiled if backend == "cython" else pure
+    Fn, Call, Msg = _models()
+    shape, p = _shape(mod, Fn, Call, Msg), tools.create("hermes")
+    with _base._use_scanner(backend):
+        lane = mod.ArgsLane(p, tools.ParsedToolCallDelta, shape, 0, 0, [])
+        for bad in (None, b"x", 3):
+            with pytest.raises(TypeError):
+                lane.step(bad)
+    for kw in ({"shape": "s"}, {"pieces": None}, {"closer": object(), "on_close": print},
+               {"closer": mod.JsonCloser()}, {"on_close": print}, {"guard": object()}):
+        args = dict(parser=p, cls=tools.ParsedToolCallDelta, shape=shape, index=0, slot=0, pieces=[])
+        args.update(kw)
+        with pytest.raises(TypeError):
+            mod.ArgsLane(**args)
+    with pytest.raises(TypeError):
+        mod.JsonCloser().feed(None)

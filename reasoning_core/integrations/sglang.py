@@ -789,9 +789,15 @@ if _FC is not None:
         def normal_result(text):
             return mk(_FcResult, {"normal_text": text, "calls": []}, fs_n, xr)
 
-        def args_result(slot, piece):
-            return mk(_FcResult, {"normal_text": "", "calls": [
-                mk(_ToolCallItem, {"tool_index": slot, "name": None, "parameters": piece}, fs_i, xi)]}, fs_r, xr)
+        scan = tool_json.SCAN
+        try:  # one compiled call for the two models of an argument piece
+            args_shape = scan.ModelShape([
+                (_FcResult, {"normal_text": "", "calls": [scan.CHILD]}, fs_r, xr),
+                (_ToolCallItem, {"tool_index": scan.INDEX, "name": None, "parameters": scan.PIECE}, fs_i, xi),
+            ])
+        except (TypeError, ValueError):  # pragma: no cover - models another pydantic builds otherwise
+            args_shape = None
+        args_result = args_shape.build if args_shape is not None else None
 
         def item(slot, name, piece):
             return mk(_ToolCallItem, {"tool_index": slot, "name": name, "parameters": piece}, fs_i, xi)
@@ -808,10 +814,12 @@ if _FC is not None:
         def v_normal_result(text):
             return _FcResult(normal_text=text)
 
-        validated = (v_result, v_args_result, v_item, v_normal_result)
+        validated = (v_result, v_args_result, v_item, v_normal_result, None)
+        if args_shape is None:  # pragma: no cover
+            return validated
         try:
             def same(a, b) -> bool:
-                return (type(a) is type(b) and a == b and a.model_dump() == b.model_dump()
+                return (type(a) is type(b) and a == b and repr(a) == repr(b) and a.model_dump() == b.model_dump()
                         and a.model_dump_json(exclude_unset=True) == b.model_dump_json(exclude_unset=True)
                         and a.model_fields_set == b.model_fields_set
                         and a.__pydantic_extra__ == b.__pydantic_extra__
@@ -835,9 +843,11 @@ if _FC is not None:
                 return validated
         except Exception:  # pragma: no cover - another pydantic
             return validated
-        return result, args_result, item, normal_result
+        return result, args_result, item, normal_result, args_shape
 
-    _fc_result, _fc_args_result, _fc_item, _fc_normal_result = _fc_builders()
+    # _FC_ARGS_SHAPE: the ModelShape behind _fc_args_result (None when the
+    # validated constructors are in use; the hot lane is then never used).
+    _fc_result, _fc_args_result, _fc_item, _fc_normal_result, _FC_ARGS_SHAPE = _fc_builders()
 
     class RcToolDetector(_BaseFormatDetector):
         """An SGLang function-call detector over one ``reasoning_core.tools`` format.
@@ -894,8 +904,10 @@ if _FC is not None:
             from ..tools import _base as tool_base
 
             self._step = tool_base._scan.step_args
-            # (our index, slot, argument pieces, dirty set, closer, version) of the call streaming now
-            self._hot: Optional[tuple] = None
+            # The call whose arguments stream now: its pieces recorded (dirty
+            # set, JSON closer) and its result built in one compiled step (an
+            # ArgsLane), or None.
+            self._hot: Any = None
             self._slot: dict[int, int] = {}     # our call index -> emitted tool_index (-1: dropped)
             self._names: dict[int, str] = {}
             self._closers: dict[int, _JsonCloser] = {}
@@ -994,26 +1006,23 @@ if _FC is not None:
             self._tool_names = self._set_schemas(self._parser, tools)
 
         def parse_streaming_increment(self, new_text: str, tools: Any):
+            hot = self._hot
+            if hot is not None and tools is self._schemas_for and type(new_text) is str:
+                # The hot case, inside a call's arguments: the lane records the
+                # piece and builds the result (what _convert does for it).
+                out = hot.step(new_text)
+                return out if type(out) is _FcResult else self._answer(out, new_text)
             if tools is not self._schemas_for:
                 self._use_tools(tools)
             p = self._parser
             if type(new_text) is not str:
-                deltas = p.parse_delta(new_text)
-            else:
-                deltas = self._step(p, new_text, _PTD)
-                if type(deltas) is str:
-                    # The hot case, inside a call's arguments: a piece of the
-                    # open call's arguments (what _convert does for it).
-                    hot = self._hot
-                    i = p._cur.index
-                    if hot is not None and hot[0] == i and hot[5] == self.streamed_args_for_tool.version:
-                        slot = hot[1]
-                        hot[2].append(deltas)
-                        hot[3].add(slot)
-                        if hot[4].feed(deltas):
-                            self._closed(slot)
-                        return _fc_args_result(slot, deltas)
-                    deltas = [_PTD(index=i, arguments=deltas)]
+                return self._answer(p.parse_delta(new_text), new_text)
+            return self._answer(self._step(p, new_text, _PTD), new_text)
+
+        def _answer(self, deltas: Any, new_text: str):
+            """The result for what our parser answered for ``new_text``."""
+            if type(deltas) is str:  # a piece of the arguments of a call no lane streams
+                deltas = [_PTD(index=self._parser._cur.index, arguments=deltas)]
             if deltas is None:
                 if self._emitted and self.stream_drop_ws_after_call:
                     return _fc_normal_result(self._after_call(new_text))
@@ -1046,6 +1055,17 @@ if _FC is not None:
                 self.prev_tool_call_arr[slot]["arguments"] = json.loads(self.streamed_args_for_tool[slot])
             except ValueError:
                 pass
+
+        def _lane(self, i: int, slot: int) -> Any:
+            """The lane of our call ``i`` (sent as ``slot``), or None."""
+            from ..tools import _base as tool_base  # the scanner in use (a test may swap it)
+
+            scan = tool_base._scan
+            if type(_FC_ARGS_SHAPE) is not scan.ModelShape:
+                return None
+            args = self.streamed_args_for_tool
+            return scan.ArgsLane(self._parser, _PTD, _FC_ARGS_SHAPE, i, slot, args._pieces[slot], args._dirty,
+                                 self._closers[i], self._closed, args, args.version)
 
         def _open_call(self, i: int, name: str) -> int:
             """Our call ``i`` (to ``name``) sent as the next tool_index, in
@@ -1093,8 +1113,7 @@ if _FC is not None:
                 if d.arguments and slot >= 0:
                     self._add_args(i, slot, d.arguments)
                     calls.append(_fc_item(slot, None, d.arguments))
-                    args = self.streamed_args_for_tool
-                    self._hot = (i, slot, args._pieces[slot], args._dirty, self._closers[i], args.version)
+                    self._hot = self._lane(i, slot)
             return _fc_result("".join(normal), calls)
 
         # -- what SGLang's detector of this name has and ours does not --------------

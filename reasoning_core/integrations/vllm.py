@@ -2015,11 +2015,17 @@ def _tool_delta_builders():
         return mk(DeltaToolCall, {"id": cid, "type": "function" if cid else None, "index": index, "function": fn},
                   fs_tc, xt)
 
-    def args_message(index, arguments):
-        fn = mk(DeltaFunctionCall, {"name": None, "arguments": arguments}, fs_fn, xf)
-        return mk(DeltaMessage, {"role": None, "content": None, "reasoning": None, "tool_calls": [
-            mk(DeltaToolCall, {"id": None, "type": None, "index": index, "function": fn}, fs_tc, xt)]},
-            fs_msg[False, True], xm)
+    scan = _tool_json.SCAN
+    try:  # one compiled call for the three models of an argument piece
+        args_shape = scan.ModelShape([
+            (DeltaMessage, {"role": None, "content": None, "reasoning": None, "tool_calls": [scan.CHILD]},
+             fs_msg[False, True], xm),
+            (DeltaToolCall, {"id": None, "type": None, "index": scan.INDEX, "function": scan.CHILD}, fs_tc, xt),
+            (DeltaFunctionCall, {"name": None, "arguments": scan.PIECE}, fs_fn, xf),
+        ])
+    except (TypeError, ValueError):  # pragma: no cover - models another pydantic builds otherwise
+        args_shape = None
+    args_message = args_shape.build if args_shape is not None else None
 
     def content_message(text):
         return mk(DeltaMessage, {"role": None, "content": text, "reasoning": None, "tool_calls": []},
@@ -2043,10 +2049,12 @@ def _tool_delta_builders():
     def v_content_message(text):
         return DeltaMessage(content=text)
 
-    validated = (v_message, v_call, v_args_message, v_content_message)
+    validated = (v_message, v_call, v_args_message, v_content_message, None)
+    if args_shape is None:  # pragma: no cover
+        return validated
     try:
         def same(a, b) -> bool:
-            return (type(a) is type(b) and a == b and a.model_dump() == b.model_dump()
+            return (type(a) is type(b) and a == b and repr(a) == repr(b) and a.model_dump() == b.model_dump()
                     and a.model_dump_json(exclude_unset=True) == b.model_dump_json(exclude_unset=True)
                     and a.model_fields_set == b.model_fields_set and a.__pydantic_extra__ == b.__pydantic_extra__
                     and a.__pydantic_private__ == b.__pydantic_private__)
@@ -2070,10 +2078,12 @@ def _tool_delta_builders():
             return validated
     except Exception:  # pragma: no cover - another pydantic
         return validated
-    return message, call, args_message, content_message
+    return message, call, args_message, content_message, args_shape
 
 
-_tool_message, _tool_call, _args_message, _content_message = _tool_delta_builders()
+# _ARGS_SHAPE: the ModelShape behind _args_message (None when the validated
+# constructors are in use; the hot lane is then never used).
+_tool_message, _tool_call, _args_message, _content_message, _ARGS_SHAPE = _tool_delta_builders()
 
 from ..tools._json import schema_types, typed_value  # noqa: E402
 
@@ -2223,8 +2233,9 @@ class VllmToolParser(_VllmToolParser):
         self._choice_none = False
         # parse_delta, answering a piece of the open call's arguments as a str
         self._step = _tool_base._scan.step_args
-        # (index, argument pieces) of the call whose arguments stream now
-        self._hot: Optional[tuple[int, list[str]]] = None
+        # The call whose arguments stream now: its pieces recorded and its
+        # message built in one compiled step (an ArgsLane), or None.
+        self._hot: Any = None
 
     def _schemas_of(self, tools: Any) -> dict[str, dict]:
         """The parameter schemas of ``tools`` our format reads (a rule class
@@ -2243,6 +2254,7 @@ class VllmToolParser(_VllmToolParser):
     def _use_request(self, request: Any) -> None:
         # Read once per request object (vLLM passes the same one on every delta).
         self._request = request
+        self._hot = None
         self._choice_none = getattr(request, "tool_choice", None) == "none"
         tools = getattr(request, "tools", None)
         if tools and tools is not self._schemas_from:
@@ -2303,6 +2315,17 @@ class VllmToolParser(_VllmToolParser):
         delta_token_ids: Sequence[int],
         request: Any,
     ) -> Optional[DeltaMessage]:
+        hot = self._hot
+        if hot is not None and request is self._request and type(delta_text) is str and delta_text:
+            # The hot case, inside a call's arguments: the lane records the
+            # piece and builds its message (what _message and _record do).
+            out = hot.step(delta_text)
+            return out if type(out) is DeltaMessage else self._answer(out, delta_text)
+        return self._streaming(previous_text, delta_text, request)
+
+    def _streaming(self, previous_text: str, delta_text: str, request: Any) -> Optional[DeltaMessage]:
+        """The general path of ``extract_tool_calls_streaming`` (a rule class
+        adds its own steps here; the hot case never needs them)."""
         if request is not self._request:
             self._use_request(request)
         if not delta_text:
@@ -2315,17 +2338,16 @@ class VllmToolParser(_VllmToolParser):
         if type(delta_text) is not str:
             out = self._tp.parse_delta(delta_text)
         else:
-            out = self._step(self._tp, delta_text, _PTD)
-            if type(out) is str:
-                # The hot case, inside a call's arguments: a piece of the open
-                # call's arguments (what _message and _record do for it).
-                i = self._tp._cur.index
-                hot = self._hot
-                if hot is not None and hot[0] == i:
-                    hot[1].append(out)
-                    self.current_tool_id = i
-                    return _args_message(i, out)
-                out = [_PTD(index=i, arguments=out)]
+            hot = self._hot
+            out = hot.step(delta_text) if hot is not None else self._step(self._tp, delta_text, _PTD)
+            if type(out) is DeltaMessage:
+                return out
+        return self._answer(out, delta_text)
+
+    def _answer(self, out: Any, delta_text: str) -> Optional[DeltaMessage]:
+        """The message for what our parser answered for ``delta_text``."""
+        if type(out) is str:  # a piece of the arguments of a call no lane streams
+            out = [_PTD(index=self._tp._cur.index, arguments=out)]
         if out is None:
             if self._ws_drop and not self._nonws_seen:
                 text = self._shape_content(delta_text)
@@ -2456,7 +2478,11 @@ class VllmToolParser(_VllmToolParser):
         if d.arguments:
             pieces[d.index].append(d.arguments)
         self.current_tool_id = d.index
-        self._hot = (d.index, pieces[d.index])
+        hot = self._hot
+        if hot is None or hot.index != d.index:
+            scan = _tool_base._scan  # (a test may have swapped the scanner in since import)
+            self._hot = (scan.ArgsLane(self._tp, _PTD, _ARGS_SHAPE, d.index, d.index, pieces[d.index])
+                         if type(_ARGS_SHAPE) is scan.ModelShape else None)
 
     # -- what vLLM's class of this name has and ours does not ------------------
     def __getattr__(self, name: str) -> Any:
@@ -3340,9 +3366,7 @@ class _MistralVllm(VllmToolParser):
             return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
         return out
 
-    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
-                                     previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
-                                     delta_token_ids: Sequence[int], request: Any) -> Optional[DeltaMessage]:
+    def _streaming(self, previous_text: str, delta_text: str, request: Any) -> Optional[DeltaMessage]:
         if not self._bare_checked and delta_text and delta_text.strip():
             # The first text of a guided request that is not the marker: the
             # bare array (read as if the marker opened it).
@@ -3350,8 +3374,7 @@ class _MistralVllm(VllmToolParser):
             if (_guided_choice(request) and not delta_text.lstrip().startswith(self._BOT[:len(delta_text.lstrip())])
                     and not previous_text.strip()):
                 delta_text = self._BOT + delta_text.lstrip()
-        return super().extract_tool_calls_streaming(previous_text, current_text, delta_text, previous_token_ids,
-                                                    current_token_ids, delta_token_ids, request)
+        return super()._streaming(previous_text, delta_text, request)
 
 
 _TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "minicpm5": _MiniCPM5Vllm,
