@@ -1102,7 +1102,7 @@ cdef class _Level:
     cdef dict template
     cdef frozenset fields
     cdef bint extra
-    cdef list subs        # [(key, kind)]: 0 index, 1 piece, 2 child, 3 [child]
+    cdef list subs        # [(key, kind)]: 0 index, 1 piece, 2 child, 3 [child], 4 a copy of the template's list
     cdef object d_dict, d_fset, d_extra, d_priv
     cdef Py_ssize_t o_fset, o_extra, o_priv    # their slot offsets (-1: set through the descriptor)
 
@@ -1112,7 +1112,7 @@ cdef class _Level:
         for s in self.subs:
             kind = <int>s[1]
             PyDict_SetItem(values, s[0], index if kind == 0 else piece if kind == 1 else child if kind == 2
-                           else [child])
+                           else [child] if kind == 3 else list(<list>self.template[s[0]]))
         m = PyBaseObject_Type.tp_new(self.cls, <PyObject*>_NO_ARGS, NULL)
         _descr_set(self.d_dict, m, values)
         _slot_set(self.d_fset, self.o_fset, m, PySet_New(self.fields))
@@ -1128,8 +1128,10 @@ cdef class ModelShape:
     ``__dict__`` in field order, where ``INDEX`` and ``PIECE`` mark the two
     open values and ``CHILD`` (or ``[CHILD]``, a one-item list) the next
     level's model.  ``build(index, piece)`` makes one new tree (new dicts, new
-    lists, new fields sets).  Callers check it against the validated
-    constructors before using it (``reasoning_core.integrations``)."""
+    fields sets, and a new list for every list in a template: no two trees
+    share one).  Other values are shared as they are (use immutable ones).
+    Callers check it against the validated constructors before using it
+    (``reasoning_core.integrations``)."""
     cdef list levels        # innermost first
 
     def __init__(self, levels):
@@ -1166,6 +1168,10 @@ cdef class ModelShape:
                 elif v is CHILD or (type(v) is list and len(v) == 1 and v[0] is CHILD):
                     children += 1
                     lv.subs.append((key, 2 if v is CHILD else 3))
+                elif isinstance(v, list):
+                    if any(x is CHILD or x is INDEX or x is PIECE for x in v):
+                        raise ValueError(f"ModelShape: level {i}: a hole inside a list must be [CHILD] alone")
+                    lv.subs.append((key, 4))
             if children != (0 if i == n - 1 else 1):
                 raise ValueError(f"ModelShape: level {i} must hold {'no' if i == n - 1 else 'one'} CHILD")
             lv.d_dict, lv.d_fset, lv.d_extra, lv.d_priv = [_data_descriptor(cls, a) for a in _MODEL_SLOTS]

@@ -611,8 +611,10 @@ class ModelShape:
     ``__dict__`` in field order, where ``INDEX`` and ``PIECE`` mark the two
     open values and ``CHILD`` (or ``[CHILD]``, a one-item list) the next
     level's model.  ``build(index, piece)`` makes one new tree (new dicts, new
-    lists, new fields sets).  Callers check it against the validated
-    constructors before using it (``reasoning_core.integrations``)."""
+    fields sets, and a new list for every list in a template: no two trees
+    share one).  Other values are shared as they are (use immutable ones).
+    Callers check it against the validated constructors before using it
+    (``reasoning_core.integrations``)."""
 
     __slots__ = ("_levels",)
 
@@ -640,6 +642,10 @@ class ModelShape:
                 elif v is CHILD or (type(v) is list and len(v) == 1 and v[0] is CHILD):
                     children += 1
                     subs.append((key, 2 if v is CHILD else 3))
+                elif isinstance(v, list):
+                    if any(x is CHILD or x is INDEX or x is PIECE for x in v):
+                        raise ValueError(f"ModelShape: level {i}: a hole inside a list must be [CHILD] alone")
+                    subs.append((key, 4))
             if children != (0 if i == n - 1 else 1):
                 raise ValueError(f"ModelShape: level {i} must hold {'no' if i == n - 1 else 'one'} CHILD")
             for a in _MODEL_SLOTS:
@@ -656,7 +662,8 @@ class ModelShape:
         for cls, template, fields, extra, subs in self._levels:
             values = template.copy()
             for key, kind in subs:
-                values[key] = index if kind == 0 else piece if kind == 1 else child if kind == 2 else [child]
+                values[key] = (index if kind == 0 else piece if kind == 1 else child if kind == 2
+                               else [child] if kind == 3 else list(template[key]))
             child = model_new(cls, values, fields, extra)
         return child
 

@@ -635,7 +635,10 @@ def test_model_shape_builds_what_the_validated_constructors_build(backend):
     assert a.model_dump()["tool_calls"][0]["hint"] == 1
     # two levels, the index and the piece in one model
     flat = mod.ModelShape([(Msg, {"role": None, "content": mod.PIECE, "tool_calls": []}, ("content",), False)])
-    assert flat.build(None, "t") == Msg(content="t")
+    a, b = flat.build(None, "t"), flat.build(None, "t")
+    assert a == Msg(content="t") and repr(a) == repr(Msg(content="t")) and a.model_fields_set == {"content"}
+    a.tool_calls.append(Call(index=0))  # a template's list is copied for each tree
+    assert b.tool_calls == [] and flat.build(None, "u").tool_calls == []
 
 
 @pytest.mark.parametrize("backend", _BACKENDS)
@@ -659,6 +662,8 @@ def test_model_shape_rejects_what_it_cannot_build(backend):
         ([(Fn, {"name": mod.CHILD}, (), False)], ValueError),                # a CHILD in the last level
         ([(Msg, {"content": mod.PIECE, "tool_calls": [mod.CHILD]}, (), False), fn], ValueError),  # PIECE twice
         ([(Msg, {"content": mod.CHILD, "tool_calls": [mod.CHILD]}, (), False), fn], ValueError),
+        ([(Msg, {"tool_calls": [mod.CHILD, mod.CHILD]}, (), False), fn], ValueError),  # a hole inside a list
+        ([(Fn, {"name": [mod.PIECE]}, (), False)], ValueError),
     ):
         with pytest.raises(err):
             mod.ModelShape(levels)

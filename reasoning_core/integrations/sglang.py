@@ -786,10 +786,15 @@ if _FC is not None:
         def result(normal_text, calls):
             return mk(_FcResult, {"normal_text": normal_text, "calls": calls}, fs_r, xr)
 
-        def normal_result(text):
-            return mk(_FcResult, {"normal_text": text, "calls": []}, fs_n, xr)
-
         scan = tool_json.SCAN
+        try:  # one compiled call for each result of a piece of text
+            normal_shape = scan.ModelShape([(_FcResult, {"normal_text": scan.PIECE, "calls": []}, fs_n, xr)])
+        except (TypeError, ValueError):  # pragma: no cover - models another pydantic builds otherwise
+            normal_shape = None
+
+        def normal_result(text, _build=normal_shape.build if normal_shape is not None else None):
+            return _build(None, text)
+
         try:  # one compiled call for the two models of an argument piece
             args_shape = scan.ModelShape([
                 (_FcResult, {"normal_text": "", "calls": [scan.CHILD]}, fs_r, xr),
@@ -815,7 +820,7 @@ if _FC is not None:
             return _FcResult(normal_text=text)
 
         validated = (v_result, v_args_result, v_item, v_normal_result, None)
-        if args_shape is None:  # pragma: no cover
+        if args_shape is None or normal_shape is None:  # pragma: no cover
             return validated
         try:
             def same(a, b) -> bool:

@@ -2023,13 +2023,14 @@ def _tool_delta_builders():
             (DeltaToolCall, {"id": None, "type": None, "index": scan.INDEX, "function": scan.CHILD}, fs_tc, xt),
             (DeltaFunctionCall, {"name": None, "arguments": scan.PIECE}, fs_fn, xf),
         ])
+        content_shape = scan.ModelShape([(DeltaMessage, {"role": None, "content": scan.PIECE, "reasoning": None,
+                                                         "tool_calls": []}, fs_msg[True, False], xm)])
     except (TypeError, ValueError):  # pragma: no cover - models another pydantic builds otherwise
-        args_shape = None
+        args_shape = content_shape = None
     args_message = args_shape.build if args_shape is not None else None
 
-    def content_message(text):
-        return mk(DeltaMessage, {"role": None, "content": text, "reasoning": None, "tool_calls": []},
-                  fs_msg[True, False], xm)
+    def content_message(text, _build=content_shape.build if content_shape is not None else None):
+        return _build(None, text)
 
     def v_message(content, calls):
         kw: dict[str, Any] = {}
@@ -2050,7 +2051,7 @@ def _tool_delta_builders():
         return DeltaMessage(content=text)
 
     validated = (v_message, v_call, v_args_message, v_content_message, None)
-    if args_shape is None:  # pragma: no cover
+    if args_shape is None or content_shape is None:  # pragma: no cover
         return validated
     try:
         def same(a, b) -> bool:
