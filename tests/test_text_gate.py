@@ -16,16 +16,19 @@ BACKENDS = [pure] + ([compiled] if compiled is not None else [])
 BY_NAME = {m.__name__: m for m in BACKENDS}
 
 
-def _run(mod, triggers, keep_triggers, script, piece_triggers="<"):
+def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None, args_triggers="", index=0):
     """Feed ``script`` (delta, same_object, idle_after_general) through a gate;
     return what each call returned, what reached ``general`` and ``keeps``, and
-    the state at the end."""
+    the state at the end.  ``closers``: a tuple of markers as ``keeps``."""
     gate_state = mod.TextGate("")
+    gate_state.index = index
     log = []
 
-    def keeps(cur, delta):
+    def keeps_fn(cur, delta):
         log.append(("keeps", cur, delta))
         return "!" not in delta
+
+    keeps = keeps_fn if closers is None else closers
 
     idles = iter([])
 
@@ -39,28 +42,50 @@ def _run(mod, triggers, keep_triggers, script, piece_triggers="<"):
         log.append(("piece", delta))
         return {"piece": delta}
 
-    f = mod.text_gate(gate_state, triggers, keep_triggers, keeps, general, piece, piece_triggers)
+    f = mod.text_gate(gate_state, triggers, keep_triggers, keeps, general, piece, piece_triggers, args_triggers)
     out = []
     prev = gate_state.cur
     for delta, same, idle in script:
         cur = prev + delta if isinstance(delta, str) else prev
         idles = iter([idle])
-        out.append(f(prev if same else "".join([prev]), cur, delta, request="r"))
+        out.append(f(prev if same else (prev + ".")[:-1], cur, delta, request="r"))  # a copy: another object
         prev = cur if gate_state.cur is cur or same else gate_state.cur
-    return out, log, (gate_state.cur, gate_state.idle, list(gate_state.pend))
+    return out, log, (gate_state.cur, gate_state.idle, list(gate_state.pend), gate_state.index)
 
 
 deltas = st.one_of(st.text(alphabet="ab<[!>", max_size=6), st.just(""))
-scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3, 4])), max_size=25)
+scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3, 4, 5])), max_size=25)
 triggers = st.sampled_from(["<", "<[", "<[!", "[", ""])
 keeps_t = st.sampled_from([">", "<>", "", "<>!"])
+closer_sets = st.one_of(st.none(), st.lists(st.text(alphabet="ab<[!>", min_size=1, max_size=4), max_size=3).map(tuple))
 
 
 @pytest.mark.skipif(compiled is None, reason="the pure-only run")
 @settings(max_examples=300, deadline=None)
-@given(t=triggers, k=keeps_t, script=scripts, pt=st.sampled_from(["<", "", "<!"]))
-def test_compiled_and_pure_gates_agree(t, k, script, pt):
-    assert _run(compiled, t, k, script, pt) == _run(pure, t, k, script, pt)
+@given(t=triggers, k=keeps_t, script=scripts, pt=st.sampled_from(["<", "", "<!"]), cl=closer_sets,
+       at=st.sampled_from(["", "!", "<!"]), ix=st.integers(0, 3))
+def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, at, ix):
+    assert _run(compiled, t, k, script, pt, cl, at, ix) == _run(pure, t, k, script, pt, cl, at, ix)
+
+
+def _ends_in(text: str, dlen: int, closers: tuple) -> bool:
+    """The definition: some marker of ``closers`` ends in the last ``dlen`` characters."""
+    return any(text.endswith(m, 0, end) for m in closers for end in range(len(text) - dlen + 1, len(text) + 1))
+
+
+@pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
+@settings(max_examples=300, deadline=None)
+@given(before=st.text(alphabet="ab<>!", max_size=12), delta=st.text(alphabet="ab<>!", max_size=6),
+       closers=st.lists(st.text(alphabet="ab<>!", min_size=1, max_size=4), min_size=1, max_size=3).map(tuple))
+def test_a_closer_tuple_keeps_a_delta_unless_one_ends_in_it(mod, before, delta, closers):
+    s = mod.TextGate(before)
+    s.idle = 3
+    f = mod.text_gate(s, "<", ">!<ab", closers, lambda *a: "G")
+    got = f(before, before + delta, delta)
+    if _ends_in(before + delta, len(delta), closers):
+        assert got == "G" and s.pend == []
+    else:
+        assert got is None and s.pend == [delta] and s.cur == before + delta
 
 
 @pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
@@ -84,8 +109,20 @@ def test_what_each_state_does_with_a_plain_delta(mod):
     s.cur, s.idle = "w", 4
     assert g("w", "wv", "v") == ("P", "v") and s.cur == "wv"  # a piece of the arguments
     assert g("wv", "wv<", "<") == "G"                       # may end them: the general path
+    h = mod.text_gate(s, "<", "", None, lambda *a: "G", None, "", '"\\')
+    s.cur, s.idle, s.index, s.pend = "u", 5, 2, []
+    assert h("u", "uab", "ab") == {"tool_calls": [{"index": 2, "type": "function", "function": {"arguments": "ab"}}]}
+    assert s.pend == ["ab"] and s.cur == "uab"              # a piece of call 2's arguments, kept for the parser
+    assert h("uab", "uab", "") is None and s.pend == ["ab"]  # an empty delta: nothing to send
+    assert h("uab", 'uab"', '"') == "G"                     # may end the string: the general path
     s.idle = 1
     assert f("other", "otherz", "z") == "G"                 # not the text it saw last
+    s.cur = "k"
+    assert f("k", "kxz", "z") == "G"                        # current_text is not the two together
+    s.cur = "k"
+    assert f("k", None, "z") == "G"                         # nor a str
+    s.cur = None
+    assert f(None, "z", "z") == "G"                         # nor is previous_text
     assert f(s.cur, s.cur, 5) == "G"                        # not a str: the general path decides
 
 
@@ -95,3 +132,9 @@ def test_bad_arguments_are_type_errors(mod):
         mod.text_gate(object(), "<", ">", None, None)
     with pytest.raises(TypeError):
         mod.text_gate(mod.TextGate(), 1, ">", None, None)
+    with pytest.raises(TypeError):
+        mod.text_gate(mod.TextGate(), "<", ">", ("</a>", ""), None)
+    with pytest.raises(TypeError):
+        mod.text_gate(mod.TextGate(), "<", ">", ("</a>", 3), None)
+    with pytest.raises(TypeError):
+        mod.text_gate(mod.TextGate(), "<", ">", None, None, None, "", 5)

@@ -784,9 +784,21 @@ class RcMlxToolParser(_MlxToolParser):
         # ``pend`` the deltas kept
         gate = self.__dict__.get("_gate")
         if gate is None:
-            self._gate = _TextGate(_NOCUR)
+            gate = self._gate = _TextGate(_NOCUR)
         else:  # a reused instance: the installed gate function keeps this object
             gate.cur, gate.idle, gate.pend = _NOCUR, 0, []
+        if type(self).reset is RcMlxToolParser.reset:
+            self._prime()
+
+    def _prime(self) -> None:
+        """A fresh stream whose parser starts in plain content: the server's first
+        previous_text is "" (one object), so the first plain delta takes the gate
+        too.  The parser is started on no text (what any chunking reads first).
+        Called at the end of ``reset`` (a subclass's, once its parser is made)."""
+        if self._fast and type(self)._idle_state in _PRIMED:
+            self._parser._push("")
+            if self._idle_state() == 1:
+                self._gate.cur, self._gate.idle = "", 1
 
     # -- the per-delta fast path ----------------------------------------------------
     # A delta that continues the output we saw (``previous_text`` is the last
@@ -844,25 +856,43 @@ class RcMlxToolParser(_MlxToolParser):
         method = type(self).extract_tool_calls_streaming
         me = self
         st = self._gate
-        closers = self._call_closers
-        k = max(map(len, closers), default=1) - 1
-
-        def keeps(current_text, delta_text):
-            # a delta with a closer's last character: kept unless a closer ends in it
-            # (the window reaches back before the delta by a closer's length: a closer
-            # may begin in text already read, which the parser holds)
-            if not closers or current_text.__class__ is not str:
-                return False
-            w = current_text[max(0, len(current_text) - len(delta_text) - k):]
-            for m in closers:
-                if m in w:
-                    return False
-            return True
+        # inside a call, a delta with a closer's last character is kept unless a
+        # closer ends in it (the gate searches ``current_text`` from where such a
+        # closer would start: a closer may begin in text already read, which the
+        # parser holds; one that ended before this delta was read then)
+        closers = tuple(self._call_closers) or None
+        # the base class's own streaming step, read without its frame (same work)
+        lean = method is RcMlxToolParser.extract_tool_calls_streaming
 
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                     delta_token_ids, request):
             first = None
             if previous_text is st.cur:
+                if lean and delta_text.__class__ is str and delta_text and current_text.__class__ is str and (
+                        st.pend or len(current_text) == len(previous_text) + len(delta_text)):
+                    # the usual delta with markup: the parser reads it (and the deltas kept
+                    # before it) and the calls it closed are sent, as the method below does
+                    pend = st.pend
+                    if pend:
+                        pend.append(delta_text)
+                        delta_text = "".join(pend)
+                        st.pend = []
+                    me._fed = len(current_text)
+                    p = me._parser
+                    p._push(delta_text)
+                    events = p._events
+                    content = ""
+                    if events:
+                        p._events = []
+                        content = "".join([e[2] for e in events if e[0] == "c"])
+                    calls = p._calls
+                    if len(calls) > me._sent:
+                        out = me._result(content, me._closed_calls(False, calls))
+                    else:
+                        out = {"content": content} if content else None
+                    st.cur = current_text
+                    st.idle = me._idle_state()
+                    return out
                 if st.pend:
                     # the deltas kept inside a call are read now, with this one
                     delta_text = "".join(st.pend) + delta_text
@@ -892,10 +922,35 @@ class RcMlxToolParser(_MlxToolParser):
         # the gate itself is the engine's (compiled: no Python frame for a plain delta)
         piece = getattr(self, "_piece", None)
         self.extract_tool_calls_streaming = _text_gate(  # type: ignore[method-assign]
-            st, "".join(sorted(trig)), self._call_triggers, keeps, general, piece, self._piece_triggers)
+            st, "".join(sorted(trig)), self._call_triggers, closers, general, piece, self._piece_triggers)
         fin = getattr(type(self), "finalize_streaming", None)
+        lean_fin = fin is RcMlxToolParser.finalize_streaming
         if fin is not None:
             def finalize_streaming(current_text: str = "") -> Optional[dict]:
+                if lean_fin and not st.pend:
+                    # the base class's end of stream, without its frames (same work);
+                    # a parser waiting in plain content with nothing held has nothing
+                    # to release: it is only reset
+                    quiet = st.idle == 1
+                    st.cur, st.idle = _NOCUR, 0
+                    p = me._parser
+                    calls = p._calls
+                    content = ""
+                    if quiet and p._cur is None:
+                        p.reset()
+                    else:
+                        p._push("", eof=True)
+                        events = p._events
+                        p.reset()
+                        if events:
+                            content = "".join([e[2] for e in events if e[0] == "c"])
+                    if len(calls) > me._sent:
+                        out = me._result(content, me._closed_calls(True, calls))
+                    else:
+                        out = {"content": content} if content else None
+                    me._sent = 0
+                    me._fed = 0
+                    return out
                 first = None
                 if st.pend:
                     # deltas kept inside a call: read before the end
@@ -1807,6 +1862,10 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
         return self._deltas(self._parser.finish())
 
 
+# the classes whose gate state comes from the parser's lane: a fresh stream is primed
+_PRIMED = (RcMlxToolParser._idle_state, _RcMlxPieceStreamer._idle_state)
+
+
 class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
     """vllm-mlx's ``poolside_v1``: GLM-4.7 markup (our glm45 format, values as
     above), calls to tools the request does not list dropped, the call's name
@@ -1824,6 +1883,7 @@ class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
         self._tools: Optional[set] = None
         self._schemas_set = False
         self._ids: dict[int, Optional[str]] = {}  # call index -> its id (None: dropped)
+        self._prime()
 
     def _configure(self, p: Any, request: Any) -> Optional[set]:
         schemas = _request_schemas(request)
@@ -1947,6 +2007,7 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
         super().reset()
         self._parser = _MlxMistral()
         self._ids: dict[int, str] = {}
+        self._prime()
 
     def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
         if "[TOOL_CALLS]" not in model_output:
