@@ -884,15 +884,17 @@ class RcMlxToolParser(_MlxToolParser):
                     content = ""
                     if events:
                         p._events = []
-                        content = "".join([e[2] for e in events if e[0] == "c"])
+                        for e in events:
+                            if e[0] == "c":
+                                content += e[2]
                     calls = p._calls
-                    if len(calls) > me._sent:
-                        out = me._result(content, me._closed_calls(False, calls))
-                    else:
-                        out = {"content": content} if content else None
                     st.cur = current_text
+                    if len(calls) > me._sent:
+                        out = me._send(content, calls, False)
+                        st.idle = me._idle_state()
+                        return out
                     st.idle = me._idle_state()
-                    return out
+                    return {"content": content} if content else None
                 if st.pend:
                     # the deltas kept inside a call are read now, with this one
                     delta_text = "".join(st.pend) + delta_text
@@ -945,7 +947,7 @@ class RcMlxToolParser(_MlxToolParser):
                         if events:
                             content = "".join([e[2] for e in events if e[0] == "c"])
                     if len(calls) > me._sent:
-                        out = me._result(content, me._closed_calls(True, calls))
+                        out = me._send(content, calls, True)
                     else:
                         out = {"content": content} if content else None
                     me._sent = 0
@@ -993,6 +995,33 @@ class RcMlxToolParser(_MlxToolParser):
                 continue
             out.append({"id": _short_id(c.id), "name": c.name, "arguments": "".join(c.args) or "{}"})
         return out
+
+    def _send(self, content: str, calls: list, final: bool) -> Optional[dict]:
+        """``_result(content, _closed_calls(final, calls))`` in one pass (the
+        base class's calls carry no rank)."""
+        sent = self._sent
+        arr = self.prev_tool_call_arr
+        out: list = []
+        n = len(calls)
+        while sent < n:
+            c = calls[sent]
+            ok = c.ok
+            if ok is None and not final:
+                break
+            sent += 1
+            if ok is False:
+                continue
+            cid = c.id
+            cid = cid[:13] if cid and cid.startswith("call_") else _new_id()
+            name = c.name
+            args = "".join(c.args) or "{}"
+            out.append({"index": len(arr), "id": cid, "type": "function",
+                        "function": {"name": name, "arguments": args}})
+            arr.append({"id": cid, "name": name, "arguments": args})
+        self._sent = sent
+        if out:
+            return {"tool_calls": out, "content": content} if content else {"tool_calls": out}
+        return {"content": content} if content else None
 
     def _result(self, content: str, calls: list[dict]) -> Optional[dict]:
         out: dict = {}
@@ -1079,23 +1108,28 @@ class _StrippedQwen3Coder(_FramedQwen3Coder):
     framing = "strip"
 
 
-_ONE_SHOT: dict = {}  # format name or class -> a parser whose parse_complete reads whole blocks
+_ONE_SHOT: dict = {}  # format name or class -> idle parsers of it, each reset (as new) after its block
 
 
 def _calls_of(fmt: Any, block: str) -> list[dict]:
-    """The calls our ``fmt`` parser (a format name or class) reads in one whole block ([] when none parse)."""
-    p = _ONE_SHOT.get(fmt)
-    if p is None:
+    """The calls our ``fmt`` parser (a format name or class) reads in one whole block ([] when none parse):
+    ``parse_complete``'s calls, read by a parser of the format reset after each block (not a new one per
+    block).  Each call takes a parser from the format's pool and gives it back (``list.pop``/``append``
+    are atomic: threads never share one)."""
+    pool = _ONE_SHOT.get(fmt)
+    if pool is None:
+        pool = _ONE_SHOT.setdefault(fmt, [])
+    try:
+        p = pool.pop()
+    except IndexError:
         from .. import tools as rc_tools
 
-        # parse_complete reads with a fresh parser of the same class and settings:
-        # this one is only its template, never fed
-        p = _ONE_SHOT[fmt] = fmt() if isinstance(fmt, type) else rc_tools.create(fmt)
-    try:
-        res = p.parse_complete(block)
-    except ValueError:
-        return []
-    return [{"id": _short_id(c.id), "name": c.name, "arguments": c.arguments} for c in res.tool_calls]
+        p = fmt() if isinstance(fmt, type) else rc_tools.create(fmt)
+    p._push(block, eof=True)
+    out = [{"id": _short_id(c.id), "name": c.name, "arguments": "".join(c.args)} for c in p._calls if c.ok]
+    p.reset()
+    pool.append(p)
+    return out
 
 
 def _as_hermes(name: str, args: str) -> list[dict]:
