@@ -863,6 +863,7 @@ class RcMlxToolParser(_MlxToolParser):
         closers = tuple(self._call_closers) or None
         # the base class's own streaming step, read without its frame (same work)
         lean = method is RcMlxToolParser.extract_tool_calls_streaming
+        lean_multi = method is RcMlxMultiToolParser.extract_tool_calls_streaming
 
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                     delta_token_ids, request):
@@ -895,6 +896,25 @@ class RcMlxToolParser(_MlxToolParser):
                         return out
                     st.idle = me._idle_state()
                     return {"content": content} if content else None
+                if lean_multi and delta_text.__class__ is str and delta_text and current_text.__class__ is str and (
+                        st.pend or len(current_text) == len(previous_text) + len(delta_text)):
+                    # a composed name's delta with markup: its machine reads it (and the
+                    # deltas kept before it), as the method does after its own shortcuts
+                    pend = st.pend
+                    if pend:
+                        pend.append(delta_text)
+                        delta_text = "".join(pend)
+                        st.pend = []
+                    me._fed = len(current_text)
+                    if me._tools is None and request is not None:
+                        me._tools = _request_tools(request)
+                    content_l: list = []
+                    calls_l: list = []
+                    me._step(delta_text, False, content_l, calls_l)
+                    out = me._result("".join(content_l), calls_l) if content_l or calls_l else None
+                    st.cur = current_text
+                    st.idle = me._idle_state()
+                    return out
                 if st.pend:
                     # the deltas kept inside a call are read now, with this one
                     delta_text = "".join(st.pend) + delta_text
@@ -1335,6 +1355,11 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         lasts = {c[-1] for c in closers}
         self._call_closers = tuple(sorted(closers)) if len(lasts) <= 2 else ()
         self._call_triggers = "".join(sorted(lasts)) if len(lasts) <= 2 else ""
+        if self._fast and not any(f.at_start_only for f in self.multi.forms):
+            # a fresh stream starts in plain content: the server's first previous_text
+            # is "" (one object), so the first plain delta takes the gate too (what it
+            # sets, ``_begun``, matters only to a form read at the start alone)
+            self._gate.cur, self._gate.idle = "", 1
 
     def _triggers(self) -> Optional[set]:
         return set(self._firsts)
