@@ -1981,20 +1981,16 @@ cdef class TextGate:
     the last delta (a delta continues it when its ``previous_text`` is that
     object); ``idle``, what a plain delta gets next (0 the wrapper reads it,
     1 it passes through as content, 2 it is dropped, 3 it is kept for the
-    parser, 4 it goes to the piece function, 5 it is a piece of the open
-    call's arguments, sent as it is and kept for the parser); ``pend``, the
-    deltas kept; ``index``, the open call's index (state 5)."""
+    parser, 4 it goes to the piece function); ``pend``, the deltas kept."""
 
     cdef public object cur
     cdef public int idle
     cdef public list pend
-    cdef public Py_ssize_t index
 
     def __init__(self, cur=None):
         self.cur = cur
         self.idle = 0
         self.pend = []
-        self.index = 0
 
 
 cdef inline bint _has_any(str text, str chars) except -1:
@@ -2021,7 +2017,7 @@ cdef bint _none_ends_in(object current_text, Py_ssize_t dlen, tuple closers) exc
 
 
 def text_gate(TextGate st not None, str triggers not None, str keep_triggers not None, keeps, general,
-              piece=None, str piece_triggers not None="", str args_triggers not None=""):
+              piece=None, str piece_triggers not None=""):
     """The per-delta function of a vllm-mlx tool parser (its
     ``extract_tool_calls_streaming`` signature): a ``str`` delta that continues
     the stream (``previous_text is st.cur``, a ``str``, and ``current_text`` a
@@ -2033,11 +2029,8 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     delta in which none of them ends (``current_text`` a ``str``), or
     ``None``, accepting none; inside a
     call whose arguments stream as read (4) a delta with none of
-    ``piece_triggers`` goes to ``piece(delta_text)``; inside a call whose
-    arguments stream as written (5) a delta with none of ``args_triggers`` is
-    kept in ``st.pend`` and answered as that piece of the arguments of call
-    ``st.index``.  Anything else goes to ``general`` with the same
-    arguments."""
+    ``piece_triggers`` goes to ``piece(delta_text)``.  Anything else goes to
+    ``general`` with the same arguments."""
     if keeps is not None and type(keeps) is tuple:
         for m in <tuple>keeps:
             if type(m) is not str or not m:
@@ -2066,14 +2059,6 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                 if piece is not None and not _has_any(<str>delta_text, piece_triggers):
                     st.cur = current_text
                     return piece(delta_text)
-            elif idle == 5:
-                if not _has_any(<str>delta_text, args_triggers):
-                    st.cur = current_text
-                    if not PyUnicode_GET_LENGTH(delta_text):
-                        return None
-                    st.pend.append(delta_text)
-                    return {"tool_calls": [{"index": st.index, "type": "function",
-                                            "function": {"arguments": delta_text}}]}
             elif idle == 2:
                 if not _has_any(<str>delta_text, triggers):
                     st.cur = current_text

@@ -678,13 +678,12 @@ def extends(ids: tuple, prev: tuple) -> bool:
 class TextGate:
     """A stream's state for ``text_gate`` (see the compiled engine's docstring)."""
 
-    __slots__ = ("cur", "idle", "pend", "index")
+    __slots__ = ("cur", "idle", "pend")
 
     def __init__(self, cur=None):
         self.cur = cur
         self.idle = 0
         self.pend = []
-        self.index = 0
 
 
 def _none_ends_in(current_text, dlen, closers):
@@ -696,14 +695,13 @@ def _none_ends_in(current_text, dlen, closers):
     return True
 
 
-def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_triggers="", args_triggers=""):
+def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_triggers=""):
     """The per-delta function of a vllm-mlx tool parser: the compiled engine's
     ``text_gate``, in Python (one ``in`` test per character tested)."""
     if not isinstance(st, TextGate):
         raise TypeError(f"text_gate expects a TextGate, not {type(st).__name__}")
-    if (type(triggers) is not str or type(keep_triggers) is not str or type(piece_triggers) is not str
-            or type(args_triggers) is not str):
-        raise TypeError("text_gate: triggers, keep_triggers, piece_triggers and args_triggers must be str")
+    if type(triggers) is not str or type(keep_triggers) is not str or type(piece_triggers) is not str:
+        raise TypeError("text_gate: triggers, keep_triggers and piece_triggers must be str")
     closers = type(keeps) is tuple
     if closers and not all(type(m) is str and m for m in keeps):
         raise TypeError("text_gate: keeps must be callable or a tuple of non-empty str")
@@ -734,14 +732,6 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                 if piece is not None and clear(delta_text, piece_triggers):
                     st.cur = current_text
                     return piece(delta_text)
-            elif idle == 5:
-                if clear(delta_text, args_triggers):
-                    st.cur = current_text
-                    if not delta_text:
-                        return None
-                    st.pend.append(delta_text)
-                    return {"tool_calls": [{"index": st.index, "type": "function",
-                                            "function": {"arguments": delta_text}}]}
             elif idle == 2:
                 if clear(delta_text, triggers):
                     st.cur = current_text
