@@ -2017,7 +2017,7 @@ cdef bint _none_ends_in(object current_text, Py_ssize_t dlen, tuple closers) exc
 
 
 def text_gate(TextGate st not None, str triggers not None, str keep_triggers not None, keeps, general,
-              piece=None, str piece_triggers not None=""):
+              piece=None, str piece_triggers not None="", tuple openers=None):
     """The per-delta function of a vllm-mlx tool parser (its
     ``extract_tool_calls_streaming`` signature): a ``str`` delta that continues
     the stream (``previous_text is st.cur``, a ``str``, and ``current_text`` a
@@ -2029,12 +2029,18 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     delta in which none of them ends (``current_text`` a ``str``), or
     ``None``, accepting none; inside a
     call whose arguments stream as read (4) a delta with none of
-    ``piece_triggers`` goes to ``piece(delta_text)``.  Anything else goes to
-    ``general`` with the same arguments."""
+    ``piece_triggers`` goes to ``piece(delta_text)``.  In states 1 and 2 a
+    delta that is exactly one of ``openers`` (markers after which, read from
+    plain content, nothing is sent and the state is 3) is kept, and the state
+    becomes 3.  Anything else goes to ``general`` with the same arguments."""
     if keeps is not None and type(keeps) is tuple:
         for m in <tuple>keeps:
             if type(m) is not str or not m:
                 raise TypeError("text_gate: keeps must be callable or a tuple of non-empty str")
+    if openers is not None:
+        for m in openers:
+            if type(m) is not str or not m:
+                raise TypeError("text_gate: openers must be a tuple of non-empty str")
     cdef bint closers = type(keeps) is tuple
 
     def gate(previous_text, current_text, delta_text, previous_token_ids=None, current_token_ids=None,
@@ -2048,6 +2054,11 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                 if not _has_any(<str>delta_text, triggers):
                     st.cur = current_text
                     return {"content": delta_text} if PyUnicode_GET_LENGTH(delta_text) else None
+                if openers is not None and delta_text in openers:
+                    st.pend.append(delta_text)
+                    st.cur = current_text
+                    st.idle = 3
+                    return None
             elif idle == 3:
                 if not _has_any(<str>delta_text, keep_triggers) or (
                         _none_ends_in(current_text, PyUnicode_GET_LENGTH(delta_text), <tuple>keeps) if closers
@@ -2062,6 +2073,11 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
             elif idle == 2:
                 if not _has_any(<str>delta_text, triggers):
                     st.cur = current_text
+                    return None
+                if openers is not None and delta_text in openers:
+                    st.pend.append(delta_text)
+                    st.cur = current_text
+                    st.idle = 3
                     return None
         return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                        delta_token_ids, request)

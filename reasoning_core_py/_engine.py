@@ -695,7 +695,7 @@ def _none_ends_in(current_text, dlen, closers):
     return True
 
 
-def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_triggers=""):
+def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_triggers="", openers=None):
     """The per-delta function of a vllm-mlx tool parser: the compiled engine's
     ``text_gate``, in Python (one ``in`` test per character tested)."""
     if not isinstance(st, TextGate):
@@ -705,6 +705,8 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
     closers = type(keeps) is tuple
     if closers and not all(type(m) is str and m for m in keeps):
         raise TypeError("text_gate: keeps must be callable or a tuple of non-empty str")
+    if openers is not None and (type(openers) is not tuple or not all(type(m) is str and m for m in openers)):
+        raise TypeError("text_gate: openers must be a tuple of non-empty str")
 
     def clear(delta_text, chars):
         for ch in chars:
@@ -721,6 +723,11 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                 if clear(delta_text, triggers):
                     st.cur = current_text
                     return {"content": delta_text} if delta_text else None
+                if openers is not None and delta_text in openers:
+                    st.pend.append(delta_text)
+                    st.cur = current_text
+                    st.idle = 3
+                    return None
             elif idle == 3:
                 if clear(delta_text, keep_triggers) or (
                         _none_ends_in(current_text, len(delta_text), keeps) if closers
@@ -735,6 +742,11 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
             elif idle == 2:
                 if clear(delta_text, triggers):
                     st.cur = current_text
+                    return None
+                if openers is not None and delta_text in openers:
+                    st.pend.append(delta_text)
+                    st.cur = current_text
+                    st.idle = 3
                     return None
         return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                        delta_token_ids, request)

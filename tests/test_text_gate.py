@@ -16,7 +16,7 @@ BACKENDS = [pure] + ([compiled] if compiled is not None else [])
 BY_NAME = {m.__name__: m for m in BACKENDS}
 
 
-def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None):
+def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None, openers=None):
     """Feed ``script`` (delta, same_object, idle_after_general) through a gate;
     return what each call returned, what reached ``general`` and ``keeps``, and
     the state at the end.  ``closers``: a tuple of markers as ``keeps``."""
@@ -41,7 +41,7 @@ def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None)
         log.append(("piece", delta))
         return {"piece": delta}
 
-    f = mod.text_gate(gate_state, triggers, keep_triggers, keeps, general, piece, piece_triggers)
+    f = mod.text_gate(gate_state, triggers, keep_triggers, keeps, general, piece, piece_triggers, openers)
     out = []
     prev = gate_state.cur
     for delta, same, idle in script:
@@ -61,9 +61,10 @@ closer_sets = st.one_of(st.none(), st.lists(st.text(alphabet="ab<[!>", min_size=
 
 @pytest.mark.skipif(compiled is None, reason="the pure-only run")
 @settings(max_examples=300, deadline=None)
-@given(t=triggers, k=keeps_t, script=scripts, pt=st.sampled_from(["<", "", "<!"]), cl=closer_sets)
-def test_compiled_and_pure_gates_agree(t, k, script, pt, cl):
-    assert _run(compiled, t, k, script, pt, cl) == _run(pure, t, k, script, pt, cl)
+@given(t=triggers, k=keeps_t, script=scripts, pt=st.sampled_from(["<", "", "<!"]), cl=closer_sets,
+       op=st.sampled_from([None, (), ("<a",), ("<a", "[b>", "<")]))
+def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, op):
+    assert _run(compiled, t, k, script, pt, cl, op) == _run(pure, t, k, script, pt, cl, op)
 
 
 def _ends_in(text: str, dlen: int, closers: tuple) -> bool:
@@ -107,6 +108,14 @@ def test_what_each_state_does_with_a_plain_delta(mod):
     s.cur, s.idle = "w", 4
     assert g("w", "wv", "v") == ("P", "v") and s.cur == "wv"  # a piece of the arguments
     assert g("wv", "wv<", "<") == "G"                       # may end them: the general path
+    o = mod.text_gate(s, "<", ">", None, lambda *a: "G", None, "", ("<t>", "<u>"))
+    for idle in (1, 2):
+        s.cur, s.idle, s.pend = "m", idle, []
+        assert o("m", "m<t>", "<t>") is None and s.pend == ["<t>"] and s.idle == 3  # an opener: kept, inside
+        s.cur, s.idle, s.pend = "m", idle, []
+        assert o("m", "m<t>x", "<t>x") == "G" and s.pend == []  # more than the opener: the general path
+    s.cur, s.idle, s.pend = "m", 4, []
+    assert o("m", "m<t>", "<t>") == "G"                     # not in states 1 and 2
     s.idle = 1
     assert f("other", "otherz", "z") == "G"                 # not the text it saw last
     s.cur = "k"
@@ -130,3 +139,5 @@ def test_bad_arguments_are_type_errors(mod):
         mod.text_gate(mod.TextGate(), "<", ">", ("</a>", 3), None)
     with pytest.raises(TypeError):
         mod.text_gate(mod.TextGate(), "<", ">", None, None, None, 5)
+    with pytest.raises(TypeError):
+        mod.text_gate(mod.TextGate(), "<", ">", None, None, None, "", ("<a>", ""))

@@ -695,6 +695,7 @@ def _short_id(cid: Optional[str]) -> str:
 
 
 _NOCUR = object()  # no current_text seen: never the previous_text of a call
+_OPENERS: dict = {}  # class -> its markers that open a kept call (``RcMlxToolParser._openers``)
 _TextGate = resolve_backend(None)[1].TextGate
 _text_gate = resolve_backend(None)[1].text_gate
 
@@ -849,6 +850,37 @@ class RcMlxToolParser(_MlxToolParser):
     # the characters that may end the argument text being read ("" : any may)
     _piece_triggers = ""
 
+    def _openers(self) -> Optional[tuple]:
+        """The markers that, read as a whole delta from plain content (nothing
+        held), send nothing and leave the parser inside a call whose deltas are
+        kept (state 3): the gate keeps such a delta too.  Found once per class
+        by reading each marker of the format after some content."""
+        if not self._call_triggers or type(self)._idle_state is not RcMlxToolParser._idle_state:
+            return None
+        cls = type(self)
+        got = _OPENERS.get(cls)
+        if got is None:
+            saved = self._parser
+            found = []
+            try:
+                thinks = {a for a, _ in saved.think_pairs}
+                for m in saved._content_markers.markers:
+                    if m in thinks:
+                        continue
+                    self._parser = p = self._rc_tools.create(self.tool_format)
+                    p._push("Sure. ")
+                    if self._idle_state() != 1:
+                        continue
+                    p._events = []
+                    p._push(m)
+                    if not any(e[0] == "c" for e in p._events) and all(c.ok is None for c in p._calls) \
+                            and self._idle_state() == 3:
+                        found.append(m)
+            finally:
+                self._parser = saved
+            got = _OPENERS[cls] = tuple(found)
+        return got or None
+
     def _install_fast_path(self) -> None:
         trig = self._triggers() if self._fast else None
         if not trig or len(trig) > 3:
@@ -944,7 +976,8 @@ class RcMlxToolParser(_MlxToolParser):
         # the gate itself is the engine's (compiled: no Python frame for a plain delta)
         piece = getattr(self, "_piece", None)
         self.extract_tool_calls_streaming = _text_gate(  # type: ignore[method-assign]
-            st, "".join(sorted(trig)), self._call_triggers, closers, general, piece, self._piece_triggers)
+            st, "".join(sorted(trig)), self._call_triggers, closers, general, piece, self._piece_triggers,
+            self._openers())
         fin = getattr(type(self), "finalize_streaming", None)
         lean_fin = fin is RcMlxToolParser.finalize_streaming
         if fin is not None:
@@ -1363,6 +1396,15 @@ class RcMlxMultiToolParser(RcMlxToolParser):
 
     def _triggers(self) -> Optional[set]:
         return set(self._firsts)
+
+    def _openers(self) -> Optional[tuple]:
+        # the opener of a block read whole at its closer (not one whose first text
+        # decides whether it is a call): read from plain content it sends nothing,
+        # and the block's deltas are kept
+        if not self._call_triggers:
+            return None
+        return tuple(f.opener for f in self.multi.forms
+                     if f.closer and not f.rest and not f.prose_abandons and f.closer in self._call_closers) or None
 
     def _idle_state(self) -> int:
         if self._form is None and self._rest is None and not self._hold and self._begun:
