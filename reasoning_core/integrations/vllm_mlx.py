@@ -797,9 +797,13 @@ class RcMlxToolParser(_MlxToolParser):
         too.  The parser is started on no text (what any chunking reads first).
         Called at the end of ``reset`` (a subclass's, once its parser is made)."""
         if self._fast and type(self)._idle_state in _PRIMED:
+            gate = self._gate
             self._parser._push("")
+            gate.cur = ""
             if self._idle_state() == 1:
-                self._gate.cur, self._gate.idle = "", 1
+                gate.idle = 1
+            else:
+                gate.cur = _NOCUR
 
     # -- the per-delta fast path ----------------------------------------------------
     # A delta that continues the output we saw (``previous_text`` is the last
@@ -849,6 +853,9 @@ class RcMlxToolParser(_MlxToolParser):
     # Where a call's arguments stream as our parser reads them (``_piece``, state 4):
     # the characters that may end the argument text being read ("" : any may)
     _piece_triggers = ""
+    # While the general path reads kept deltas with the delta after them: how many
+    # of the characters it reads were kept (the rest is the delta itself)
+    _kept = 0
 
     def _openers(self) -> Optional[tuple]:
         """The markers that, read as a whole delta from plain content (nothing
@@ -949,9 +956,11 @@ class RcMlxToolParser(_MlxToolParser):
                     return out
                 if st.pend:
                     # the deltas kept inside a call are read now, with this one
-                    delta_text = "".join(st.pend) + delta_text
+                    kept = "".join(st.pend)
+                    delta_text = kept + delta_text
                     st.pend = []
                     me._fed = len(current_text) - len(delta_text)
+                    me._kept = len(kept)
                 else:
                     me._fed = len(previous_text)  # the plain deltas passed through were read
             elif st.pend:
@@ -963,6 +972,7 @@ class RcMlxToolParser(_MlxToolParser):
                 first = method(me, None, st.cur, pend, None, None, None, request)
             out = method(me, previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                          delta_token_ids, request)
+            me._kept = 0
             if first:
                 out = _joined(first, out)
             if current_text.__class__ is str:
@@ -1964,7 +1974,7 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
 
 
 # the classes whose gate state comes from the parser's lane: a fresh stream is primed
-_PRIMED = (RcMlxToolParser._idle_state, _RcMlxPieceStreamer._idle_state)
+_PRIMED = [RcMlxToolParser._idle_state, _RcMlxPieceStreamer._idle_state]
 
 
 class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
@@ -2257,13 +2267,24 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
         trig = super()._triggers()
         return None if trig is None else trig | {":", "_"}
 
+    # Once a call was read, the fallback forms are not looked for (every use of
+    # them waits for a stream with no call): inside a block, where nothing is
+    # content and the calls are sent at the delta that holds its end marker, a
+    # delta is kept until one in which that marker ends (read then; see
+    # ``_kept``: the calls go out only when the delta itself holds the marker).
+    _call_closers = (_G_CALL_END,)
+    _call_triggers = ">"
+
     def _idle_state(self) -> int:
-        if self._fb_at is not None or self._parser._calls:
+        if self._parser._calls:
+            return super()._idle_state()
+        if self._fb_at is not None:
             return 0
         cur = self._gate.cur
         if ":" in cur[-9:] or "_" in cur[-9:]:
             return 0  # a fallback marker may be under way
-        return super()._idle_state()
+        idle = super()._idle_state()
+        return 0 if idle == 3 else idle  # before a call, every delta is looked at for a fallback form
 
     def reset(self) -> None:
         super().reset()
@@ -2271,6 +2292,7 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
         self._fb_at: Optional[int] = None  # where a fallback form may begin (offset in the output)
         self._fb_tail = ""
         self._fb_done = False
+        self._prime()
 
     def _fallback_step(self, chunk: str, current_text: Any, after: int) -> Optional[dict]:
         """The fallback forms: their markers are looked for in the new text
@@ -2309,7 +2331,9 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
                                                                             len(current_text) - len(delta_text)]):
                     self._fb_done = True
         deltas = p.parse_delta(delta_text)
-        calls = self._closed_calls(False) if _G_CALL_END in delta_text else []
+        # (the kept deltas before it never hold the marker whole: only this delta's text counts)
+        calls = self._closed_calls(False) if _G_CALL_END in (delta_text[self._kept:] if self._kept else delta_text) \
+            else []
         if not calls and not p._calls:
             fb = self._fallback_step(delta_text, current_text, 0)
             if fb is not None:
@@ -2334,6 +2358,9 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
             if fb is not None:
                 return ExtractedToolCallInformation(tools_called=True, tool_calls=fb[0], content=fb[1] or None)
         return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+
+
+_PRIMED.append(RcMlxGemma4ToolParser._idle_state)
 
 
 class _StreamReset:

@@ -311,3 +311,19 @@ def test_each_delta_is_answered_as_reading_every_delta_does(cls_name, seed):
     _answers(p, chunks)
     _answers(q, chunks)
     same(_answers(p, chunks), _answers(q, chunks))
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_gemma4_sends_a_block_s_calls_at_the_delta_holding_its_end_marker(split):
+    """gemma4 sends a block's calls at a delta holding ``<tool_call|>`` whole (vllm-mlx's
+    rule, kept by ours reading every delta); with the calls' deltas kept by the gate,
+    the delta that ends a split marker is read, and sends nothing."""
+    cls = M.TOOL_PARSERS["gemma4"]
+    end = ["<tool_", "call|>"] if split else ["<tool_call|>"]
+    chunks = ["Hi ", "<|tool_call>", "call:get_weather{city:", _Q, "Paris", _Q, "}", "call:lookup{q:", _Q, "b",
+              _Q, "}", *end, " Done", " now."]
+    want = _answers(_general_only(cls)(None), chunks)
+    got = _answers(cls(None), chunks)
+    assert got == want
+    sent_at = {n for n, _ in want[1]}
+    assert sent_at == ({len(chunks)} if split else {chunks.index("<tool_call|>")})
