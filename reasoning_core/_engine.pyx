@@ -1981,16 +1981,19 @@ cdef class TextGate:
     the last delta (a delta continues it when its ``previous_text`` is that
     object); ``idle``, what a plain delta gets next (0 the wrapper reads it,
     1 it passes through as content, 2 it is dropped, 3 it is kept for the
-    parser, 4 it goes to the piece function); ``pend``, the deltas kept."""
+    parser, 4 it goes to the piece function, 6 it is kept for the parser
+    unless it holds a character of ``keep``); ``pend``, the deltas kept."""
 
     cdef public object cur
     cdef public int idle
     cdef public list pend
+    cdef public str keep
 
     def __init__(self, cur=None):
         self.cur = cur
         self.idle = 0
         self.pend = []
+        self.keep = ""
 
 
 cdef inline bint _has_any(str text, str chars) except -1:
@@ -2029,7 +2032,9 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     delta in which none of them ends (``current_text`` a ``str``), or
     ``None``, accepting none; inside a
     call whose arguments stream as read (4) a delta with none of
-    ``piece_triggers`` goes to ``piece(delta_text)``.  In states 1 and 2 a
+    ``piece_triggers`` goes to ``piece(delta_text)``; in a stretch the
+    parser reads without a word (6) a delta with none of the characters of
+    ``st.keep`` is kept in ``st.pend``.  In states 1 and 2 a
     delta that is exactly one of ``openers`` (markers after which, read from
     plain content, nothing is sent and the state is 3) is kept, and the state
     becomes 3.  Anything else goes to ``general`` with the same arguments."""
@@ -2070,6 +2075,11 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                 if piece is not None and not _has_any(<str>delta_text, piece_triggers):
                     st.cur = current_text
                     return piece(delta_text)
+            elif idle == 6:
+                if not _has_any(<str>delta_text, st.keep):
+                    st.pend.append(delta_text)
+                    st.cur = current_text
+                    return None
             elif idle == 2:
                 if not _has_any(<str>delta_text, triggers):
                     st.cur = current_text

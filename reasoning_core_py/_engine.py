@@ -678,12 +678,13 @@ def extends(ids: tuple, prev: tuple) -> bool:
 class TextGate:
     """A stream's state for ``text_gate`` (see the compiled engine's docstring)."""
 
-    __slots__ = ("cur", "idle", "pend")
+    __slots__ = ("cur", "idle", "pend", "keep")
 
     def __init__(self, cur=None):
         self.cur = cur
         self.idle = 0
         self.pend = []
+        self.keep = ""
 
 
 def _none_ends_in(current_text, dlen, closers):
@@ -739,6 +740,11 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                 if piece is not None and clear(delta_text, piece_triggers):
                     st.cur = current_text
                     return piece(delta_text)
+            elif idle == 6:
+                if clear(delta_text, st.keep):
+                    st.pend.append(delta_text)
+                    st.cur = current_text
+                    return None
             elif idle == 2:
                 if clear(delta_text, triggers):
                     st.cur = current_text

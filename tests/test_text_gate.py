@@ -16,11 +16,12 @@ BACKENDS = [pure] + ([compiled] if compiled is not None else [])
 BY_NAME = {m.__name__: m for m in BACKENDS}
 
 
-def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None, openers=None):
+def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None, openers=None, keep="<"):
     """Feed ``script`` (delta, same_object, idle_after_general) through a gate;
     return what each call returned, what reached ``general`` and ``keeps``, and
     the state at the end.  ``closers``: a tuple of markers as ``keeps``."""
     gate_state = mod.TextGate("")
+    gate_state.keep = keep
     log = []
 
     def keeps_fn(cur, delta):
@@ -53,7 +54,7 @@ def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None,
 
 
 deltas = st.one_of(st.text(alphabet="ab<[!>", max_size=6), st.just(""))
-scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3, 4])), max_size=25)
+scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3, 4, 6])), max_size=25)
 triggers = st.sampled_from(["<", "<[", "<[!", "[", ""])
 keeps_t = st.sampled_from([">", "<>", "", "<>!"])
 closer_sets = st.one_of(st.none(), st.lists(st.text(alphabet="ab<[!>", min_size=1, max_size=4), max_size=3).map(tuple))
@@ -62,9 +63,9 @@ closer_sets = st.one_of(st.none(), st.lists(st.text(alphabet="ab<[!>", min_size=
 @pytest.mark.skipif(compiled is None, reason="the pure-only run")
 @settings(max_examples=300, deadline=None)
 @given(t=triggers, k=keeps_t, script=scripts, pt=st.sampled_from(["<", "", "<!"]), cl=closer_sets,
-       op=st.sampled_from([None, (), ("<a",), ("<a", "[b>", "<")]))
-def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, op):
-    assert _run(compiled, t, k, script, pt, cl, op) == _run(pure, t, k, script, pt, cl, op)
+       op=st.sampled_from([None, (), ("<a",), ("<a", "[b>", "<")]), kp=st.sampled_from(["", "<", "<!b"]))
+def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, op, kp):
+    assert _run(compiled, t, k, script, pt, cl, op, kp) == _run(pure, t, k, script, pt, cl, op, kp)
 
 
 def _ends_in(text: str, dlen: int, closers: tuple) -> bool:
@@ -116,6 +117,9 @@ def test_what_each_state_does_with_a_plain_delta(mod):
         assert o("m", "m<t>x", "<t>x") == "G" and s.pend == []  # more than the opener: the general path
     s.cur, s.idle, s.pend = "m", 4, []
     assert o("m", "m<t>", "<t>") == "G"                     # not in states 1 and 2
+    s.cur, s.idle, s.pend, s.keep = "m", 6, [], "<\n"
+    assert o("m", "mab", "ab") is None and s.pend == ["ab"] and s.cur == "mab"  # read without a word: kept
+    assert o("mab", "mab\n", "\n") == "G" and s.pend == ["ab"]  # one of keep's characters: general
     s.idle = 1
     assert f("other", "otherz", "z") == "G"                 # not the text it saw last
     s.cur = "k"

@@ -903,6 +903,7 @@ class RcMlxToolParser(_MlxToolParser):
         # the base class's own streaming step, read without its frame (same work)
         lean = method is RcMlxToolParser.extract_tool_calls_streaming
         lean_multi = method is RcMlxMultiToolParser.extract_tool_calls_streaming
+        lean_piece = method is _RcMlxPieceStreamer.extract_tool_calls_streaming
 
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                     delta_token_ids, request):
@@ -935,6 +936,22 @@ class RcMlxToolParser(_MlxToolParser):
                         return out
                     st.idle = me._idle_state()
                     return {"content": content} if content else None
+                if lean_piece and delta_text.__class__ is str and delta_text and current_text.__class__ is str and (
+                        st.pend or len(current_text) == len(previous_text) + len(delta_text)):
+                    # a piece streamer's delta with markup (and the deltas kept before it,
+                    # which sent nothing): one compiled step, answered as the method does
+                    pend = st.pend
+                    if pend:
+                        pend.append(delta_text)
+                        delta_text = "".join(pend)
+                        st.pend = []
+                    me._fed = len(current_text)
+                    me._stream_request(request)
+                    out = me._stepped(_tool_base._scan.step_args(me._parser, delta_text, _ParsedToolCallDelta),
+                                      delta_text)
+                    st.cur = current_text
+                    st.idle = me._idle_state()
+                    return out
                 if lean_multi and delta_text.__class__ is str and delta_text and current_text.__class__ is str and (
                         st.pend or len(current_text) == len(previous_text) + len(delta_text)):
                     # a composed name's delta with markup: its machine reads it (and the
@@ -1871,6 +1888,19 @@ from ..tools import _base as _tool_base  # noqa: E402
 from ..tools._types import ParsedToolCallDelta as _ParsedToolCallDelta  # noqa: E402
 
 
+_LIST_APPEND = type([].append)
+_FIRSTS: dict = {}  # a Markers object -> the characters its markers start with
+
+
+def _firsts(ms: Any) -> str:
+    got = _FIRSTS.get(ms)
+    if got is None:
+        if len(_FIRSTS) > 256:  # the formats' marker sets are a few dozen: bounded all the same
+            _FIRSTS.clear()
+        got = _FIRSTS[ms] = "".join(sorted({m[0] for m in ms.markers}))
+    return got
+
+
 class _RcMlxPieceStreamer(RcMlxToolParser):
     """Streaming over our format parser, answered as vllm-mlx's dict deltas:
     each delta's content and, per call, its name and argument pieces in one
@@ -1887,6 +1917,17 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
     def _idle_state(self) -> int:
         p = self._parser
         lane = p._lane
+        if lane.__class__ is tuple and p._rec is None and p._pos == len(p._buf):
+            ms, sink = lane
+            if ms is not p._content_markers and (
+                    sink.__class__ is _LIST_APPEND and sink.__self__.__class__ is list and sink.__name__ == "append"
+                    or sink is _tool_base._drop or sink is _drop_text):
+                # a stretch read without a word (a name, a key, a value kept whole, the
+                # text between tags: the sink keeps or drops it), nothing held: a delta
+                # with no character a marker that ends it starts with only adds to it,
+                # and sends nothing
+                self._gate.keep = _FIRSTS.get(ms) or _firsts(ms)
+                return 6
         if p._cur is not None and lane is not None and p._rec is None:
             self._piece_lane = lane
             return 4  # inside a call: the gate hands each delta to _piece

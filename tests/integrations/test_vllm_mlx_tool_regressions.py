@@ -248,7 +248,7 @@ _WHOLE.update({
 _MARKUP = r"(<[^<>]{1,40}>|\[TOOL_CALLS\]|\[ARGS\]|<\|\"\|>|\n)"
 
 
-def _answers(parser, chunks):
+def _answers(parser, chunks, request=None):
     """Each delta's content (then the end's), and the call entries in order, each
     with the number of deltas read when it came; call ids numbered in order of
     appearance."""
@@ -261,7 +261,7 @@ def _answers(parser, chunks):
             got = parser.finalize_streaming(prev)
         else:
             cur = prev + ch
-            got = parser.extract_tool_calls_streaming(prev, cur, ch)
+            got = parser.extract_tool_calls_streaming(prev, cur, ch, request=request)
             prev = cur
         assert got is None or set(got) <= {"content", "tool_calls"}, got
         got = copy.deepcopy(got) or {}
@@ -327,3 +327,23 @@ def test_gemma4_sends_a_block_s_calls_at_the_delta_holding_its_end_marker(split)
     assert got == want
     sent_at = {n for n, _ in want[1]}
     assert sent_at == ({len(chunks)} if split else {chunks.index("<tool_call|>")})
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_poolside_streams_a_string_value_as_read_whatever_the_gate_keeps(seed):
+    """poolside_v1 streams a value the request declares ``string`` as it reads it (the
+    gate keeps only the stretches read without a word: names, keys, other values)."""
+    import random
+
+    cls = M.TOOL_PARSERS["poolside_v1"]
+    request = {"tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]}
+    text = ("Let me check.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris, "
+            "Texas </arg_value and more</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n"
+            "</tool_call> Done.")
+    rng = random.Random(seed)
+    cuts = sorted(rng.sample(range(1, len(text)), rng.randint(5, len(text) // 2)))
+    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    want = _answers(_general_only(cls)(None), chunks, request)
+    assert len({n for n, _ in want[1]}) > 2, "the string value does not stream"
+    assert _answers(cls(None), chunks, request) == want
