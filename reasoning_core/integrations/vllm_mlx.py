@@ -1511,6 +1511,8 @@ class RcMlxMultiToolParser(RcMlxToolParser):
                 elif self.multi.content_after_marker:
                     content.append(block)  # markup no call parses from: text, as vllm-mlx leaves it
                 text = text[cut:]
+                if not text and not self._hold:
+                    return  # nothing after the closer (what the opener search below finds in "")
                 continue
             window = self._hold + text
             self._hold = ""
