@@ -1981,19 +1981,25 @@ cdef class TextGate:
     the last delta (a delta continues it when its ``previous_text`` is that
     object); ``idle``, what a plain delta gets next (0 the wrapper reads it,
     1 it passes through as content, 2 it is dropped, 3 it is kept for the
-    parser, 4 it goes to the piece function, 6 it is kept for the parser
-    unless it holds a character of ``keep``); ``pend``, the deltas kept."""
+    parser, 4 it goes to the piece function, 5 it goes to ``reader``, 6 it
+    is kept for the parser unless it holds a character of ``keep``);
+    ``pend``, the deltas kept; ``reader`` and ``index`` (state 5), the reader
+    of the open call's arguments and the call's index."""
 
     cdef public object cur
     cdef public int idle
     cdef public list pend
     cdef public str keep
+    cdef public object reader
+    cdef public Py_ssize_t index
 
     def __init__(self, cur=None):
         self.cur = cur
         self.idle = 0
         self.pend = []
         self.keep = ""
+        self.reader = None
+        self.index = 0
 
 
 cdef inline bint _has_any(str text, str chars) except -1:
@@ -2020,7 +2026,7 @@ cdef bint _none_ends_in(object current_text, Py_ssize_t dlen, tuple closers) exc
 
 
 def text_gate(TextGate st not None, str triggers not None, str keep_triggers not None, keeps, general,
-              piece=None, str piece_triggers not None="", tuple openers=None):
+              piece=None, str piece_triggers not None="", tuple openers=None, after_feed=None):
     """The per-delta function of a vllm-mlx tool parser (its
     ``extract_tool_calls_streaming`` signature): a ``str`` delta that continues
     the stream (``previous_text is st.cur``, a ``str``, and ``current_text`` a
@@ -2032,7 +2038,12 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     delta in which none of them ends (``current_text`` a ``str``), or
     ``None``, accepting none; inside a
     call whose arguments stream as read (4) a delta with none of
-    ``piece_triggers`` goes to ``piece(delta_text)``; in a stretch the
+    ``piece_triggers`` goes to ``piece(delta_text)``; inside arguments sent
+    as the model wrote them (5) a non-empty delta is fed to ``st.reader``
+    (``feed(buf, pos, eof)`` -> ``(end, status)``): read whole with the value
+    going on (status 0), it is kept in ``st.pend`` and answered as that piece
+    of the arguments of call ``st.index``, else ``after_feed(delta_text, end,
+    status)`` answers it; in a stretch the
     parser reads without a word (6) a delta with none of the characters of
     ``st.keep`` is kept in ``st.pend``.  In states 1 and 2 a
     delta that is exactly one of ``openers`` (markers after which, read from
@@ -2075,6 +2086,15 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                 if piece is not None and not _has_any(<str>delta_text, piece_triggers):
                     st.cur = current_text
                     return piece(delta_text)
+            elif idle == 5:
+                if after_feed is not None and PyUnicode_GET_LENGTH(delta_text):
+                    r = st.reader.feed(delta_text, 0, False)
+                    st.cur = current_text
+                    if r[1] == 0 and r[0] == PyUnicode_GET_LENGTH(delta_text):
+                        st.pend.append(delta_text)
+                        return {"tool_calls": [{"index": st.index, "type": "function",
+                                                "function": {"arguments": delta_text}}]}
+                    return after_feed(delta_text, r[0], r[1])
             elif idle == 6:
                 if not _has_any(<str>delta_text, st.keep):
                     st.pend.append(delta_text)

@@ -678,13 +678,15 @@ def extends(ids: tuple, prev: tuple) -> bool:
 class TextGate:
     """A stream's state for ``text_gate`` (see the compiled engine's docstring)."""
 
-    __slots__ = ("cur", "idle", "pend", "keep")
+    __slots__ = ("cur", "idle", "pend", "keep", "reader", "index")
 
     def __init__(self, cur=None):
         self.cur = cur
         self.idle = 0
         self.pend = []
         self.keep = ""
+        self.reader = None
+        self.index = 0
 
 
 def _none_ends_in(current_text, dlen, closers):
@@ -696,7 +698,8 @@ def _none_ends_in(current_text, dlen, closers):
     return True
 
 
-def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_triggers="", openers=None):
+def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_triggers="", openers=None,
+              after_feed=None):
     """The per-delta function of a vllm-mlx tool parser: the compiled engine's
     ``text_gate``, in Python (one ``in`` test per character tested)."""
     if not isinstance(st, TextGate):
@@ -740,6 +743,15 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                 if piece is not None and clear(delta_text, piece_triggers):
                     st.cur = current_text
                     return piece(delta_text)
+            elif idle == 5:
+                if after_feed is not None and delta_text:
+                    end, status = st.reader.feed(delta_text, 0, False)
+                    st.cur = current_text
+                    if status == 0 and end == len(delta_text):
+                        st.pend.append(delta_text)
+                        return {"tool_calls": [{"index": st.index, "type": "function",
+                                                "function": {"arguments": delta_text}}]}
+                    return after_feed(delta_text, end, status)
             elif idle == 6:
                 if clear(delta_text, st.keep):
                     st.pend.append(delta_text)

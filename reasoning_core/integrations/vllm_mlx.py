@@ -907,6 +907,8 @@ class RcMlxToolParser(_MlxToolParser):
 
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                     delta_token_ids, request):
+            if st.idle == 5 and st.pend:
+                me._flush_args()  # argument pieces the gate sent and its reader read
             first = None
             if previous_text is st.cur:
                 if lean and delta_text.__class__ is str and delta_text and current_text.__class__ is str and (
@@ -1004,11 +1006,13 @@ class RcMlxToolParser(_MlxToolParser):
         piece = getattr(self, "_piece", None)
         self.extract_tool_calls_streaming = _text_gate(  # type: ignore[method-assign]
             st, "".join(sorted(trig)), self._call_triggers, closers, general, piece, self._piece_triggers,
-            self._openers())
+            self._openers(), getattr(self, "_after_feed", None))
         fin = getattr(type(self), "finalize_streaming", None)
         lean_fin = fin is RcMlxToolParser.finalize_streaming
         if fin is not None:
             def finalize_streaming(current_text: str = "") -> Optional[dict]:
+                if st.idle == 5 and st.pend:
+                    me._flush_args()
                 if lean_fin and not st.pend:
                     # the base class's end of stream, without its frames (same work);
                     # a parser waiting in plain content with nothing held has nothing
@@ -2179,6 +2183,85 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
         if i not in self._ids:  # the id on the call's first piece only
             self._ids[i] = slot["id"] = _mistral_id()
         return slot
+
+    # -- inside the arguments (state 5): the gate feeds each delta to the JSON
+    # reader of the raw lane itself; a delta read whole, the value going on, is
+    # sent as the call's next argument piece, as written (what the parser's step
+    # answers) and kept; the parser takes the kept deltas as read at its next
+    # step (``_flush_args``), and a delta the value ends in is finished here
+    # (``_after_feed``), as the scanner's step finishes a lane's feed.
+
+    def _idle_state(self) -> int:
+        idle = super()._idle_state()
+        if idle == 4:
+            return self._args_state()
+        return idle
+
+    def _args_state(self) -> int:
+        p = self._parser
+        lane = p._lane
+        cur = p._cur
+        if lane.__class__ is _RawJsonLane and p._pos == len(p._buf) and p._rec is None and cur is not None \
+                and cur.index in self._ids and lane is self._piece_lane:
+            st = self._gate
+            st.reader = lane.reader
+            st.index = cur.index
+            return 5
+        return 4
+
+    def _piece(self, delta_text: str) -> Optional[dict]:
+        out = _RcMlxPieceStreamer._piece(self, delta_text)
+        st = self._gate
+        if st.idle == 4:
+            st.idle = self._args_state()
+        return out
+
+    def _flush_args(self) -> None:
+        st = self._gate
+        pend = st.pend
+        st.pend = []
+        n = 0
+        for d in pend:
+            n += len(d)
+        p = self._parser
+        p._cur.args.extend(pend)  # each one the lane's piece of the arguments
+        p._base += n              # the text the parser's steps moved past
+        self._fed += n
+
+    def _after_feed(self, delta_text: str, end: int, status: int) -> Optional[dict]:
+        if self._gate.pend:
+            self._flush_args()
+        self._fed += len(delta_text)
+        p = self._parser
+        # the scanner's step on the raw lane after its feed (the buffer was read to its end)
+        p._base += p._pos
+        p._buf = delta_text
+        p._pos = end
+        if end:
+            p._emit_args(delta_text[:end])
+        if status != _NEED:
+            p._lane_status = status
+            p._resume()
+        events = p._events
+        got: Any = []
+        if events:
+            p._events = []
+            got = None
+            if len(events) == 1:
+                e = events[0]
+                if e[0] == "a" and p._cur is not None and p._cur.index == e[1]:
+                    got = e[2]
+                elif not (e[0] == "c" and e[2] == delta_text):
+                    got = _tool_base._scan.to_deltas(events, _ParsedToolCallDelta)
+            elif not (all(e[0] == "c" for e in events) and "".join(e[2] for e in events) == delta_text):
+                got = _tool_base._scan.to_deltas(events, _ParsedToolCallDelta)
+        # the piece's answer (``_piece``)
+        if got.__class__ is str and p._lane is self._piece_lane:
+            out = self._args_piece(got)
+            self._gate.idle = self._args_state()
+            return out
+        self._gate.idle = self._idle_state()
+        return self._stepped(got, delta_text)
 
 
 from .._tag_calls import G_CALL_END as _G_CALL_END  # noqa: E402
