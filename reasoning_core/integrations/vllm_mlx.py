@@ -795,8 +795,9 @@ class RcMlxToolParser(_MlxToolParser):
         """A fresh stream whose parser starts in plain content: the server's first
         previous_text is "" (one object), so the first plain delta takes the gate
         too.  The parser is started on no text (what any chunking reads first).
-        Called at the end of ``reset`` (a subclass's, once its parser is made)."""
-        if self._fast and type(self)._idle_state in _PRIMED:
+        Called at the end of ``reset`` (a subclass's, once its parser is made:
+        one whose ``_idle_state`` reads that parser's lane)."""
+        if self._fast:
             gate = self._gate
             self._parser._push("")
             gate.cur = ""
@@ -2020,10 +2021,6 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
         return self._deltas(self._parser.finish())
 
 
-# the classes whose gate state comes from the parser's lane: a fresh stream is primed
-_PRIMED = [RcMlxToolParser._idle_state, _RcMlxPieceStreamer._idle_state]
-
-
 class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
     """vllm-mlx's ``poolside_v1``: GLM-4.7 markup (our glm45 format, values as
     above), calls to tools the request does not list dropped, the call's name
@@ -2484,9 +2481,6 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
             if fb is not None:
                 return ExtractedToolCallInformation(tools_called=True, tool_calls=fb[0], content=fb[1] or None)
         return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
-
-
-_PRIMED.append(RcMlxGemma4ToolParser._idle_state)
 
 
 class _StreamReset:
