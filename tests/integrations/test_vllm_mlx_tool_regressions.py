@@ -347,3 +347,33 @@ def test_poolside_streams_a_string_value_as_read_whatever_the_gate_keeps(seed):
     want = _answers(_general_only(cls)(None), chunks, request)
     assert len({n for n, _ in want[1]}) > 2, "the string value does not stream"
     assert _answers(cls(None), chunks, request) == want
+
+
+# classes whose first tool markup may only be read at the output's start (llama's bare JSON)
+# or whose state comes from message headers (harmony): their first delta is read
+_READ_FIRST = {"LlamaRcMlxToolParser", "HarmonyRcMlxToolParser"}
+
+
+@pytest.mark.parametrize("name", sorted(M.TOOL_PARSERS))
+def test_a_fresh_stream_s_first_plain_delta_is_content_without_a_parser_step(name):
+    """The server's first previous_text is "": a plain first delta takes the gate (a
+    reset, or a new instance, starts the stream there), and is the content it is."""
+    cls = M.TOOL_PARSERS[name]
+    if cls.__name__ in _READ_FIRST:
+        pytest.skip("this class reads its first delta")
+    p = cls(None)
+    for _ in range(2):  # new, then reset after a stream
+        calls = []
+        parser = p._parser
+        inner = parser._push
+        parser._push = lambda d, eof=False: calls.append(d) or inner(d, eof)
+        step = getattr(p, "_step", None)  # the composed names' machine
+        if step is not None:
+            p._step = lambda text, *a: calls.append(text) or step(text, *a)
+        assert p.extract_tool_calls_streaming("", "Hello there", "Hello there") == {"content": "Hello there"}
+        assert calls == []
+        del parser._push
+        if step is not None:
+            del p._step
+        p.finalize_streaming("Hello there")
+        p.reset()
