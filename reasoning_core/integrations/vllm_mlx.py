@@ -1327,12 +1327,43 @@ _LLAMA = _Multi(
            _Form("<function=", "</function>", _block_function_json),
            _Form("{", rest="llama3_json", at_start_only=True)), pending_ends_empty=True)
 
+_K_CALL_END = "<|tool_call_end|>"
+_K_IN_SECTION: list = []  # kimi_k2 parsers waiting inside a section for a call (see _block_kimi)
+
+
 def _block_kimi(block: str) -> list[dict]:
-    """A Kimi call (``<|tool_call_begin|>…<|tool_call_end|>``), inside its section or not: our kimi_k2."""
-    return _calls_of("kimi_k2", _K_SECTION + block)
+    """A Kimi call (``<|tool_call_begin|>…<|tool_call_end|>``), inside its section or not: our kimi_k2.
+
+    A closed block is read by a parser already inside a section, waiting for a call: after
+    the call's end it waits there again (the same wait as after the section's opener), and
+    the next block reuses it (no section opener to find, no end of input, no reset).  A
+    parser left anywhere else is dropped.  The calls are those of the section opener, the
+    block and the end of input read by a new parser: nothing after the call's end is read."""
+    if not block.endswith(_K_CALL_END):
+        return _calls_of("kimi_k2", _K_SECTION + block)
+    try:
+        p = _K_IN_SECTION.pop()
+    except IndexError:
+        from .. import tools as rc_tools
+
+        p = rc_tools.create("kimi_k2")
+        p._push(_K_SECTION)
+    calls = p._calls
+    n = len(calls)
+    p._push(block)
+    out = [{"id": _short_id(c.id), "name": c.name, "arguments": "".join(c.args)} for c in calls[n:] if c.ok]
+    p._events = []
+    lane = p._lane
+    if p._cur is None and lane.__class__ is tuple and lane[0] is _K_SECTION_WAIT and lane[1] is _tool_base._drop \
+            and p._pos == len(p._buf) and p._rec is None and len(calls) < 64:
+        _K_IN_SECTION.append(p)
+    return out
 
 
 _K_SECTION = "<|tool_calls_section_begin|>"
+from ..tools._marker_formats import KimiK2ToolParser as _KimiK2  # noqa: E402
+
+_K_SECTION_WAIT = _KimiK2._SECTION  # the markers a section waits for between calls
 _KIMI = _Multi(
     forms=(_Form(_K_SECTION), _Form("<|tool_call_section_begin|>"), _Form("<|tool_calls_section_end|>"),
            _Form("<|tool_call_section_end|>"), _Form("<|tool_call_begin|>", "<|tool_call_end|>", _block_kimi)),
