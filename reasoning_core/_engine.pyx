@@ -1973,6 +1973,7 @@ def extends(tuple ids not None, tuple prev not None):
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_FindChar(object text, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
     Py_UCS4 PyUnicode_ReadChar(object text, Py_ssize_t index) except? <Py_UCS4>-1
+    Py_ssize_t PyUnicode_Find(object text, object sub, Py_ssize_t start, Py_ssize_t end, int direction) except -2
 
 
 cdef class TextGate:
@@ -1980,16 +1981,25 @@ cdef class TextGate:
     the last delta (a delta continues it when its ``previous_text`` is that
     object); ``idle``, what a plain delta gets next (0 the wrapper reads it,
     1 it passes through as content, 2 it is dropped, 3 it is kept for the
-    parser); ``pend``, the deltas kept."""
+    parser, 4 it goes to the piece function, 5 it goes to ``reader``, 6 it
+    is kept for the parser unless it holds a character of ``keep``);
+    ``pend``, the deltas kept; ``reader`` and ``index`` (state 5), the reader
+    of the open call's arguments and the call's index."""
 
     cdef public object cur
     cdef public int idle
     cdef public list pend
+    cdef public str keep
+    cdef public object reader
+    cdef public Py_ssize_t index
 
     def __init__(self, cur=None):
         self.cur = cur
         self.idle = 0
         self.pend = []
+        self.keep = ""
+        self.reader = None
+        self.index = 0
 
 
 cdef inline bint _has_any(str text, str chars) except -1:
@@ -2000,29 +2010,75 @@ cdef inline bint _has_any(str text, str chars) except -1:
     return False
 
 
+cdef bint _none_ends_in(object current_text, Py_ssize_t dlen, tuple closers) except -1:
+    """No marker of ``closers`` ends in the last ``dlen`` characters of
+    ``current_text`` (a ``str``): each is searched for from where one ending
+    in them could start, so a marker that ended in the text before is not
+    seen again."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(current_text), start, i
+    cdef object m
+    for i in range(PyTuple_GET_SIZE(closers)):
+        m = <object>PyTuple_GET_ITEM(closers, i)
+        start = n - dlen - PyUnicode_GET_LENGTH(m) + 1
+        if PyUnicode_Find(current_text, m, start if start > 0 else 0, n, 1) >= 0:
+            return False
+    return True
+
+
 def text_gate(TextGate st not None, str triggers not None, str keep_triggers not None, keeps, general,
-              piece=None, str piece_triggers not None=""):
+              piece=None, str piece_triggers not None="", tuple openers=None, after_feed=None):
     """The per-delta function of a vllm-mlx tool parser (its
     ``extract_tool_calls_streaming`` signature): a ``str`` delta that continues
-    the stream (``previous_text is st.cur``) and holds none of ``triggers`` is
+    the stream (``previous_text is st.cur``, a ``str``, and ``current_text`` a
+    ``str`` as long as the two together) and holds none of ``triggers`` is
     passed through as content (``idle`` 1) or dropped (2) without a parser
     step; inside a call (3) a delta with none of ``keep_triggers``, or one
-    ``keeps(current_text, delta_text)`` accepts, is kept in ``st.pend``; inside
-    a call whose arguments stream as read (4) a delta with none of
-    ``piece_triggers`` goes to ``piece(delta_text)``.  Anything else goes to
-    ``general`` with the same arguments."""
+    that ``keeps`` accepts, is kept in ``st.pend``: ``keeps`` is either
+    ``keeps(current_text, delta_text)``, a tuple of markers, accepting a
+    delta in which none of them ends (``current_text`` a ``str``), or
+    ``None``, accepting none; inside a
+    call whose arguments stream as read (4) a delta with none of
+    ``piece_triggers`` goes to ``piece(delta_text)``; inside arguments sent
+    as the model wrote them (5) a non-empty delta is fed to ``st.reader``
+    (``feed(buf, pos, eof)`` -> ``(end, status)``): read whole with the value
+    going on (status 0), it is kept in ``st.pend`` and answered as that piece
+    of the arguments of call ``st.index``, else ``after_feed(delta_text, end,
+    status)`` answers it; in a stretch the
+    parser reads without a word (6) a delta with none of the characters of
+    ``st.keep`` is kept in ``st.pend``.  In states 1 and 2 a
+    delta that is exactly one of ``openers`` (markers after which, read from
+    plain content, nothing is sent and the state is 3) is kept, and the state
+    becomes 3.  Anything else goes to ``general`` with the same arguments."""
+    if keeps is not None and type(keeps) is tuple:
+        for m in <tuple>keeps:
+            if type(m) is not str or not m:
+                raise TypeError("text_gate: keeps must be callable or a tuple of non-empty str")
+    if openers is not None:
+        for m in openers:
+            if type(m) is not str or not m:
+                raise TypeError("text_gate: openers must be a tuple of non-empty str")
+    cdef bint closers = type(keeps) is tuple
 
     def gate(previous_text, current_text, delta_text, previous_token_ids=None, current_token_ids=None,
              delta_token_ids=None, request=None):
         cdef int idle
-        if previous_text is st.cur and type(delta_text) is str:
+        if previous_text is st.cur and type(delta_text) is str and type(current_text) is str and \
+                type(previous_text) is str and PyUnicode_GET_LENGTH(current_text) == \
+                PyUnicode_GET_LENGTH(previous_text) + PyUnicode_GET_LENGTH(delta_text):
             idle = st.idle
             if idle == 1:
                 if not _has_any(<str>delta_text, triggers):
                     st.cur = current_text
                     return {"content": delta_text} if PyUnicode_GET_LENGTH(delta_text) else None
+                if openers is not None and delta_text in openers:
+                    st.pend.append(delta_text)
+                    st.cur = current_text
+                    st.idle = 3
+                    return None
             elif idle == 3:
-                if not _has_any(<str>delta_text, keep_triggers) or keeps(current_text, delta_text):
+                if not _has_any(<str>delta_text, keep_triggers) or (
+                        _none_ends_in(current_text, PyUnicode_GET_LENGTH(delta_text), <tuple>keeps) if closers
+                        else keeps is not None and keeps(current_text, delta_text)):
                     st.pend.append(delta_text)
                     st.cur = current_text
                     return None
@@ -2030,9 +2086,28 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                 if piece is not None and not _has_any(<str>delta_text, piece_triggers):
                     st.cur = current_text
                     return piece(delta_text)
+            elif idle == 5:
+                if after_feed is not None and PyUnicode_GET_LENGTH(delta_text):
+                    r = st.reader.feed(delta_text, 0, False)
+                    st.cur = current_text
+                    if r[1] == 0 and r[0] == PyUnicode_GET_LENGTH(delta_text):
+                        st.pend.append(delta_text)
+                        return {"tool_calls": [{"index": st.index, "type": "function",
+                                                "function": {"arguments": delta_text}}]}
+                    return after_feed(delta_text, r[0], r[1])
+            elif idle == 6:
+                if not _has_any(<str>delta_text, st.keep):
+                    st.pend.append(delta_text)
+                    st.cur = current_text
+                    return None
             elif idle == 2:
                 if not _has_any(<str>delta_text, triggers):
                     st.cur = current_text
+                    return None
+                if openers is not None and delta_text in openers:
+                    st.pend.append(delta_text)
+                    st.cur = current_text
+                    st.idle = 3
                     return None
         return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                        delta_token_ids, request)

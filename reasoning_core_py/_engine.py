@@ -678,21 +678,39 @@ def extends(ids: tuple, prev: tuple) -> bool:
 class TextGate:
     """A stream's state for ``text_gate`` (see the compiled engine's docstring)."""
 
-    __slots__ = ("cur", "idle", "pend")
+    __slots__ = ("cur", "idle", "pend", "keep", "reader", "index")
 
     def __init__(self, cur=None):
         self.cur = cur
         self.idle = 0
         self.pend = []
+        self.keep = ""
+        self.reader = None
+        self.index = 0
 
 
-def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_triggers=""):
+def _none_ends_in(current_text, dlen, closers):
+    """No marker of ``closers`` ends in the last ``dlen`` characters of ``current_text``."""
+    n = len(current_text)
+    for m in closers:
+        if current_text.find(m, max(0, n - dlen - len(m) + 1)) >= 0:
+            return False
+    return True
+
+
+def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_triggers="", openers=None,
+              after_feed=None):
     """The per-delta function of a vllm-mlx tool parser: the compiled engine's
     ``text_gate``, in Python (one ``in`` test per character tested)."""
     if not isinstance(st, TextGate):
         raise TypeError(f"text_gate expects a TextGate, not {type(st).__name__}")
     if type(triggers) is not str or type(keep_triggers) is not str or type(piece_triggers) is not str:
         raise TypeError("text_gate: triggers, keep_triggers and piece_triggers must be str")
+    closers = type(keeps) is tuple
+    if closers and not all(type(m) is str and m for m in keeps):
+        raise TypeError("text_gate: keeps must be callable or a tuple of non-empty str")
+    if openers is not None and (type(openers) is not tuple or not all(type(m) is str and m for m in openers)):
+        raise TypeError("text_gate: openers must be a tuple of non-empty str")
 
     def clear(delta_text, chars):
         for ch in chars:
@@ -702,14 +720,22 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
 
     def gate(previous_text, current_text, delta_text, previous_token_ids=None, current_token_ids=None,
              delta_token_ids=None, request=None):
-        if previous_text is st.cur and type(delta_text) is str:
+        if previous_text is st.cur and type(delta_text) is str and type(current_text) is str and \
+                type(previous_text) is str and len(current_text) == len(previous_text) + len(delta_text):
             idle = st.idle
             if idle == 1:
                 if clear(delta_text, triggers):
                     st.cur = current_text
                     return {"content": delta_text} if delta_text else None
+                if openers is not None and delta_text in openers:
+                    st.pend.append(delta_text)
+                    st.cur = current_text
+                    st.idle = 3
+                    return None
             elif idle == 3:
-                if clear(delta_text, keep_triggers) or keeps(current_text, delta_text):
+                if clear(delta_text, keep_triggers) or (
+                        _none_ends_in(current_text, len(delta_text), keeps) if closers
+                        else keeps is not None and keeps(current_text, delta_text)):
                     st.pend.append(delta_text)
                     st.cur = current_text
                     return None
@@ -717,9 +743,28 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                 if piece is not None and clear(delta_text, piece_triggers):
                     st.cur = current_text
                     return piece(delta_text)
+            elif idle == 5:
+                if after_feed is not None and delta_text:
+                    end, status = st.reader.feed(delta_text, 0, False)
+                    st.cur = current_text
+                    if status == 0 and end == len(delta_text):
+                        st.pend.append(delta_text)
+                        return {"tool_calls": [{"index": st.index, "type": "function",
+                                                "function": {"arguments": delta_text}}]}
+                    return after_feed(delta_text, end, status)
+            elif idle == 6:
+                if clear(delta_text, st.keep):
+                    st.pend.append(delta_text)
+                    st.cur = current_text
+                    return None
             elif idle == 2:
                 if clear(delta_text, triggers):
                     st.cur = current_text
+                    return None
+                if openers is not None and delta_text in openers:
+                    st.pend.append(delta_text)
+                    st.cur = current_text
+                    st.idle = 3
                     return None
         return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                        delta_token_ids, request)

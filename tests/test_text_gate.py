@@ -16,16 +16,34 @@ BACKENDS = [pure] + ([compiled] if compiled is not None else [])
 BY_NAME = {m.__name__: m for m in BACKENDS}
 
 
-def _run(mod, triggers, keep_triggers, script, piece_triggers="<"):
+class _Reader:
+    """A value that ends before its first "!" (status 1 there), else goes on (0)."""
+
+    def __init__(self):
+        self.read = []
+
+    def feed(self, buf, pos, eof):
+        self.read.append(buf[pos:])
+        i = buf.find("!", pos)
+        return (len(buf), 0) if i < 0 else (i, 1)
+
+
+def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None, openers=None, keep="<",
+         index=0):
     """Feed ``script`` (delta, same_object, idle_after_general) through a gate;
     return what each call returned, what reached ``general`` and ``keeps``, and
-    the state at the end."""
+    the state at the end.  ``closers``: a tuple of markers as ``keeps``."""
     gate_state = mod.TextGate("")
+    gate_state.keep = keep
+    gate_state.reader = reader = _Reader()
+    gate_state.index = index
     log = []
 
-    def keeps(cur, delta):
+    def keeps_fn(cur, delta):
         log.append(("keeps", cur, delta))
         return "!" not in delta
+
+    keeps = keeps_fn if closers is None else closers
 
     idles = iter([])
 
@@ -39,28 +57,55 @@ def _run(mod, triggers, keep_triggers, script, piece_triggers="<"):
         log.append(("piece", delta))
         return {"piece": delta}
 
-    f = mod.text_gate(gate_state, triggers, keep_triggers, keeps, general, piece, piece_triggers)
+    def after_feed(delta, end, status):
+        log.append(("fed", delta, end, status))
+        return {"fed": delta}
+
+    f = mod.text_gate(gate_state, triggers, keep_triggers, keeps, general, piece, piece_triggers, openers, after_feed)
     out = []
     prev = gate_state.cur
     for delta, same, idle in script:
         cur = prev + delta if isinstance(delta, str) else prev
         idles = iter([idle])
-        out.append(f(prev if same else "".join([prev]), cur, delta, request="r"))
+        out.append(f(prev if same else (prev + ".")[:-1], cur, delta, request="r"))  # a copy: another object
         prev = cur if gate_state.cur is cur or same else gate_state.cur
-    return out, log, (gate_state.cur, gate_state.idle, list(gate_state.pend))
+    return out, log, reader.read, (gate_state.cur, gate_state.idle, list(gate_state.pend))
 
 
 deltas = st.one_of(st.text(alphabet="ab<[!>", max_size=6), st.just(""))
-scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3, 4])), max_size=25)
+scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3, 4, 5, 6])), max_size=25)
 triggers = st.sampled_from(["<", "<[", "<[!", "[", ""])
 keeps_t = st.sampled_from([">", "<>", "", "<>!"])
+closer_sets = st.one_of(st.none(), st.lists(st.text(alphabet="ab<[!>", min_size=1, max_size=4), max_size=3).map(tuple))
 
 
 @pytest.mark.skipif(compiled is None, reason="the pure-only run")
 @settings(max_examples=300, deadline=None)
-@given(t=triggers, k=keeps_t, script=scripts, pt=st.sampled_from(["<", "", "<!"]))
-def test_compiled_and_pure_gates_agree(t, k, script, pt):
-    assert _run(compiled, t, k, script, pt) == _run(pure, t, k, script, pt)
+@given(t=triggers, k=keeps_t, script=scripts, pt=st.sampled_from(["<", "", "<!"]), cl=closer_sets,
+       op=st.sampled_from([None, (), ("<a",), ("<a", "[b>", "<")]), kp=st.sampled_from(["", "<", "<!b"]),
+       ix=st.integers(0, 3))
+def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, op, kp, ix):
+    assert _run(compiled, t, k, script, pt, cl, op, kp, ix) == _run(pure, t, k, script, pt, cl, op, kp, ix)
+
+
+def _ends_in(text: str, dlen: int, closers: tuple) -> bool:
+    """The definition: some marker of ``closers`` ends in the last ``dlen`` characters."""
+    return any(text.endswith(m, 0, end) for m in closers for end in range(len(text) - dlen + 1, len(text) + 1))
+
+
+@pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
+@settings(max_examples=300, deadline=None)
+@given(before=st.text(alphabet="ab<>!", max_size=12), delta=st.text(alphabet="ab<>!", max_size=6),
+       closers=st.lists(st.text(alphabet="ab<>!", min_size=1, max_size=4), min_size=1, max_size=3).map(tuple))
+def test_a_closer_tuple_keeps_a_delta_unless_one_ends_in_it(mod, before, delta, closers):
+    s = mod.TextGate(before)
+    s.idle = 3
+    f = mod.text_gate(s, "<", ">!<ab", closers, lambda *a: "G")
+    got = f(before, before + delta, delta)
+    if _ends_in(before + delta, len(delta), closers):
+        assert got == "G" and s.pend == []
+    else:
+        assert got is None and s.pend == [delta] and s.cur == before + delta
 
 
 @pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
@@ -84,8 +129,33 @@ def test_what_each_state_does_with_a_plain_delta(mod):
     s.cur, s.idle = "w", 4
     assert g("w", "wv", "v") == ("P", "v") and s.cur == "wv"  # a piece of the arguments
     assert g("wv", "wv<", "<") == "G"                       # may end them: the general path
+    o = mod.text_gate(s, "<", ">", None, lambda *a: "G", None, "", ("<t>", "<u>"))
+    for idle in (1, 2):
+        s.cur, s.idle, s.pend = "m", idle, []
+        assert o("m", "m<t>", "<t>") is None and s.pend == ["<t>"] and s.idle == 3  # an opener: kept, inside
+        s.cur, s.idle, s.pend = "m", idle, []
+        assert o("m", "m<t>x", "<t>x") == "G" and s.pend == []  # more than the opener: the general path
+    s.cur, s.idle, s.pend = "m", 4, []
+    assert o("m", "m<t>", "<t>") == "G"                     # not in states 1 and 2
+    r = _Reader()
+    v = mod.text_gate(s, "<", "", None, lambda *a: "G", None, "", None, lambda d, e, st_: ("F", d, e, st_))
+    s.cur, s.idle, s.pend, s.reader, s.index = "v", 5, [], r, 2
+    assert v("v", "vab", "ab") == {"tool_calls": [{"index": 2, "type": "function", "function": {"arguments": "ab"}}]}
+    assert s.pend == ["ab"] and s.cur == "vab" and r.read == ["ab"]  # read whole, the value goes on: kept
+    assert v("vab", "vabc!d", "c!d") == ("F", "c!d", 1, 1) and s.cur == "vabc!d"  # it ends: after_feed
+    assert v("vabc!d", "vabc!d", "") == "G" and r.read == ["ab", "c!d"]  # an empty delta is not fed
+    assert o("vabc!d", "vabc!de", "e") == "G"               # no after_feed: the general path
+    s.cur, s.idle, s.pend, s.keep = "m", 6, [], "<\n"
+    assert o("m", "mab", "ab") is None and s.pend == ["ab"] and s.cur == "mab"  # read without a word: kept
+    assert o("mab", "mab\n", "\n") == "G" and s.pend == ["ab"]  # one of keep's characters: general
     s.idle = 1
     assert f("other", "otherz", "z") == "G"                 # not the text it saw last
+    s.cur = "k"
+    assert f("k", "kxz", "z") == "G"                        # current_text is not the two together
+    s.cur = "k"
+    assert f("k", None, "z") == "G"                         # nor a str
+    s.cur = None
+    assert f(None, "z", "z") == "G"                         # nor is previous_text
     assert f(s.cur, s.cur, 5) == "G"                        # not a str: the general path decides
 
 
@@ -95,3 +165,11 @@ def test_bad_arguments_are_type_errors(mod):
         mod.text_gate(object(), "<", ">", None, None)
     with pytest.raises(TypeError):
         mod.text_gate(mod.TextGate(), 1, ">", None, None)
+    with pytest.raises(TypeError):
+        mod.text_gate(mod.TextGate(), "<", ">", ("</a>", ""), None)
+    with pytest.raises(TypeError):
+        mod.text_gate(mod.TextGate(), "<", ">", ("</a>", 3), None)
+    with pytest.raises(TypeError):
+        mod.text_gate(mod.TextGate(), "<", ">", None, None, None, 5)
+    with pytest.raises(TypeError):
+        mod.text_gate(mod.TextGate(), "<", ">", None, None, None, "", ("<a>", ""))

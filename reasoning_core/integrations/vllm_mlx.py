@@ -695,6 +695,7 @@ def _short_id(cid: Optional[str]) -> str:
 
 
 _NOCUR = object()  # no current_text seen: never the previous_text of a call
+_OPENERS: dict = {}  # class -> its markers that open a kept call (``RcMlxToolParser._openers``)
 _TextGate = resolve_backend(None)[1].TextGate
 _text_gate = resolve_backend(None)[1].text_gate
 
@@ -784,9 +785,26 @@ class RcMlxToolParser(_MlxToolParser):
         # ``pend`` the deltas kept
         gate = self.__dict__.get("_gate")
         if gate is None:
-            self._gate = _TextGate(_NOCUR)
+            gate = self._gate = _TextGate(_NOCUR)
         else:  # a reused instance: the installed gate function keeps this object
             gate.cur, gate.idle, gate.pend = _NOCUR, 0, []
+        if type(self).reset is RcMlxToolParser.reset:
+            self._prime()
+
+    def _prime(self) -> None:
+        """A fresh stream whose parser starts in plain content: the server's first
+        previous_text is "" (one object), so the first plain delta takes the gate
+        too.  The parser is started on no text (what any chunking reads first).
+        Called at the end of ``reset`` (a subclass's, once its parser is made:
+        one whose ``_idle_state`` reads that parser's lane)."""
+        if self._fast:
+            gate = self._gate
+            self._parser._push("")
+            gate.cur = ""
+            if self._idle_state() == 1:
+                gate.idle = 1
+            else:
+                gate.cur = _NOCUR
 
     # -- the per-delta fast path ----------------------------------------------------
     # A delta that continues the output we saw (``previous_text`` is the last
@@ -836,6 +854,40 @@ class RcMlxToolParser(_MlxToolParser):
     # Where a call's arguments stream as our parser reads them (``_piece``, state 4):
     # the characters that may end the argument text being read ("" : any may)
     _piece_triggers = ""
+    # While the general path reads kept deltas with the delta after them: how many
+    # of the characters it reads were kept (the rest is the delta itself)
+    _kept = 0
+
+    def _openers(self) -> Optional[tuple]:
+        """The markers that, read as a whole delta from plain content (nothing
+        held), send nothing and leave the parser inside a call whose deltas are
+        kept (state 3): the gate keeps such a delta too.  Found once per class
+        by reading each marker of the format after some content."""
+        if not self._call_triggers or type(self)._idle_state is not RcMlxToolParser._idle_state:
+            return None
+        cls = type(self)
+        got = _OPENERS.get(cls)
+        if got is None:
+            saved = self._parser
+            found = []
+            try:
+                thinks = {a for a, _ in saved.think_pairs}
+                for m in saved._content_markers.markers:
+                    if m in thinks:
+                        continue
+                    self._parser = p = self._rc_tools.create(self.tool_format)
+                    p._push("Sure. ")
+                    if self._idle_state() != 1:
+                        continue
+                    p._events = []
+                    p._push(m)
+                    if not any(e[0] == "c" for e in p._events) and all(c.ok is None for c in p._calls) \
+                            and self._idle_state() == 3:
+                        found.append(m)
+            finally:
+                self._parser = saved
+            got = _OPENERS[cls] = tuple(found)
+        return got or None
 
     def _install_fast_path(self) -> None:
         trig = self._triggers() if self._fast else None
@@ -844,30 +896,91 @@ class RcMlxToolParser(_MlxToolParser):
         method = type(self).extract_tool_calls_streaming
         me = self
         st = self._gate
-        closers = self._call_closers
-        k = max(map(len, closers), default=1) - 1
-
-        def keeps(current_text, delta_text):
-            # a delta with a closer's last character: kept unless a closer ends in it
-            # (the window reaches back before the delta by a closer's length: a closer
-            # may begin in text already read, which the parser holds)
-            if not closers or current_text.__class__ is not str:
-                return False
-            w = current_text[max(0, len(current_text) - len(delta_text) - k):]
-            for m in closers:
-                if m in w:
-                    return False
-            return True
+        # inside a call, a delta with a closer's last character is kept unless a
+        # closer ends in it (the gate searches ``current_text`` from where such a
+        # closer would start: a closer may begin in text already read, which the
+        # parser holds; one that ended before this delta was read then)
+        closers = tuple(self._call_closers) or None
+        # the base class's own streaming step, read without its frame (same work)
+        lean = method is RcMlxToolParser.extract_tool_calls_streaming
+        lean_multi = method is RcMlxMultiToolParser.extract_tool_calls_streaming
+        lean_piece = method is _RcMlxPieceStreamer.extract_tool_calls_streaming
 
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                     delta_token_ids, request):
+            if st.idle == 5 and st.pend:
+                me._flush_args()  # argument pieces the gate sent and its reader read
             first = None
             if previous_text is st.cur:
+                if lean and delta_text.__class__ is str and delta_text and current_text.__class__ is str and (
+                        st.pend or len(current_text) == len(previous_text) + len(delta_text)):
+                    # the usual delta with markup: the parser reads it (and the deltas kept
+                    # before it) and the calls it closed are sent, as the method below does
+                    pend = st.pend
+                    if pend:
+                        pend.append(delta_text)
+                        delta_text = "".join(pend)
+                        st.pend = []
+                    me._fed = len(current_text)
+                    p = me._parser
+                    p._push(delta_text)
+                    events = p._events
+                    content = ""
+                    if events:
+                        p._events = []
+                        for e in events:
+                            if e[0] == "c":
+                                content += e[2]
+                    calls = p._calls
+                    st.cur = current_text
+                    if len(calls) > me._sent:
+                        out = me._send(content, calls, False)
+                        st.idle = me._idle_state()
+                        return out
+                    st.idle = me._idle_state()
+                    return {"content": content} if content else None
+                if lean_piece and delta_text.__class__ is str and delta_text and current_text.__class__ is str and (
+                        st.pend or len(current_text) == len(previous_text) + len(delta_text)):
+                    # a piece streamer's delta with markup (and the deltas kept before it,
+                    # which sent nothing): one compiled step, answered as the method does
+                    pend = st.pend
+                    if pend:
+                        pend.append(delta_text)
+                        delta_text = "".join(pend)
+                        st.pend = []
+                    me._fed = len(current_text)
+                    me._stream_request(request)
+                    out = me._stepped(_tool_base._scan.step_args(me._parser, delta_text, _ParsedToolCallDelta),
+                                      delta_text)
+                    st.cur = current_text
+                    st.idle = me._idle_state()
+                    return out
+                if lean_multi and delta_text.__class__ is str and delta_text and current_text.__class__ is str and (
+                        st.pend or len(current_text) == len(previous_text) + len(delta_text)):
+                    # a composed name's delta with markup: its machine reads it (and the
+                    # deltas kept before it), as the method does after its own shortcuts
+                    pend = st.pend
+                    if pend:
+                        pend.append(delta_text)
+                        delta_text = "".join(pend)
+                        st.pend = []
+                    me._fed = len(current_text)
+                    if me._tools is None and request is not None:
+                        me._tools = _request_tools(request)
+                    content_l: list = []
+                    calls_l: list = []
+                    me._step(delta_text, False, content_l, calls_l)
+                    out = me._result("".join(content_l), calls_l) if content_l or calls_l else None
+                    st.cur = current_text
+                    st.idle = me._idle_state()
+                    return out
                 if st.pend:
                     # the deltas kept inside a call are read now, with this one
-                    delta_text = "".join(st.pend) + delta_text
+                    kept = "".join(st.pend)
+                    delta_text = kept + delta_text
                     st.pend = []
                     me._fed = len(current_text) - len(delta_text)
+                    me._kept = len(kept)
                 else:
                     me._fed = len(previous_text)  # the plain deltas passed through were read
             elif st.pend:
@@ -879,6 +992,7 @@ class RcMlxToolParser(_MlxToolParser):
                 first = method(me, None, st.cur, pend, None, None, None, request)
             out = method(me, previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                          delta_token_ids, request)
+            me._kept = 0
             if first:
                 out = _joined(first, out)
             if current_text.__class__ is str:
@@ -892,10 +1006,38 @@ class RcMlxToolParser(_MlxToolParser):
         # the gate itself is the engine's (compiled: no Python frame for a plain delta)
         piece = getattr(self, "_piece", None)
         self.extract_tool_calls_streaming = _text_gate(  # type: ignore[method-assign]
-            st, "".join(sorted(trig)), self._call_triggers, keeps, general, piece, self._piece_triggers)
+            st, "".join(sorted(trig)), self._call_triggers, closers, general, piece, self._piece_triggers,
+            self._openers(), getattr(self, "_after_feed", None))
         fin = getattr(type(self), "finalize_streaming", None)
+        lean_fin = fin is RcMlxToolParser.finalize_streaming
         if fin is not None:
             def finalize_streaming(current_text: str = "") -> Optional[dict]:
+                if st.idle == 5 and st.pend:
+                    me._flush_args()
+                if lean_fin and not st.pend:
+                    # the base class's end of stream, without its frames (same work);
+                    # a parser waiting in plain content with nothing held has nothing
+                    # to release: it is only reset
+                    quiet = st.idle == 1
+                    st.cur, st.idle = _NOCUR, 0
+                    p = me._parser
+                    calls = p._calls
+                    content = ""
+                    if quiet and p._cur is None:
+                        p.reset()
+                    else:
+                        p._push("", eof=True)
+                        events = p._events
+                        p.reset()
+                        if events:
+                            content = "".join([e[2] for e in events if e[0] == "c"])
+                    if len(calls) > me._sent:
+                        out = me._send(content, calls, True)
+                    else:
+                        out = {"content": content} if content else None
+                    me._sent = 0
+                    me._fed = 0
+                    return out
                 first = None
                 if st.pend:
                     # deltas kept inside a call: read before the end
@@ -938,6 +1080,33 @@ class RcMlxToolParser(_MlxToolParser):
                 continue
             out.append({"id": _short_id(c.id), "name": c.name, "arguments": "".join(c.args) or "{}"})
         return out
+
+    def _send(self, content: str, calls: list, final: bool) -> Optional[dict]:
+        """``_result(content, _closed_calls(final, calls))`` in one pass (the
+        base class's calls carry no rank)."""
+        sent = self._sent
+        arr = self.prev_tool_call_arr
+        out: list = []
+        n = len(calls)
+        while sent < n:
+            c = calls[sent]
+            ok = c.ok
+            if ok is None and not final:
+                break
+            sent += 1
+            if ok is False:
+                continue
+            cid = c.id
+            cid = cid[:13] if cid and cid.startswith("call_") else _new_id()
+            name = c.name
+            args = "".join(c.args) or "{}"
+            out.append({"index": len(arr), "id": cid, "type": "function",
+                        "function": {"name": name, "arguments": args}})
+            arr.append({"id": cid, "name": name, "arguments": args})
+        self._sent = sent
+        if out:
+            return {"tool_calls": out, "content": content} if content else {"tool_calls": out}
+        return {"content": content} if content else None
 
     def _result(self, content: str, calls: list[dict]) -> Optional[dict]:
         out: dict = {}
@@ -1024,23 +1193,28 @@ class _StrippedQwen3Coder(_FramedQwen3Coder):
     framing = "strip"
 
 
-_ONE_SHOT: dict = {}  # format name or class -> a parser whose parse_complete reads whole blocks
+_ONE_SHOT: dict = {}  # format name or class -> idle parsers of it, each reset (as new) after its block
 
 
 def _calls_of(fmt: Any, block: str) -> list[dict]:
-    """The calls our ``fmt`` parser (a format name or class) reads in one whole block ([] when none parse)."""
-    p = _ONE_SHOT.get(fmt)
-    if p is None:
+    """The calls our ``fmt`` parser (a format name or class) reads in one whole block ([] when none parse):
+    ``parse_complete``'s calls, read by a parser of the format reset after each block (not a new one per
+    block).  Each call takes a parser from the format's pool and gives it back (``list.pop``/``append``
+    are atomic: threads never share one)."""
+    pool = _ONE_SHOT.get(fmt)
+    if pool is None:
+        pool = _ONE_SHOT.setdefault(fmt, [])
+    try:
+        p = pool.pop()
+    except IndexError:
         from .. import tools as rc_tools
 
-        # parse_complete reads with a fresh parser of the same class and settings:
-        # this one is only its template, never fed
-        p = _ONE_SHOT[fmt] = fmt() if isinstance(fmt, type) else rc_tools.create(fmt)
-    try:
-        res = p.parse_complete(block)
-    except ValueError:
-        return []
-    return [{"id": _short_id(c.id), "name": c.name, "arguments": c.arguments} for c in res.tool_calls]
+        p = fmt() if isinstance(fmt, type) else rc_tools.create(fmt)
+    p._push(block, eof=True)
+    out = [{"id": _short_id(c.id), "name": c.name, "arguments": "".join(c.args)} for c in p._calls if c.ok]
+    p.reset()
+    pool.append(p)
+    return out
 
 
 def _as_hermes(name: str, args: str) -> list[dict]:
@@ -1153,12 +1327,43 @@ _LLAMA = _Multi(
            _Form("<function=", "</function>", _block_function_json),
            _Form("{", rest="llama3_json", at_start_only=True)), pending_ends_empty=True)
 
+_K_CALL_END = "<|tool_call_end|>"
+_K_IN_SECTION: list = []  # kimi_k2 parsers waiting inside a section for a call (see _block_kimi)
+
+
 def _block_kimi(block: str) -> list[dict]:
-    """A Kimi call (``<|tool_call_begin|>…<|tool_call_end|>``), inside its section or not: our kimi_k2."""
-    return _calls_of("kimi_k2", _K_SECTION + block)
+    """A Kimi call (``<|tool_call_begin|>…<|tool_call_end|>``), inside its section or not: our kimi_k2.
+
+    A closed block is read by a parser already inside a section, waiting for a call: after
+    the call's end it waits there again (the same wait as after the section's opener), and
+    the next block reuses it (no section opener to find, no end of input, no reset).  A
+    parser left anywhere else is dropped.  The calls are those of the section opener, the
+    block and the end of input read by a new parser: nothing after the call's end is read."""
+    if not block.endswith(_K_CALL_END):
+        return _calls_of("kimi_k2", _K_SECTION + block)
+    try:
+        p = _K_IN_SECTION.pop()
+    except IndexError:
+        from .. import tools as rc_tools
+
+        p = rc_tools.create("kimi_k2")
+        p._push(_K_SECTION)
+    calls = p._calls
+    n = len(calls)
+    p._push(block)
+    out = [{"id": _short_id(c.id), "name": c.name, "arguments": "".join(c.args)} for c in calls[n:] if c.ok]
+    p._events = []
+    lane = p._lane
+    if p._cur is None and lane.__class__ is tuple and lane[0] is _K_SECTION_WAIT and lane[1] is _tool_base._drop \
+            and p._pos == len(p._buf) and p._rec is None and len(calls) < 64:
+        _K_IN_SECTION.append(p)
+    return out
 
 
 _K_SECTION = "<|tool_calls_section_begin|>"
+from ..tools._marker_formats import KimiK2ToolParser as _KimiK2  # noqa: E402
+
+_K_SECTION_WAIT = _KimiK2._SECTION  # the markers a section waits for between calls
 _KIMI = _Multi(
     forms=(_Form(_K_SECTION), _Form("<|tool_call_section_begin|>"), _Form("<|tool_calls_section_end|>"),
            _Form("<|tool_call_section_end|>"), _Form("<|tool_call_begin|>", "<|tool_call_end|>", _block_kimi)),
@@ -1246,9 +1451,23 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         lasts = {c[-1] for c in closers}
         self._call_closers = tuple(sorted(closers)) if len(lasts) <= 2 else ()
         self._call_triggers = "".join(sorted(lasts)) if len(lasts) <= 2 else ""
+        if self._fast and not any(f.at_start_only for f in self.multi.forms):
+            # a fresh stream starts in plain content: the server's first previous_text
+            # is "" (one object), so the first plain delta takes the gate too (what it
+            # sets, ``_begun``, matters only to a form read at the start alone)
+            self._gate.cur, self._gate.idle = "", 1
 
     def _triggers(self) -> Optional[set]:
         return set(self._firsts)
+
+    def _openers(self) -> Optional[tuple]:
+        # the opener of a block read whole at its closer (not one whose first text
+        # decides whether it is a call): read from plain content it sends nothing,
+        # and the block's deltas are kept
+        if not self._call_triggers:
+            return None
+        return tuple(f.opener for f in self.multi.forms
+                     if f.closer and not f.rest and not f.prose_abandons and f.closer in self._call_closers) or None
 
     def _idle_state(self) -> int:
         if self._form is None and self._rest is None and not self._hold and self._begun:
@@ -1328,6 +1547,8 @@ class RcMlxMultiToolParser(RcMlxToolParser):
                 elif self.multi.content_after_marker:
                     content.append(block)  # markup no call parses from: text, as vllm-mlx leaves it
                 text = text[cut:]
+                if not text and not self._hold:
+                    return  # nothing after the closer (what the opener search below finds in "")
                 continue
             window = self._hold + text
             self._hold = ""
@@ -1705,6 +1926,19 @@ from ..tools import _base as _tool_base  # noqa: E402
 from ..tools._types import ParsedToolCallDelta as _ParsedToolCallDelta  # noqa: E402
 
 
+_LIST_APPEND = type([].append)
+_FIRSTS: dict = {}  # a Markers object -> the characters its markers start with
+
+
+def _firsts(ms: Any) -> str:
+    got = _FIRSTS.get(ms)
+    if got is None:
+        if len(_FIRSTS) > 256:  # the formats' marker sets are a few dozen: bounded all the same
+            _FIRSTS.clear()
+        got = _FIRSTS[ms] = "".join(sorted({m[0] for m in ms.markers}))
+    return got
+
+
 class _RcMlxPieceStreamer(RcMlxToolParser):
     """Streaming over our format parser, answered as vllm-mlx's dict deltas:
     each delta's content and, per call, its name and argument pieces in one
@@ -1721,6 +1955,17 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
     def _idle_state(self) -> int:
         p = self._parser
         lane = p._lane
+        if lane.__class__ is tuple and p._rec is None and p._pos == len(p._buf):
+            ms, sink = lane
+            if ms is not p._content_markers and (
+                    sink.__class__ is _LIST_APPEND and sink.__self__.__class__ is list and sink.__name__ == "append"
+                    or sink is _tool_base._drop or sink is _drop_text):
+                # a stretch read without a word (a name, a key, a value kept whole, the
+                # text between tags: the sink keeps or drops it), nothing held: a delta
+                # with no character a marker that ends it starts with only adds to it,
+                # and sends nothing
+                self._gate.keep = _FIRSTS.get(ms) or _firsts(ms)
+                return 6
         if p._cur is not None and lane is not None and p._rec is None:
             self._piece_lane = lane
             return 4  # inside a call: the gate hands each delta to _piece
@@ -1824,6 +2069,7 @@ class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
         self._tools: Optional[set] = None
         self._schemas_set = False
         self._ids: dict[int, Optional[str]] = {}  # call index -> its id (None: dropped)
+        self._prime()
 
     def _configure(self, p: Any, request: Any) -> Optional[set]:
         schemas = _request_schemas(request)
@@ -1947,6 +2193,7 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
         super().reset()
         self._parser = _MlxMistral()
         self._ids: dict[int, str] = {}
+        self._prime()
 
     def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
         if "[TOOL_CALLS]" not in model_output:
@@ -1964,6 +2211,85 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
         if i not in self._ids:  # the id on the call's first piece only
             self._ids[i] = slot["id"] = _mistral_id()
         return slot
+
+    # -- inside the arguments (state 5): the gate feeds each delta to the JSON
+    # reader of the raw lane itself; a delta read whole, the value going on, is
+    # sent as the call's next argument piece, as written (what the parser's step
+    # answers) and kept; the parser takes the kept deltas as read at its next
+    # step (``_flush_args``), and a delta the value ends in is finished here
+    # (``_after_feed``), as the scanner's step finishes a lane's feed.
+
+    def _idle_state(self) -> int:
+        idle = super()._idle_state()
+        if idle == 4:
+            return self._args_state()
+        return idle
+
+    def _args_state(self) -> int:
+        p = self._parser
+        lane = p._lane
+        cur = p._cur
+        if lane.__class__ is _RawJsonLane and p._pos == len(p._buf) and p._rec is None and cur is not None \
+                and cur.index in self._ids and lane is self._piece_lane:
+            st = self._gate
+            st.reader = lane.reader
+            st.index = cur.index
+            return 5
+        return 4
+
+    def _piece(self, delta_text: str) -> Optional[dict]:
+        out = _RcMlxPieceStreamer._piece(self, delta_text)
+        st = self._gate
+        if st.idle == 4:
+            st.idle = self._args_state()
+        return out
+
+    def _flush_args(self) -> None:
+        st = self._gate
+        pend = st.pend
+        st.pend = []
+        n = 0
+        for d in pend:
+            n += len(d)
+        p = self._parser
+        p._cur.args.extend(pend)  # each one the lane's piece of the arguments
+        p._base += n              # the text the parser's steps moved past
+        self._fed += n
+
+    def _after_feed(self, delta_text: str, end: int, status: int) -> Optional[dict]:
+        if self._gate.pend:
+            self._flush_args()
+        self._fed += len(delta_text)
+        p = self._parser
+        # the scanner's step on the raw lane after its feed (the buffer was read to its end)
+        p._base += p._pos
+        p._buf = delta_text
+        p._pos = end
+        if end:
+            p._emit_args(delta_text[:end])
+        if status != _NEED:
+            p._lane_status = status
+            p._resume()
+        events = p._events
+        got: Any = []
+        if events:
+            p._events = []
+            got = None
+            if len(events) == 1:
+                e = events[0]
+                if e[0] == "a" and p._cur is not None and p._cur.index == e[1]:
+                    got = e[2]
+                elif not (e[0] == "c" and e[2] == delta_text):
+                    got = _tool_base._scan.to_deltas(events, _ParsedToolCallDelta)
+            elif not (all(e[0] == "c" for e in events) and "".join(e[2] for e in events) == delta_text):
+                got = _tool_base._scan.to_deltas(events, _ParsedToolCallDelta)
+        # the piece's answer (``_piece``)
+        if got.__class__ is str and p._lane is self._piece_lane:
+            out = self._args_piece(got)
+            self._gate.idle = self._args_state()
+            return out
+        self._gate.idle = self._idle_state()
+        return self._stepped(got, delta_text)
 
 
 from .._tag_calls import G_CALL_END as _G_CALL_END  # noqa: E402
@@ -2095,13 +2421,24 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
         trig = super()._triggers()
         return None if trig is None else trig | {":", "_"}
 
+    # Once a call was read, the fallback forms are not looked for (every use of
+    # them waits for a stream with no call): inside a block, where nothing is
+    # content and the calls are sent at the delta that holds its end marker, a
+    # delta is kept until one in which that marker ends (read then; see
+    # ``_kept``: the calls go out only when the delta itself holds the marker).
+    _call_closers = (_G_CALL_END,)
+    _call_triggers = ">"
+
     def _idle_state(self) -> int:
-        if self._fb_at is not None or self._parser._calls:
+        if self._parser._calls:
+            return super()._idle_state()
+        if self._fb_at is not None:
             return 0
         cur = self._gate.cur
         if ":" in cur[-9:] or "_" in cur[-9:]:
             return 0  # a fallback marker may be under way
-        return super()._idle_state()
+        idle = super()._idle_state()
+        return 0 if idle == 3 else idle  # before a call, every delta is looked at for a fallback form
 
     def reset(self) -> None:
         super().reset()
@@ -2109,6 +2446,7 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
         self._fb_at: Optional[int] = None  # where a fallback form may begin (offset in the output)
         self._fb_tail = ""
         self._fb_done = False
+        self._prime()
 
     def _fallback_step(self, chunk: str, current_text: Any, after: int) -> Optional[dict]:
         """The fallback forms: their markers are looked for in the new text
@@ -2147,7 +2485,9 @@ class RcMlxGemma4ToolParser(RcMlxToolParser):
                                                                             len(current_text) - len(delta_text)]):
                     self._fb_done = True
         deltas = p.parse_delta(delta_text)
-        calls = self._closed_calls(False) if _G_CALL_END in delta_text else []
+        # (the kept deltas before it never hold the marker whole: only this delta's text counts)
+        calls = self._closed_calls(False) if _G_CALL_END in (delta_text[self._kept:] if self._kept else delta_text) \
+            else []
         if not calls and not p._calls:
             fb = self._fallback_step(delta_text, current_text, 0)
             if fb is not None:

@@ -215,3 +215,165 @@ def test_a_call_is_one_parser_step_when_its_markers_come_whole(cls_name):
     # the first delta, and per end marker at most two steps: it, and the opening
     # markup of a call that starts from plain text (glm's and nemotron's have no section)
     assert len(steps) <= 2 * ends + 1, (len(steps), ends, steps)
+
+
+# -- every class: the gate's answers are the parser's -----------------------------
+# Three calls (values with markup-like text) in the syntax each class reads, after
+# and before prose; cut with the markup whole (a tokenizer's special tokens) or at
+# random.  Each delta's content must be what the same class gives reading every delta
+# (``_fast`` off), and the call entries the same, in the same order; a call sent whole
+# may come later on the fast path (at its end marker, as vllm-mlx's parsers send it,
+# where reading every delta sends it once its arguments close), never earlier.
+_WHOLE = dict(_CLOSED)
+_WHOLE.update({
+    "PoolsideV1RcMlxToolParser": "".join(
+        f"<tool_call>{n}\n" + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n" for k, v in a.items())
+        + "</tool_call>" for n, a in (("get_weather", {"city": "Paris </arg_value", "days": 3}),
+                                      ("lookup", {"q": "a > b"}), ("get_weather", {}))),
+    "MistralRcMlxToolParser": "".join(
+        f"[TOOL_CALLS]{n}[ARGS]{json.dumps(a)}" for n, a in (
+            ("get_weather", {"city": 'Pa"ris [TOOL_CALLS]x', "days": 3}), ("lookup", {"q": "S\u00e3o \\ b", "n": [1, {}]}),
+            ("get_weather", {}))),
+    "Gemma4RcMlxToolParser": "<|tool_call>" + "".join(
+        "call:" + n + "{" + ",".join(f"{k}:{_Q}{v}{_Q}" if isinstance(v, str) else f"{k}:{v}" for k, v in a.items()) + "}"
+        for n, a in (("get_weather", {"city": "Paris } call:", "days": 3}), ("lookup", {"q": "a"}))) + "<tool_call|>",
+    "LlamaRcMlxToolParser": "<|python_tag|>" + "; ".join(
+        json.dumps({"name": n, "parameters": a}) for n, a in (("get_weather", {"city": "<|python_tag|>"}),
+                                                              ("lookup", {"q": "b"}))),
+    "GraniteRcMlxToolParser": "<|tool_call|>" + json.dumps(
+        [{"name": "get_weather", "arguments": {"city": "]}"}}, {"name": "lookup", "arguments": {"q": "b"}}]),
+    "XlamRcMlxToolParser": json.dumps(
+        [{"name": "get_weather", "arguments": {"city": "]}"}}, {"name": "lookup", "arguments": {"q": "b"}}]),
+})
+_MARKUP = r"(<[^<>]{1,40}>|\[TOOL_CALLS\]|\[ARGS\]|<\|\"\|>|\n)"
+
+
+def _answers(parser, chunks, request=None):
+    """Each delta's content (then the end's), and the call entries in order, each
+    with the number of deltas read when it came; call ids numbered in order of
+    appearance."""
+    import copy
+
+    ids: dict = {}
+    contents, calls, prev = [], [], ""
+    for n, ch in enumerate([*chunks, None]):
+        if ch is None:
+            got = parser.finalize_streaming(prev)
+        else:
+            cur = prev + ch
+            got = parser.extract_tool_calls_streaming(prev, cur, ch, request=request)
+            prev = cur
+        assert got is None or set(got) <= {"content", "tool_calls"}, got
+        got = copy.deepcopy(got) or {}
+        contents.append(got.get("content"))
+        for c in got.get("tool_calls") or []:
+            if "id" in c:
+                c["id"] = ids.setdefault(c["id"], len(ids))
+            calls.append((n, c))
+    return contents, calls
+
+
+@pytest.mark.parametrize("cls_name", sorted(_WHOLE))
+@pytest.mark.parametrize("seed", range(8))
+def test_each_delta_is_answered_as_reading_every_delta_does(cls_name, seed):
+    import random
+    import re
+
+    cls = next(c for c in M.TOOL_PARSERS.values() if c.__name__ == cls_name)
+    rng = random.Random(seed)
+    body = _WHOLE[cls_name]
+    text = body if cls_name in BARE else "Let me check.\n" + body + ("\nDone." if seed % 2 else "")
+    if seed < 4:  # markup whole, the rest cut 1-4 characters at a time
+        chunks = []
+        for piece in re.split(_MARKUP, text):
+            if re.fullmatch(_MARKUP, piece):
+                chunks.append(piece)
+            else:
+                i = 0
+                while i < len(piece):
+                    k = rng.randint(1, 4)
+                    chunks.append(piece[i:i + k])
+                    i += k
+    else:
+        cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, len(text) // 2)))
+        chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    want = _answers(_general_only(cls)(None), chunks)
+    assert want[1], "the stream has no call"
+
+    def same(got, want):
+        assert got[0] == want[0]
+        assert [c for _, c in got[1]] == [c for _, c in want[1]]
+        assert all(g >= w for (g, _), (w, _) in zip(got[1], want[1]))  # never earlier
+
+    same(_answers(cls(None), chunks), want)
+    # and an instance reused after its end of stream answers as one that reads every delta
+    p, q = cls(None), _general_only(cls)(None)
+    _answers(p, chunks)
+    _answers(q, chunks)
+    same(_answers(p, chunks), _answers(q, chunks))
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_gemma4_sends_a_block_s_calls_at_the_delta_holding_its_end_marker(split):
+    """gemma4 sends a block's calls at a delta holding ``<tool_call|>`` whole (vllm-mlx's
+    rule, kept by ours reading every delta); with the calls' deltas kept by the gate,
+    the delta that ends a split marker is read, and sends nothing."""
+    cls = M.TOOL_PARSERS["gemma4"]
+    end = ["<tool_", "call|>"] if split else ["<tool_call|>"]
+    chunks = ["Hi ", "<|tool_call>", "call:get_weather{city:", _Q, "Paris", _Q, "}", "call:lookup{q:", _Q, "b",
+              _Q, "}", *end, " Done", " now."]
+    want = _answers(_general_only(cls)(None), chunks)
+    got = _answers(cls(None), chunks)
+    assert got == want
+    sent_at = {n for n, _ in want[1]}
+    assert sent_at == ({len(chunks)} if split else {chunks.index("<tool_call|>")})
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_poolside_streams_a_string_value_as_read_whatever_the_gate_keeps(seed):
+    """poolside_v1 streams a value the request declares ``string`` as it reads it (the
+    gate keeps only the stretches read without a word: names, keys, other values)."""
+    import random
+
+    cls = M.TOOL_PARSERS["poolside_v1"]
+    request = {"tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]}
+    text = ("Let me check.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris, "
+            "Texas </arg_value and more</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n"
+            "</tool_call> Done.")
+    rng = random.Random(seed)
+    cuts = sorted(rng.sample(range(1, len(text)), rng.randint(5, len(text) // 2)))
+    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    want = _answers(_general_only(cls)(None), chunks, request)
+    assert len({n for n, _ in want[1]}) > 2, "the string value does not stream"
+    assert _answers(cls(None), chunks, request) == want
+
+
+# classes whose first tool markup may only be read at the output's start (llama's bare JSON)
+# or whose state comes from message headers (harmony): their first delta is read
+_READ_FIRST = {"LlamaRcMlxToolParser", "HarmonyRcMlxToolParser"}
+
+
+@pytest.mark.parametrize("name", sorted(M.TOOL_PARSERS))
+def test_a_fresh_stream_s_first_plain_delta_is_content_without_a_parser_step(name):
+    """The server's first previous_text is "": a plain first delta takes the gate (a
+    reset, or a new instance, starts the stream there), and is the content it is."""
+    cls = M.TOOL_PARSERS[name]
+    if cls.__name__ in _READ_FIRST:
+        pytest.skip("this class reads its first delta")
+    p = cls(None)
+    for _ in range(2):  # new, then reset after a stream
+        calls = []
+        parser = p._parser
+        inner = parser._push
+        parser._push = lambda d, eof=False: calls.append(d) or inner(d, eof)
+        step = getattr(p, "_step", None)  # the composed names' machine
+        if step is not None:
+            p._step = lambda text, *a: calls.append(text) or step(text, *a)
+        assert p.extract_tool_calls_streaming("", "Hello there", "Hello there") == {"content": "Hello there"}
+        assert calls == []
+        del parser._push
+        if step is not None:
+            del p._step
+        p.finalize_streaming("Hello there")
+        p.reset()
