@@ -2096,6 +2096,8 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                                                 "function": {"arguments": delta_text}}]}
                     return after_feed(delta_text, r[0], r[1])
             elif idle == 6:
+                if st.keep is None:
+                    raise TypeError("text_gate: TextGate.keep must be a str")
                 if not _has_any(<str>delta_text, st.keep):
                     st.pend.append(delta_text)
                     st.cur = current_text

@@ -173,3 +173,8 @@ def test_bad_arguments_are_type_errors(mod):
         mod.text_gate(mod.TextGate(), "<", ">", None, None, None, 5)
     with pytest.raises(TypeError):
         mod.text_gate(mod.TextGate(), "<", ">", None, None, None, "", ("<a>", ""))
+    # a state object set up wrongly fails with a TypeError, never a read of a missing string
+    gs = mod.TextGate("")
+    gs.idle, gs.keep = 6, None
+    with pytest.raises(TypeError):
+        mod.text_gate(gs, "<", ">", None, lambda *a: "general")("", "x", "x")
