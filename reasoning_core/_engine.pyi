@@ -75,9 +75,14 @@ class TextGate:
     cur: Any
     idle: int
     pend: list[str]
+    keep: str
+    reader: Any
+    index: int
     def __init__(self, cur: Any = ...) -> None: ...
 
 
-def text_gate(st: TextGate, triggers: str, keep_triggers: str, keeps: Callable[[Any, str], bool],
+def text_gate(st: TextGate, triggers: str, keep_triggers: str,
+              keeps: Callable[[Any, str], bool] | tuple[str, ...] | None,
               general: Callable[..., Any], piece: Callable[[str], Any] | None = ...,
-              piece_triggers: str = ...) -> Callable[..., Any]: ...
+              piece_triggers: str = ..., openers: tuple[str, ...] | None = ...,
+              after_feed: Callable[[str, int, int], Any] | None = ...) -> Callable[..., Any]: ...
