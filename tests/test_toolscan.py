@@ -511,29 +511,19 @@ def test_step_args_in_long_arguments(fmt):
 
 @pytest.mark.parametrize("backend", ["cython", "python"] if compiled is not None else ["python"])
 def test_model_new_builds_what_the_validated_constructor_builds(backend):
-    pydantic = pytest.importorskip("pydantic")
     mod = compiled if backend == "cython" else pure
-
-    class Fn(pydantic.BaseModel):
-        name: Optional[str] = None
-        arguments: Optional[str] = None
-
-    class Call(pydantic.BaseModel):
-        model_config = pydantic.ConfigDict(extra="allow")
-        id: Optional[str] = None
-        index: int
-        function: Optional[Fn] = None
+    Fn, Call, _Msg = _models()
 
     fn = mod.model_new(Fn, {"name": None, "arguments": "{"}, frozenset(("arguments",)), False)
     want_fn = Fn(arguments="{")
-    call = mod.model_new(Call, {"id": "c", "index": 2, "function": fn}, ("id", "index", "function"), True)
+    call = mod.model_new(Call, {"id": "c", "type": None, "index": 2, "function": fn}, ("id", "index", "function"), True)
     want = Call(id="c", index=2, function=want_fn)
     assert call == want and fn == want_fn
     assert call.model_dump_json(exclude_unset=True) == want.model_dump_json(exclude_unset=True)
     assert call.model_fields_set == want.model_fields_set and fn.model_fields_set == want_fn.model_fields_set
     assert call.__pydantic_extra__ == want.__pydantic_extra__ == {} and fn.__pydantic_extra__ is None
     # fields set and extra are the object's own: assignments touch only it
-    other = mod.model_new(Call, {"id": None, "index": 0, "function": None}, ("index",), True)
+    other = mod.model_new(Call, {"id": None, "type": None, "index": 0, "function": None}, ("index",), True)
     call.name_hint = "x"
     fn.name = "f"
     assert "name" in fn.model_fields_set and other.model_fields_set == {"index"} and other.__pydantic_extra__ == {}

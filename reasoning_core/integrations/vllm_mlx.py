@@ -905,6 +905,7 @@ class RcMlxToolParser(_MlxToolParser):
         lean = method is RcMlxToolParser.extract_tool_calls_streaming
         lean_multi = method is RcMlxMultiToolParser.extract_tool_calls_streaming
         lean_piece = method is _RcMlxPieceStreamer.extract_tool_calls_streaming
+        lean_any = lean or lean_multi or lean_piece
 
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                     delta_token_ids, request):
@@ -912,65 +913,45 @@ class RcMlxToolParser(_MlxToolParser):
                 me._flush_args()  # argument pieces the gate sent and its reader read
             first = None
             if previous_text is st.cur:
-                if lean and delta_text.__class__ is str and delta_text and current_text.__class__ is str and (
+                if lean_any and delta_text.__class__ is str and delta_text and current_text.__class__ is str and (
                         st.pend or len(current_text) == len(previous_text) + len(delta_text)):
-                    # the usual delta with markup: the parser reads it (and the deltas kept
-                    # before it) and the calls it closed are sent, as the method below does
+                    # a delta with markup (and the deltas kept before it), read by the class's
+                    # own step without the method's frame: the same work as the method below
                     pend = st.pend
                     if pend:
                         pend.append(delta_text)
                         delta_text = "".join(pend)
                         st.pend = []
                     me._fed = len(current_text)
-                    p = me._parser
-                    p._push(delta_text)
-                    events = p._events
-                    content = ""
-                    if events:
-                        p._events = []
-                        for e in events:
-                            if e[0] == "c":
-                                content += e[2]
-                    calls = p._calls
-                    st.cur = current_text
-                    if len(calls) > me._sent:
-                        out = me._send(content, calls, False)
-                        st.idle = me._idle_state()
-                        return out
-                    st.idle = me._idle_state()
-                    return {"content": content} if content else None
-                if lean_piece and delta_text.__class__ is str and delta_text and current_text.__class__ is str and (
-                        st.pend or len(current_text) == len(previous_text) + len(delta_text)):
-                    # a piece streamer's delta with markup (and the deltas kept before it,
-                    # which sent nothing): one compiled step, answered as the method does
-                    pend = st.pend
-                    if pend:
-                        pend.append(delta_text)
-                        delta_text = "".join(pend)
-                        st.pend = []
-                    me._fed = len(current_text)
-                    me._stream_request(request)
-                    out = me._stepped(_tool_base._scan.step_args(me._parser, delta_text, _ParsedToolCallDelta),
-                                      delta_text)
-                    st.cur = current_text
-                    st.idle = me._idle_state()
-                    return out
-                if lean_multi and delta_text.__class__ is str and delta_text and current_text.__class__ is str and (
-                        st.pend or len(current_text) == len(previous_text) + len(delta_text)):
-                    # a composed name's delta with markup: its machine reads it (and the
-                    # deltas kept before it), as the method does after its own shortcuts
-                    pend = st.pend
-                    if pend:
-                        pend.append(delta_text)
-                        delta_text = "".join(pend)
-                        st.pend = []
-                    me._fed = len(current_text)
-                    if me._tools is None and request is not None:
-                        me._tools = _request_tools(request)
-                    content_l: list = []
-                    calls_l: list = []
-                    me._step(delta_text, False, content_l, calls_l)
-                    out = me._result("".join(content_l), calls_l) if content_l or calls_l else None
+                    if lean:
+                        # the parser reads it and the calls it closed are sent
+                        p = me._parser
+                        p._push(delta_text)
+                        events = p._events
+                        content = ""
+                        if events:
+                            p._events = []
+                            for e in events:
+                                if e[0] == "c":
+                                    content += e[2]
+                        calls = p._calls
+                        if len(calls) > me._sent:
+                            out = me._send(content, calls, False)
+                        else:
+                            out = {"content": content} if content else None
+                    elif lean_piece:
+                        # one compiled step (the kept deltas sent nothing)
+                        me._stream_request(request)
+                        out = me._stepped(_tool_base._scan.step_args(me._parser, delta_text, _ParsedToolCallDelta),
+                                          delta_text)
+                    else:
+                        # a composed name's machine reads it, as the method does after its shortcuts
+                        if me._tools is None and request is not None:
+                            me._tools = _request_tools(request)
+                        content_l: list = []
+                        calls_l: list = []
+                        me._step(delta_text, False, content_l, calls_l)
+                        out = me._result("".join(content_l), calls_l) if content_l or calls_l else None
                     st.cur = current_text
                     st.idle = me._idle_state()
                     return out
