@@ -1,0 +1,147 @@
+"""The argument lane of the vLLM and SGLang tool wrappers changes nothing.
+
+Inside a call's arguments each wrapper streams through an ``ArgsLane`` (the
+scanner's step, the piece recorded, the engine's result objects built by a
+``ModelShape``).  Here every wrapper of the formats both engines serve reads the
+same text twice, in the same random chunks: once as shipped, once with the lane
+switched off (the general path for every chunk).  Each chunk's result, and the
+bookkeeping the engine reads after it (vLLM: ``prev_tool_call_arr``,
+``streamed_args_for_tool``, ``current_tool_id``; SGLang: the same two lists),
+must be the same; so must the end of the stream.  The texts: content, then two
+calls whose string argument is code with quotes, backslashes, markup and
+non-ASCII text, so that chunks end inside escapes and markers.
+
+Skips without vLLM or SGLang.
+"""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from test_hardening_tools import call_text
+
+CODE = ('def f(x):\n    return "caf\u00e9\\t" + x  # <tool_call> {"a": [1]}\n'
+        '    print(\'[TOOL_CALLS]\', r"\\d+")\n') * 12
+# (vLLM name, SGLang name, our format): the formats both engines serve
+NAMES = [("hermes", "qwen25", "hermes"), ("qwen3_coder", "qwen3_coder", "qwen3_coder"),
+         ("deepseek_v3", "deepseekv3", "deepseek_v3"), ("deepseek_v31", "deepseekv31", "deepseek_v31"),
+         ("kimi_k2", "kimi_k2", "kimi_k2"), ("glm45", "glm45", "glm45"),
+         ("minimax_m2", "minimax-m2", "minimax_m2"), ("mistral", "mistral", "mistral"),
+         ("llama3_json", "llama3", "llama3_json")]
+SEEDS = range(4)
+
+
+def _text(fmt: str) -> str:
+    one = call_text(fmt, "write_file", "c", json.dumps(CODE))
+    two = call_text(fmt, "write_file", "c", json.dumps(CODE[::-1]))
+    return "I will write it.\n" + one + two
+
+
+def _chunks(text: str, seed: int) -> list[str]:
+    rnd = random.Random(seed)
+    out, i = [], 0
+    while i < len(text):
+        n = rnd.choice((1, 2, 3, 5, 8, 13))
+        out.append(text[i:i + n])
+        i += n
+    return out
+
+
+def _dump(m):
+    """The message as a client sees it, call ids (random) marked as given."""
+    if m is None:
+        return None
+    d = m.model_dump(exclude_unset=True)
+    for tc in d.get("tool_calls") or ():
+        if tc.get("id"):
+            tc["id"] = "<id>"
+    return d
+
+
+# ------------------------------------------------------------------ vLLM
+
+def _vllm_run(name, chunks, lane: bool, monkeypatch):
+    from vllm_helpers import chat_request, vllm_tokenizer
+    from vllm_serving_helpers import union_specials
+
+    from reasoning_core.integrations import vllm as rcv
+
+    with monkeypatch.context() as mp:
+        if not lane:
+            mp.setattr(rcv, "_ARGS_SHAPE", None)
+        parser = rcv.TOOL_PARSERS[name](vllm_tokenizer(union_specials()), None)
+        request = chat_request(tools=[{"type": "function", "function": {"name": "write_file", "parameters": {
+            "type": "object", "properties": {"c": {"type": "string"}}}}}])
+        trace, prev = [], ""
+        for c in chunks:
+            m = parser.extract_tool_calls_streaming(prev, prev + c, c, (), (), (), request)
+            prev += c
+            trace.append((_dump(m), [dict(x) for x in parser.prev_tool_call_arr],
+                          list(parser.streamed_args_for_tool), parser.current_tool_id))
+        trace.append(_dump(parser.finish_streaming()))
+        used = parser._hot is not None
+    return trace, used
+
+
+@pytest.mark.parametrize("vname,_sname,fmt", NAMES)
+def test_vllm_lane_streams_what_the_general_path_streams(vname, _sname, fmt, monkeypatch):
+    from vllm_helpers import import_vllm
+
+    import_vllm()
+    text = _text(fmt)
+    lanes = 0
+    for seed in SEEDS:
+        chunks = _chunks(text, seed)
+        got, used = _vllm_run(vname, chunks, True, monkeypatch)
+        want, unused = _vllm_run(vname, chunks, False, monkeypatch)
+        assert not unused
+        assert got == want, (vname, seed)
+        lanes += used
+    assert lanes  # the lane did stream these calls
+
+
+# ------------------------------------------------------------------ SGLang
+
+def _sglang_run(name, chunks, lane: bool, monkeypatch):
+    from sglang.srt.entrypoints.openai.protocol import Function, Tool
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
+    from reasoning_core.integrations import sglang as rcs
+
+    tools = [Tool(type="function", function=Function(name="write_file", description="d", parameters={
+        "type": "object", "properties": {"c": {"type": "string"}}}))]
+    with monkeypatch.context() as mp:
+        if not lane:
+            mp.setattr(rcs, "_FC_ARGS_SHAPE", None)
+        p = FunctionCallParser(tools, f"rc_{name}")
+        trace = []
+        for c in chunks:
+            normal, calls = p.parse_stream_chunk(c)
+            d = p.detector
+            trace.append((normal, [x.model_dump() for x in calls], [dict(x) for x in d.prev_tool_call_arr],
+                          list(d.streamed_args_for_tool)))
+        normal, calls = p.parse_stream_end()
+        trace.append((normal, [x.model_dump() for x in calls]))
+        used = p.detector._hot is not None
+    return trace, used
+
+
+@pytest.mark.parametrize("_vname,sname,fmt", NAMES)
+def test_sglang_lane_streams_what_the_general_path_streams(_vname, sname, fmt, monkeypatch):
+    from sglang_max_helpers import import_sglang_parsers
+
+    _, rcs = import_sglang_parsers()
+    rcs.register()
+    text = _text(fmt)
+    lanes = 0
+    for seed in SEEDS:
+        chunks = _chunks(text, seed)
+        got, used = _sglang_run(sname, chunks, True, monkeypatch)
+        want, unused = _sglang_run(sname, chunks, False, monkeypatch)
+        assert not unused
+        assert got == want, (sname, seed)
+        lanes += used
+    if sname not in ("qwen3_coder", "mistral"):  # these two send arguments at the engine's own points
+        assert lanes  # the lane did stream these calls
