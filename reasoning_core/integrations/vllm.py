@@ -58,14 +58,19 @@ def _fast_delta_factory():
     import; any mismatch (another pydantic or vLLM) falls back to it."""
     from ..tools import _json as tool_json
 
-    mk = tool_json.SCAN.model_new  # compiled (or its pure twin): no validation, a new fields set
+    scan = tool_json.SCAN  # compiled (or its pure twin): no validation, a new fields set and list
     extra = DeltaMessage.model_config.get("extra") == "allow"
-    fields_set = {(r, c): frozenset(n for n, on in (("reasoning", r), ("content", c)) if on)
+    try:  # one shape per fields set: reasoning in the INDEX place, content in the PIECE place
+        shapes = {(r, c): scan.ModelShape([(DeltaMessage, {"role": None, "content": scan.PIECE,
+                                                           "reasoning": scan.INDEX, "tool_calls": []},
+                                            frozenset(n for n, on in (("reasoning", r), ("content", c)) if on),
+                                            extra)]).build
                   for r in (False, True) for c in (False, True)}
+    except (TypeError, ValueError):  # pragma: no cover - models another pydantic builds otherwise
+        shapes = None
 
-    def fast(reasoning: Optional[str] = None, content: Optional[str] = None) -> DeltaMessage:
-        return mk(DeltaMessage, {"role": None, "content": content, "reasoning": reasoning, "tool_calls": []},
-                  fields_set[reasoning is not None, content is not None], extra)
+    def fast(reasoning: Optional[str] = None, content: Optional[str] = None, _shapes=shapes) -> DeltaMessage:
+        return _shapes[reasoning is not None, content is not None](reasoning, content)
 
     def slow(reasoning: Optional[str] = None, content: Optional[str] = None) -> DeltaMessage:
         kw = {}
@@ -75,15 +80,18 @@ def _fast_delta_factory():
             kw["content"] = content
         return DeltaMessage(**kw)
 
+    if shapes is None:  # pragma: no cover
+        return slow
     try:
-        for r, c in (("a", None), (None, "b"), ("a", "b")):
+        for r, c in (("a", None), (None, "b"), ("a", "b"), (None, None)):
             f, v = fast(r, c), slow(r, c)
-            if (f != v or f.model_dump_json(exclude_unset=True) != v.model_dump_json(exclude_unset=True)
+            if (f != v or repr(f) != repr(v)
+                    or f.model_dump_json(exclude_unset=True) != v.model_dump_json(exclude_unset=True)
                     or f.model_dump() != v.model_dump() or f.model_fields_set != v.model_fields_set):
                 return slow
         f = fast("a")
         f.content = "b"  # vLLM's serving loop assigns fields afterwards
-        if f.content != "b":
+        if f.content != "b" or fast("a").model_fields_set != {"reasoning"} or f.tool_calls is fast("a").tool_calls:
             return slow
     except Exception:  # pragma: no cover - another pydantic
         return slow
