@@ -765,14 +765,188 @@ cdef inline bint _name_chars(int kind, void* data, Py_ssize_t i, Py_ssize_t j):
     return True
 
 
+cdef inline Py_ssize_t _canon_num_end(int kind, void* data, Py_ssize_t i, Py_ssize_t n, bint eof):
+    """The end of the number at ``i`` when the reader would copy it as written:
+    its run of ``[0-9eE.+-]`` ends inside the buffer (or at ``eof``) and
+    matches ``_NUM_OK``; -1 otherwise."""
+    cdef Py_ssize_t j = i, e
+    cdef Py_UCS4 c
+    while j < n:
+        c = PyUnicode_READ(kind, data, j)
+        if (48 <= c <= 57) or c == 101 or c == 69 or c == 46 or c == 43 or c == 45:
+            j += 1
+        else:
+            break
+    if j >= n and not eof:
+        return -1
+    # -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? over [i, j)
+    e = i
+    if e < j and PyUnicode_READ(kind, data, e) == 45:
+        e += 1
+    if e >= j:
+        return -1
+    c = PyUnicode_READ(kind, data, e)
+    if c == 48:
+        e += 1
+    elif 49 <= c <= 57:
+        e += 1
+        while e < j and 48 <= PyUnicode_READ(kind, data, e) <= 57:
+            e += 1
+    else:
+        return -1
+    if e < j and PyUnicode_READ(kind, data, e) == 46:
+        e += 1
+        if e >= j or not (48 <= PyUnicode_READ(kind, data, e) <= 57):
+            return -1
+        while e < j and 48 <= PyUnicode_READ(kind, data, e) <= 57:
+            e += 1
+    if e < j:
+        c = PyUnicode_READ(kind, data, e)
+        if c != 101 and c != 69:
+            return -1
+        e += 1
+        if e < j:
+            c = PyUnicode_READ(kind, data, e)
+            if c == 43 or c == 45:
+                e += 1
+        if e >= j or not (48 <= PyUnicode_READ(kind, data, e) <= 57):
+            return -1
+        while e < j and 48 <= PyUnicode_READ(kind, data, e) <= 57:
+            e += 1
+    return j if e == j else -1
+
+
+cdef inline Py_ssize_t _canon_str_end(int kind, void* data, Py_ssize_t i, Py_ssize_t n):
+    """The end of the string literal at ``i`` (its quote) when the reader would
+    copy it as written (only the escapes it keeps: ``\\" \\\\ \\b \\f \\n \\r
+    \\t``; no control character or surrogate); -1 otherwise."""
+    cdef Py_UCS4 c
+    i += 1
+    while i < n:
+        c = PyUnicode_READ(kind, data, i)
+        if c == 34:
+            return i + 1
+        if c == 92:
+            if i + 1 >= n:
+                return -1
+            c = PyUnicode_READ(kind, data, i + 1)
+            if not (c == 34 or c == 92 or c == 98 or c == 102 or c == 110 or c == 114 or c == 116):
+                return -1
+            i += 2
+            continue
+        if c < 0x20 or (0xD800 <= c <= 0xDFFF):
+            return -1
+        i += 1
+    return -1
+
+
+cdef Py_ssize_t _canon_end(str buf, Py_ssize_t i, bint require_object, bint eof):
+    """The end of the JSON value at ``buf[i]`` when its text is already what a
+    ``JsonReader`` writes for it (no whitespace but the one space after each
+    ``:`` and ``,``, strings and numbers the reader copies as written), the
+    value whole in the buffer: the reader would stop there and its output
+    would be ``buf[i:end]``.  -1 for anything else (then the reader reads it:
+    the answer for any text is the reader's)."""
+    cdef Py_ssize_t n = len(buf)
+    cdef int kind = PyUnicode_KIND(buf)
+    cdef void* data = PyUnicode_DATA(buf)
+    cdef char stack[64]
+    cdef int depth = 0
+    cdef Py_UCS4 c
+    cdef bint value = True  # a value is expected (else: what follows one)
+    if i >= n:
+        return -1
+    c = PyUnicode_READ(kind, data, i)
+    if require_object and c != 123:
+        return -1
+    while True:
+        if value:
+            if i >= n:
+                return -1
+            c = PyUnicode_READ(kind, data, i)
+            if c == 123 or c == 91:  # { [
+                if depth == 64:
+                    return -1
+                stack[depth] = <char>c
+                depth += 1
+                i += 1
+                if i >= n:
+                    return -1
+                c = PyUnicode_READ(kind, data, i)
+                if c == 125 + (<int>stack[depth - 1] - 123):  # } or ]: empty
+                    depth -= 1
+                    i += 1
+                    value = False
+                elif stack[depth - 1] == 123:
+                    if c != 34:
+                        return -1
+                    i = _canon_str_end(kind, data, i, n)
+                    # the key's colon and its one space, then the value (no more space)
+                    if i < 0 or i + 2 >= n or PyUnicode_READ(kind, data, i) != 58 \
+                            or PyUnicode_READ(kind, data, i + 1) != 32:
+                        return -1
+                    i += 2
+                continue
+            if c == 34:
+                i = _canon_str_end(kind, data, i, n)
+            elif c == 45 or 48 <= c <= 57:
+                i = _canon_num_end(kind, data, i, n, eof)
+            elif c == 116 or c == 110:  # true null
+                if i + 4 > n or PyUnicode_READ(kind, data, i + 1) != (114 if c == 116 else 117) \
+                        or PyUnicode_READ(kind, data, i + 2) != (117 if c == 116 else 108) \
+                        or PyUnicode_READ(kind, data, i + 3) != (101 if c == 116 else 108):
+                    return -1
+                i += 4
+            elif c == 102:  # false
+                if i + 5 > n or PyUnicode_READ(kind, data, i + 1) != 97 or PyUnicode_READ(kind, data, i + 2) != 108 \
+                        or PyUnicode_READ(kind, data, i + 3) != 115 or PyUnicode_READ(kind, data, i + 4) != 101:
+                    return -1
+                i += 5
+            else:
+                return -1
+            if i < 0:
+                return -1
+            value = False
+            continue
+        if depth == 0:
+            return i
+        if i >= n:
+            return -1
+        c = PyUnicode_READ(kind, data, i)
+        if c == 44:  # , and its one space
+            if i + 2 >= n or PyUnicode_READ(kind, data, i + 1) != 32:
+                return -1
+            i += 2
+            value = True
+            if stack[depth - 1] == 123:  # a key next
+                if PyUnicode_READ(kind, data, i) != 34:
+                    return -1
+                i = _canon_str_end(kind, data, i, n)
+                if i < 0 or i + 2 >= n or PyUnicode_READ(kind, data, i) != 58 \
+                        or PyUnicode_READ(kind, data, i + 1) != 32:
+                    return -1
+                i += 2
+            continue
+        if c == 125 + (<int>stack[depth - 1] - 123):
+            depth -= 1
+            i += 1
+            continue
+        return -1
+
+
 def json_value(str buf, Py_ssize_t pos, bint require_object, bint eof=False):
     """``(canonical JSON, end)`` of the JSON value at ``buf[pos:]`` (leading
     whitespace skipped) when the buffer holds all of it, as a ``JsonReader``
     fed ``buf`` (and ``eof``) would write it; ``None`` when the value is not
     whole in the buffer (without ``eof``, a number at its end included) or is
     not valid JSON (nothing read: the grammar then reads it itself, ``_json``)."""
-    cdef JsonReader reader = JsonReader(None, require_object)
+    cdef JsonReader reader
     cdef list out
+    cdef Py_ssize_t s = _skip_ws(PyUnicode_KIND(buf), PyUnicode_DATA(buf), pos, len(buf)), e
+    e = _canon_end(buf, s, require_object, eof)
+    if e >= 0:  # already canonical: the reader would copy it
+        return PyUnicode_Substring(buf, s, e), e
+    reader = JsonReader(None, require_object)
     if reader._feed(buf, &pos, eof) != C_DONE:
         return None
     out = reader.out
@@ -797,6 +971,22 @@ def value_json(str v, bint framed):
         if b > a and v[b - 1] == u"\n":
             b -= 1
     s = v if (a == 0 and b == n) else PyUnicode_Substring(v, a, b)
+    kind = PyUnicode_KIND(s)
+    data = PyUnicode_DATA(s)
+    cdef Py_UCS4 c
+    pos = _skip_ws(kind, data, 0, len(s))
+    if pos >= len(s):  # no value: a string (the reader would fail at the end)
+        return '"' + escape(s) + '"'
+    c = PyUnicode_READ(kind, data, pos)
+    if not (c == 123 or c == 91 or c == 34 or c == 45 or 48 <= c <= 57 or c == 116 or c == 102 or c == 110):
+        return '"' + escape(s) + '"'  # no JSON value starts here: the reader would fail at once
+    if True:
+        a = _canon_end(s, pos, False, True)
+        if a >= 0:  # already canonical: the reader would copy it
+            if _skip_ws(kind, data, a, len(s)) == len(s):
+                return s if (pos == 0 and a == len(s)) else PyUnicode_Substring(s, pos, a)
+            return '"' + escape(s) + '"'
+    pos = 0
     reader = JsonReader(None, False)
     if reader._feed(s, &pos, True) == C_DONE:
         kind = PyUnicode_KIND(s)
@@ -839,11 +1029,16 @@ def call_object(str buf, Py_ssize_t pos, tuple name_keys, tuple arg_keys, bint n
         elif args is None and key in arg_keys:
             if PyUnicode_READ(kind, data, i) != 123:  # {
                 return None
-            reader = JsonReader(None, True)
-            if reader._feed(buf, &i, False) != C_DONE:
-                return None
-            out = reader.out
-            args = out[0] if len(out) == 1 else "".join(out)
+            e = _canon_end(buf, i, True, False)
+            if e >= 0:  # already canonical: the reader would copy it
+                args = PyUnicode_Substring(buf, i, e)
+                i = e
+            else:
+                reader = JsonReader(None, True)
+                if reader._feed(buf, &i, False) != C_DONE:
+                    return None
+                out = reader.out
+                args = out[0] if len(out) == 1 else "".join(out)
         else:
             return None
         i = _skip_ws(kind, data, i, n)

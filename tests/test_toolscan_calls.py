@@ -299,3 +299,64 @@ def test_value_json_is_typed_value_without_types(text, lead, tail, framed):
     for mod in [pure] + ([compiled] if compiled is not None else []):
         assert mod.value_json(v, framed) == want
     json.loads(want)
+
+
+# ------------------------------------------------------------------ text already in canonical form
+
+_CANON_MUTANTS = ["", " ", "  ", "\n", ",", ":", '"', "\\", "\\/", "\\u00e9", "\\n", "\x01", "\ud800", "}", "]",
+                  "{", "[", "0", "-", ".", "e", "E", "+", "01", "1.", "tru", "nul", "x", "é", "\U0001f600"]
+
+
+@st.composite
+def canonical_texts(draw):
+    """A reader's own canonical output (so the compiled pass that copies such
+    text is taken), then maybe mutated at one place or cut short, with maybe
+    more text after it."""
+    value = draw(st.recursive(
+        st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(st.sampled_from(list('ab"\\\n\t\x08\x0c\r/é') + ["\U0001f600"]), max_size=6),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+        max_leaves=10))
+    text = _json.normalize(json.dumps(value, ensure_ascii=draw(st.booleans())))
+    if draw(st.booleans()):
+        i = draw(st.integers(0, len(text)))
+        text = text[:i] + draw(st.sampled_from(_CANON_MUTANTS)) + text[i + draw(st.integers(0, 2)):]
+    if draw(st.integers(0, 3)) == 0:
+        text = text[:draw(st.integers(0, len(text)))]
+    return text + draw(st.sampled_from(["", " ", "x", "}", "\n</tool_call>", "3"]))
+
+
+def _reader_answer(mod, buf, pos, require_object, eof):
+    out: list = []
+    end, status = mod.JsonReader(out.append, require_object).feed(buf, pos, eof)
+    return ("".join(out), end) if status == mod.DONE else None
+
+
+@_examples(600)
+@given(canonical_texts(), st.sampled_from(["", " ", "\n ", "x{"]), st.booleans(), st.booleans())
+def test_canonical_text_is_read_as_the_reader_reads_it(text, lead, require_object, eof):
+    """``json_value``, ``value_json`` and ``call_object`` copy a value that is
+    already canonical without the reader: their answers are the reader's (the
+    twin's and the compiled one's) for canonical text, mutated or cut."""
+    buf = lead + text
+    want = _reader_answer(pure, buf, len(lead), require_object, eof)
+    framed = eof
+    w = text[1:] if framed and text.startswith("\n") else text
+    w = w[:-1] if framed and w.endswith("\n") else w
+    typed = _json.typed_value(w, frozenset())
+    obj = '"name": "f", "arguments": ' + text
+    call = pure.call_object(obj, 0, ("name",), ("arguments",), True)
+    for mod in [pure] + ([compiled] if compiled is not None else []):
+        assert _reader_answer(mod, buf, len(lead), require_object, eof) == want
+        assert mod.json_value(buf, len(lead), require_object, eof) == want
+        assert mod.value_json(text, framed) == typed
+        assert mod.call_object(obj, 0, ("name",), ("arguments",), True) == call
+
+
+@pytest.mark.parametrize("depth", [1, 63, 64, 65, 200])
+def test_deep_canonical_values_are_read_whole(depth):
+    """Nesting past what the compiled copy tracks goes to the reader: the same answer."""
+    for text in ("[" * depth + "]" * depth, '{"a": ' * depth + "1" + "}" * depth, "[" * depth + "]" * (depth - 1)):
+        for mod in [pure] + ([compiled] if compiled is not None else []):
+            assert mod.json_value(text + " ", 0, False) == _reader_answer(mod, text + " ", 0, False, False)
+            assert mod.value_json(text, True) == _json.typed_value(text, frozenset())
