@@ -997,6 +997,62 @@ def value_json(str v, bint framed):
     return '"' + escape(s) + '"'
 
 
+cdef inline tuple _take_now(str buf, Py_ssize_t pos, ms):
+    """``take`` on a buffer that more input may follow (see the twin):
+    ``(text, marker, end)`` or ``None``."""
+    cdef Py_ssize_t at, j = -1
+    cdef str m
+    at = _find_at(ms, buf, pos, False, &j)
+    if j < 0:
+        return None
+    m = <str>ms.markers[j]
+    return PyUnicode_Substring(buf, pos, at), m, at + len(m)
+
+
+def xml_params(str buf, Py_ssize_t pos, str opener, str key_close, str param_end, scan, key_end, value_end,
+               clean_key):
+    """The parameter elements of an XML-style call read in one pass when the
+    buffer decides every step: ``(arguments' JSON, the marker that ended them,
+    end)`` or ``None`` (see the twin)."""
+    cdef list parts = []
+    cdef tuple r
+    cdef object m
+    r = _take_now(buf, pos, scan)
+    if r is None:
+        return None
+    m = r[1]
+    pos = r[2]
+    while m == opener:
+        r = _take_now(buf, pos, key_end)
+        if r is None:
+            return None
+        pos = r[2]
+        if r[1] != key_close:
+            if r[1] == param_end:
+                r = _take_now(buf, pos, scan)
+                if r is None:
+                    return None
+                m = r[1]
+                pos = r[2]
+            else:
+                m = r[1]
+            continue
+        key = r[0]
+        r = _take_now(buf, pos, value_end)
+        if r is None:
+            return None
+        m = r[1]
+        pos = r[2]
+        parts.append('"' + escape(clean_key(key)) + '": ' + value_json(r[0], True))
+        if m == param_end:
+            r = _take_now(buf, pos, scan)
+            if r is None:
+                return None
+            m = r[1]
+            pos = r[2]
+    return ("{" + ", ".join(parts) + "}" if parts else "{}"), m, pos
+
+
 def call_object(str buf, Py_ssize_t pos, tuple name_keys, tuple arg_keys, bint need_args):
     """A plain call object read in one pass: ``(name, arguments, end)`` or
     ``None`` (see the twin for what "plain" is; the compiled pass walks the

@@ -362,6 +362,60 @@ def value_json(v: str, framed: bool) -> str:
     return '"' + escape(v) + '"'
 
 
+def _take_now(buf: str, pos: int, ms):
+    """``take`` on a buffer that more input may follow: ``(text, marker, end)``
+    when a whole marker of ``ms`` comes before any suffix that may still become
+    one; ``None`` otherwise."""
+    m = ms.rx.search(buf, pos)
+    if m is not None and m.start() < hold_start(ms, buf, pos):
+        return buf[pos:m.start()], m.group(), m.end()
+    return None
+
+
+def xml_params(buf: str, pos: int, opener: str, key_close: str, param_end: str, scan, key_end, value_end,
+               clean_key):
+    """The parameter elements of an XML-style call (``_ParamElements._params``
+    of ``tools._xml_formats``, where no schema types its values) read in one
+    pass when the buffer decides every step: ``(arguments' JSON, the marker
+    that ended them, end)``; ``None`` when some step must wait for input
+    (nothing read: the grammar then reads them itself).  The steps: the next
+    marker of ``scan``; while it is ``opener``, the key up to a marker of
+    ``key_end`` (``key_close`` opens the value; ``param_end`` skips to the
+    next element; another marker ends the loop there), then the value up to a
+    marker of ``value_end`` (its JSON: ``value_json(v, True)``), after
+    ``param_end`` the next marker of ``scan``."""
+    parts: list = []
+    r = _take_now(buf, pos, scan)
+    if r is None:
+        return None
+    m, pos = r[1], r[2]
+    while m == opener:
+        r = _take_now(buf, pos, key_end)
+        if r is None:
+            return None
+        key, km, pos = r
+        if km != key_close:
+            if km == param_end:
+                r = _take_now(buf, pos, scan)
+                if r is None:
+                    return None
+                m, pos = r[1], r[2]
+            else:
+                m = km
+            continue
+        r = _take_now(buf, pos, value_end)
+        if r is None:
+            return None
+        v, m, pos = r
+        parts.append('"' + escape(clean_key(key)) + '": ' + value_json(v, True))
+        if m == param_end:
+            r = _take_now(buf, pos, scan)
+            if r is None:
+                return None
+            m, pos = r[1], r[2]
+    return ("{" + ", ".join(parts) + "}" if parts else "{}"), m, pos
+
+
 _PLAIN_KEY = re.compile('[ \t\n\r]*"([^"\\\\\x00-\x1f\ud800-\udfff]*)"[ \t\n\r]*:[ \t\n\r]*')
 _PLAIN_NAME = re.compile('"([A-Za-z0-9_-]{1,64})"')
 

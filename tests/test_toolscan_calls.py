@@ -166,7 +166,7 @@ def _no_shortcuts(mod):
     """Turn the whole-piece shortcuts off (``take``, ``json_value``,
     ``call_object`` and the parsers' ``*_now`` methods answer "not now"): the
     grammar then reads every piece through its generators."""
-    saved = {k: getattr(mod, k) for k in ("take", "json_value", "call_object")}
+    saved = {k: getattr(mod, k) for k in ("take", "json_value", "call_object", "xml_params")}
     for k in saved:
         setattr(mod, k, lambda *a: None)
     # json_value at the end of input is ``normalize`` (a value's type), not a shortcut
@@ -360,3 +360,83 @@ def test_deep_canonical_values_are_read_whole(depth):
         for mod in [pure] + ([compiled] if compiled is not None else []):
             assert mod.json_value(text + " ", 0, False) == _reader_answer(mod, text + " ", 0, False, False)
             assert mod.value_json(text, True) == _json.typed_value(text, frozenset())
+
+
+# ------------------------------------------------------------------ XML parameter elements read whole
+
+_XML_FORMS = {
+    "qwen3_coder": ("<parameter=", "</function>", "</tool_call>"),
+    "minimax_m2": ('<parameter name="', "</invoke>", "</minimax:tool_call>"),
+}
+_XML_PIECES = ["\n", " ", "city", "a b", '"x"', "3", "-1.5e3", "[1, 2]", '{"k": "v"}', "null", "true", "é", "\\",
+               "\x01", ">", "</parameter>", "</par", "<", "\n\n", "{", '\\"']
+
+
+@st.composite
+def xml_param_texts(draw, fmt):
+    """The text after a call's name in ``fmt``: parameter elements (keys and
+    values of any kind, closers missing or doubled, junk between them), then
+    the call's end or another marker, maybe cut short, maybe more text."""
+    opener, fend, send = _XML_FORMS[fmt]
+    out = [draw(st.sampled_from([">\n", ">", ""]))]
+    for _ in range(draw(st.integers(0, 3))):
+        key = draw(st.sampled_from(["city", " days ", "a\"b", "", "é", "x>y"]))
+        if fmt == "minimax_m2" and draw(st.booleans()):
+            key = key + '"'
+        value = "".join(draw(st.lists(st.sampled_from(_XML_PIECES), max_size=4)))
+        close = draw(st.sampled_from(["</parameter>", "</parameter>", "", "</parameter></parameter>"]))
+        out.append(draw(st.sampled_from(["", "\n", " junk "])) + opener + key + draw(st.sampled_from([">", ">", ""]))
+                   + value + close)
+    out.append(draw(st.sampled_from(["\n", ""])) + draw(st.sampled_from([fend, fend, send, "", "<function=",
+                                                                          "<invoke name="])))
+    text = "".join(out)
+    if draw(st.integers(0, 3)) == 0:
+        text = text[:draw(st.integers(0, len(text)))]
+    return text + draw(st.sampled_from(["", "\n</tool_call>", " tail", "</"]))
+
+
+def _xml_params(mod, fmt, buf, pos):
+    from reasoning_core.tools import _xml_formats as X
+
+    cls = X.Qwen3CoderToolParser if fmt == "qwen3_coder" else X.MiniMaxM2ToolParser
+    clean = str.strip if fmt == "qwen3_coder" else X._unquote
+    return mod.xml_params(buf, pos, _XML_FORMS[fmt][0], ">", "</parameter>", cls._PARAM_SCAN, cls._KEY_END,
+                          cls._VALUE_END, clean)
+
+
+@_examples(500)
+@given(st.data(), st.sampled_from(sorted(_XML_FORMS)), st.sampled_from(["", "<function=f"]))
+def test_xml_params_matches_the_twin_and_the_grammar(data, fmt, lead):
+    """``xml_params`` on both scanners: the same answer; and where it reads the
+    elements, the arguments and the marker the grammar's generators give for
+    the same text (the shortcuts off)."""
+    text = data.draw(xml_param_texts(fmt))
+    buf = lead + text
+    want = _xml_params(pure, fmt, buf, len(lead))
+    if compiled is not None:
+        assert _xml_params(compiled, fmt, buf, len(lead)) == want
+    if want is None:
+        return
+    args, m, end = want
+    json.loads(args)
+    # the grammar, every step through its generators, on the text read
+    p = tools.create(fmt)
+    p._buf, p._pos, p._eof = buf[:end], len(lead), False
+    p._open_call("f")
+    with _base._use_scanner("python") as mod:
+        restore = _no_shortcuts(mod)
+        try:
+            g = p._params("f", _XML_FORMS[fmt][0], str.strip if fmt == "qwen3_coder" else __import__(
+                "reasoning_core.tools._xml_formats", fromlist=["_unquote"])._unquote)
+            try:
+                while True:
+                    next(g)
+                    if p._pos >= len(p._buf):
+                        break
+                got = None
+            except StopIteration as stop:
+                got = stop.value
+        finally:
+            restore()
+    assert (got, p._pos) == (m, end)
+    assert "".join(p._calls[0].args) == args and p._calls[0].ok is True

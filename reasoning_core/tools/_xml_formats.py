@@ -27,8 +27,21 @@ class _ParamElements(BaseToolParser):
         # the buffer as it is (``take``, ``_xml_value_now``: no generator when
         # the element is whole), then waited for.
         take = _base._scan.take
-        now = type(self)._xml_value is BaseToolParser._xml_value
+        cls = type(self)
+        now = cls._xml_value is BaseToolParser._xml_value
         scan, key_end, value_end = self._PARAM_SCAN, self._KEY_END, self._VALUE_END
+        if now and not self.undeclared_as_string and not self._param_types.get(name) \
+                and cls._emit_args is BaseToolParser._emit_args and cls._param_prefix is BaseToolParser._param_prefix:
+            # no schema types these values: when the buffer holds every element
+            # up to the call's end, all are read in one compiled pass (the same
+            # arguments, in one piece)
+            r = _base._scan.xml_params(self._buf, self._pos, opener, ">", "</parameter>", scan, key_end, value_end,
+                                       clean_key)
+            if r is not None:
+                args, m, self._pos = r
+                self._emit_args(args)
+                self._close_call(True)
+                return m
         count = 0
         r = take(self, scan)
         m = r[1] if r is not None else (yield from self._until(scan, _drop))
