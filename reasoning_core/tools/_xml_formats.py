@@ -91,10 +91,13 @@ class Qwen3CoderToolParser(_ParamElements):
             m = yield from self._function()
             return "<function=" if m == "<function=" else None
         found = False
-        take = _base._scan.take
+        until = _base._scan.until
         while True:
-            r = take(self, self._IN_WRAPPER)
-            m = r[1] if r is not None else (yield from self._until(self._IN_WRAPPER, _drop))
+            m = until(self, self._IN_WRAPPER, _drop)
+            while m is False:  # ``_until``, written out (no generator per wait)
+                yield
+                self._lane = None
+                m = until(self, self._IN_WRAPPER, _drop)
             if m != "<function=":
                 if not found:
                     self._fail()
