@@ -958,6 +958,10 @@ def value_json(str v, bint framed):
     leading and one trailing newline when ``framed``) as JSON when all of it is
     one JSON value (surrounding whitespace allowed; canonical form), else as a
     JSON string (``typed_value(v, frozenset())`` of ``tools._json``, in one call)."""
+    return _value_json(v, framed)
+
+
+cdef str _value_json(str v, bint framed):
     cdef Py_ssize_t n = len(v), a = 0, b, pos = 0
     cdef JsonReader reader
     cdef list out
@@ -997,60 +1001,63 @@ def value_json(str v, bint framed):
     return '"' + escape(s) + '"'
 
 
-cdef inline tuple _take_now(str buf, Py_ssize_t pos, ms):
-    """``take`` on a buffer that more input may follow (see the twin):
-    ``(text, marker, end)`` or ``None``."""
-    cdef Py_ssize_t at, j = -1
-    cdef str m
-    at = _find_at(ms, buf, pos, False, &j)
-    if j < 0:
-        return None
-    m = <str>ms.markers[j]
-    return PyUnicode_Substring(buf, pos, at), m, at + len(m)
+cdef object _STR_STRIP = str.strip
 
 
 def xml_params(str buf, Py_ssize_t pos, str opener, str key_close, str param_end, scan, key_end, value_end,
                clean_key):
     """The parameter elements of an XML-style call read in one pass when the
     buffer decides every step: ``(arguments' JSON, the marker that ended them,
-    end)`` or ``None`` (see the twin)."""
+    end)`` or ``None`` (see the twin).  Each step is ``_find`` (a whole marker
+    before any suffix that may still become one), the three marker sets'
+    first characters found once."""
+    cdef tuple ms_scan = scan.markers, ms_key = key_end.markers, ms_value = value_end.markers
+    cdef Py_UCS4 f_scan[16]
+    cdef Py_UCS4 f_key[16]
+    cdef Py_UCS4 f_value[16]
+    cdef int n_scan = _firsts(ms_scan, f_scan), n_key = _firsts(ms_key, f_key), n_value = _firsts(ms_value, f_value)
     cdef list parts = []
-    cdef tuple r
-    cdef object m
-    r = _take_now(buf, pos, scan)
-    if r is None:
+    cdef Py_ssize_t at, j = -1
+    cdef str m, km, key
+    at = _find(ms_scan, f_scan, n_scan, buf, pos, False, &j)
+    if j < 0:
         return None
-    m = r[1]
-    pos = r[2]
+    m = <str>ms_scan[j]
+    pos = at + len(m)
     while m == opener:
-        r = _take_now(buf, pos, key_end)
-        if r is None:
+        at = _find(ms_key, f_key, n_key, buf, pos, False, &j)
+        if j < 0:
             return None
-        pos = r[2]
-        if r[1] != key_close:
-            if r[1] == param_end:
-                r = _take_now(buf, pos, scan)
-                if r is None:
+        km = <str>ms_key[j]
+        if km != key_close:
+            pos = at + len(km)
+            if km == param_end:
+                at = _find(ms_scan, f_scan, n_scan, buf, pos, False, &j)
+                if j < 0:
                     return None
-                m = r[1]
-                pos = r[2]
+                m = <str>ms_scan[j]
+                pos = at + len(m)
             else:
-                m = r[1]
+                m = km
             continue
-        key = r[0]
-        r = _take_now(buf, pos, value_end)
-        if r is None:
+        key = PyUnicode_Substring(buf, pos, at)
+        pos = at + len(km)
+        at = _find(ms_value, f_value, n_value, buf, pos, False, &j)
+        if j < 0:
             return None
-        m = r[1]
-        pos = r[2]
-        parts.append('"' + escape(clean_key(key)) + '": ' + value_json(r[0], True))
+        m = <str>ms_value[j]
+        key = key.strip() if clean_key is _STR_STRIP else clean_key(key)
+        parts.append('"' + escape(key) + '": ' + _value_json(PyUnicode_Substring(buf, pos, at), True))
+        pos = at + len(m)
         if m == param_end:
-            r = _take_now(buf, pos, scan)
-            if r is None:
+            at = _find(ms_scan, f_scan, n_scan, buf, pos, False, &j)
+            if j < 0:
                 return None
-            m = r[1]
-            pos = r[2]
-    return ("{" + ", ".join(parts) + "}" if parts else "{}"), m, pos
+            m = <str>ms_scan[j]
+            pos = at + len(m)
+    if not parts:
+        return "{}", m, pos
+    return ("{" + (<str>parts[0] if len(parts) == 1 else ", ".join(parts)) + "}"), m, pos
 
 
 def call_object(str buf, Py_ssize_t pos, tuple name_keys, tuple arg_keys, bint need_args):

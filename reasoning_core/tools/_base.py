@@ -153,12 +153,12 @@ _PLAIN_CALLS: dict = {}  # parser class -> whether it keeps the base _open_call,
 class _Call:
     __slots__ = ("index", "id", "name", "args", "ok")
 
-    def __init__(self, index, cid, name):
+    def __init__(self, index, cid, name, args=None, ok=None):
         self.index = index
         self.id = cid
         self.name = name
-        self.args: list[str] = []
-        self.ok: Optional[bool] = None
+        self.args: list[str] = [] if args is None else args
+        self.ok: Optional[bool] = ok
 
 
 class BaseToolParser:
@@ -363,16 +363,18 @@ class BaseToolParser:
             self._emit_args(args)
             self._close_call(True)
             return
+        if not cid:
+            try:
+                cid = _ids.pop()
+            except IndexError:
+                cid = new_call_id()
         calls = self._calls
         i = len(calls)
-        call = _Call(i, cid or new_call_id(), name)
-        calls.append(call)
+        calls.append(_Call(i, cid, name, [args] if args else [], True))
         events = self._events
-        events.append(("n", i, call.id, name))
+        events.append(("n", i, cid, name))
         if args:
-            call.args.append(args)
             events.append(("a", i, args))
-        call.ok = True
         self._cur = None
 
     def _emit_args(self, text: str) -> None:
