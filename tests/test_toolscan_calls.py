@@ -440,3 +440,57 @@ def test_xml_params_matches_the_twin_and_the_grammar(data, fmt, lead):
             restore()
     assert (got, p._pos) == (m, end)
     assert "".join(p._calls[0].args) == args and p._calls[0].ok is True
+
+
+# ------------------------------------------------------------------ a call read whole, in a class with its own event methods
+
+_WHOLE_TEXTS = {
+    "deepseek_v3": "ok <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": 1}\n```"
+                   "<｜tool▁call▁end｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>g\n{}<｜tool▁call▁end｜>"
+                   "<｜tool▁calls▁end｜> after",
+    "kimi_k2": "ok <|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
+               "{\"a\": [1, \"x\"]}<|tool_call_end|><|tool_calls_section_end|> after",
+    "qwen3_coder": "ok <tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n<parameter=b>\nx y\n</parameter>\n"
+                   "</function>\n</tool_call> after",
+    "minimax_m2": 'ok <minimax:tool_call><invoke name="f"><parameter name="a">[1]</parameter></invoke>'
+                  "</minimax:tool_call> after",
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fmt", sorted(_WHOLE_TEXTS))
+def test_a_call_read_whole_calls_a_subclass_event_methods(fmt, backend):
+    """Where a class has its own ``_open_call``/``_emit_args``/``_close_call``,
+    a call read whole goes through them (the shortcut writes the events
+    itself only for the base methods): the same deltas and calls either way,
+    and the subclass sees every call open, its arguments and its close."""
+    base = type(tools.create(fmt))
+    seen: list = []
+
+    class Recording(base):
+        def _open_call(self, name, cid=None):
+            seen.append(("open", name))
+            return super()._open_call(name, cid)
+
+        def _emit_args(self, text):
+            seen.append(("args", text))
+            super()._emit_args(text)
+
+        def _close_call(self, ok):
+            seen.append(("close", ok))
+            super()._close_call(ok)
+
+    text = _WHOLE_TEXTS[fmt]
+    with _base._use_scanner(backend):
+        results = []
+        for cls in (base, Recording):
+            p = cls()
+            got = p.parse_delta(text) or []
+            got += p.finish()
+            results.append([(d.index, d.name, d.arguments, d.content) for d in got])
+            results.append([(c.name, c.arguments) for c in cls().parse_complete(text).tool_calls])
+    assert results[0] == results[2] and results[1] == results[3]
+    assert results[1] and all(json.loads(a) is not None for _, a in results[1])
+    opened = [s[1] for s in seen if s[0] == "open"]
+    assert opened == [n for n, _ in results[1]] * 2  # streamed, then one-shot
+    assert ("close", True) in seen and any(s[0] == "args" for s in seen)
