@@ -1060,6 +1060,57 @@ def xml_params(str buf, Py_ssize_t pos, str opener, str key_close, str param_end
     return ("{" + (<str>parts[0] if len(parts) == 1 else ", ".join(parts)) + "}"), m, pos
 
 
+def deepseek_call(str buf, Py_ssize_t pos, head_end, str sep, line_end, tail):
+    """A DeepSeek-V3 call read in one pass when the buffer decides every step
+    and the call is well formed: ``(name, arguments' JSON, the marker after
+    them, end)`` or ``None`` (see the twin)."""
+    cdef tuple ms_head = head_end.markers, ms_line = line_end.markers, ms_tail = tail.markers
+    cdef Py_UCS4 f_head[16]
+    cdef Py_UCS4 f_line[16]
+    cdef Py_UCS4 f_tail[16]
+    cdef int n_head = _firsts(ms_head, f_head), n_line = _firsts(ms_line, f_line), n_tail = _firsts(ms_tail, f_tail)
+    cdef Py_ssize_t at, j = -1, n = len(buf), e
+    cdef int kind = PyUnicode_KIND(buf)
+    cdef void* data = PyUnicode_DATA(buf)
+    cdef str name, args, m
+    cdef JsonReader reader
+    cdef list out
+    at = _find(ms_head, f_head, n_head, buf, pos, False, &j)
+    if j < 0 or <str>ms_head[j] != sep:
+        return None
+    pos = at + len(<str>ms_head[j])
+    at = _find(ms_line, f_line, n_line, buf, pos, False, &j)
+    if j < 0 or <str>ms_line[j] != u"\n":
+        return None
+    name = PyUnicode_Substring(buf, pos, at).strip()
+    if not _name_chars(PyUnicode_KIND(name), PyUnicode_DATA(name), 0, len(name)):
+        return None
+    pos = _skip_ws(kind, data, at + 1, n)
+    if pos >= n:
+        return None
+    if PyUnicode_READ(kind, data, pos) == 96:  # ` : a fence line
+        at = _find(ms_line, f_line, n_line, buf, pos, False, &j)
+        if j < 0 or <str>ms_line[j] != u"\n":
+            return None
+        pos = at + 1
+    pos = _skip_ws(kind, data, pos, n)
+    e = _canon_end(buf, pos, True, False)
+    if e >= 0:
+        args = PyUnicode_Substring(buf, pos, e)
+    else:
+        reader = JsonReader(None, True)
+        e = pos
+        if reader._feed(buf, &e, False) != C_DONE:
+            return None
+        out = reader.out
+        args = out[0] if len(out) == 1 else "".join(out)
+    at = _find(ms_tail, f_tail, n_tail, buf, e, False, &j)
+    if j < 0:
+        return None
+    m = <str>ms_tail[j]
+    return name, args, m, at + len(m)
+
+
 def call_object(str buf, Py_ssize_t pos, tuple name_keys, tuple arg_keys, bint need_args):
     """A plain call object read in one pass: ``(name, arguments, end)`` or
     ``None`` (see the twin for what "plain" is; the compiled pass walks the

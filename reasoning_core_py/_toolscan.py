@@ -52,6 +52,7 @@ def gemma_string_json(body: str):
 
 
 _WS_RUN = re.compile(r"[ \t\n\r]*")
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a valid tool name (tools._base.NAME_RE)
 _STR_RUN = re.compile('[^"\\\\\x00-\x1f\ud800-\udfff]+')
 _NUM_RUN = re.compile(r"[0-9eE.+-]*")
 _NUM_OK = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
@@ -414,6 +415,42 @@ def xml_params(buf: str, pos: int, opener: str, key_close: str, param_end: str, 
                 return None
             m, pos = r[1], r[2]
     return ("{" + ", ".join(parts) + "}" if parts else "{}"), m, pos
+
+
+def deepseek_call(buf: str, pos: int, head_end, sep: str, line_end, tail):
+    """A DeepSeek-V3 call (``tools._marker_formats.DeepSeekV3ToolParser._call``)
+    read in one pass when the buffer decides every step and the call is well
+    formed: ``(name, arguments' JSON, the marker after them, end)``; ``None``
+    otherwise (nothing read: the grammar reads it).  The steps: the head up
+    to a marker of ``head_end``, which must be ``sep``; the name up to a
+    marker of ``line_end``, which must be a newline, stripped and valid; after
+    whitespace, a fence line (from a backquote, up to a newline) if there is
+    one; the arguments, an object whole in the buffer (``json_value``); then
+    the next marker of ``tail``."""
+    r = _take_now(buf, pos, head_end)
+    if r is None or r[1] != sep:
+        return None
+    r = _take_now(buf, r[2], line_end)
+    if r is None or r[1] != "\n":
+        return None
+    name = r[0].strip()
+    if _NAME.fullmatch(name) is None:
+        return None
+    pos = _WS_RUN.match(buf, r[2]).end()
+    if pos >= len(buf):
+        return None
+    if buf[pos] == "`":
+        r = _take_now(buf, pos, line_end)
+        if r is None or r[1] != "\n":
+            return None
+        pos = r[2]
+    a = json_value(buf, pos, True)
+    if a is None:
+        return None
+    r = _take_now(buf, a[1], tail)
+    if r is None:
+        return None
+    return name, a[0], r[1], r[2]
 
 
 _PLAIN_KEY = re.compile('[ \t\n\r]*"([^"\\\\\x00-\x1f\ud800-\udfff]*)"[ \t\n\r]*:[ \t\n\r]*')

@@ -166,7 +166,7 @@ def _no_shortcuts(mod):
     """Turn the whole-piece shortcuts off (``take``, ``json_value``,
     ``call_object`` and the parsers' ``*_now`` methods answer "not now"): the
     grammar then reads every piece through its generators."""
-    saved = {k: getattr(mod, k) for k in ("take", "json_value", "call_object", "xml_params")}
+    saved = {k: getattr(mod, k) for k in ("take", "json_value", "call_object", "xml_params", "deepseek_call")}
     for k in saved:
         setattr(mod, k, lambda *a: None)
     # json_value at the end of input is ``normalize`` (a value's type), not a shortcut
@@ -494,3 +494,74 @@ def test_a_call_read_whole_calls_a_subclass_event_methods(fmt, backend):
     opened = [s[1] for s in seen if s[0] == "open"]
     assert opened == [n for n, _ in results[1]] * 2  # streamed, then one-shot
     assert ("close", True) in seen and any(s[0] == "args" for s in seen)
+
+
+# ------------------------------------------------------------------ a DeepSeek-V3 call read whole
+
+_DS_SEP, _DS_END, _DS_BEGIN, _DS_CALLS_END = "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁call▁begin｜>", \
+    "<｜tool▁calls▁end｜>"
+
+
+@st.composite
+def deepseek_calls(draw):
+    """The text after a DeepSeek-V3 call's begin marker: a head, the name
+    line, a fence or none, arguments (canonical or not, valid or not), the
+    fence's end and a marker, with a piece maybe dropped, doubled or mangled,
+    maybe cut short, maybe more text."""
+    args = draw(st.sampled_from(['{"city": "Paris", "days": 3}', '{"a":1}', '{ "a" : [1, 2] }', "{}", '{"s": "\\u00e9"}',
+                                 "[1]", '{"a": 1', '"x"', '{"a": tru}', "{\n}", '{"a": 1}}']))
+    well_formed = draw(st.booleans())
+
+    def pick(good, bad):
+        return draw(st.sampled_from(good if well_formed else good + bad))
+
+    pieces = [pick(["function", "", " function "], ["fn<"]), pick([_DS_SEP], ["\n"]),
+              pick(["get_weather", " f ", "a-b_9"], ["", "bad name", "x" * 65, "é"]),
+              pick(["\n", " \n"], [_DS_END, ""]),
+              pick(["```json\n", "", "  ", "\n"], ["``` json", "```" + _DS_END]), args,
+              pick(["\n```", "", " ", "\n```\n"], []),
+              pick([_DS_END, _DS_BEGIN, _DS_CALLS_END], ["<｜tool", ""])]
+    if draw(st.integers(0, 3)) == 0:
+        i = draw(st.integers(0, len(pieces) - 1))
+        pieces[i] = draw(st.sampled_from(["", pieces[i] * 2, "<", "\n", "`"]))
+    text = "".join(pieces)
+    if draw(st.integers(0, 3)) == 0:
+        text = text[:draw(st.integers(0, len(text)))]
+    return text + draw(st.sampled_from(["", "tail", _DS_CALLS_END, "<"]))
+
+
+def _deepseek_call(mod, buf, pos):
+    from reasoning_core.tools import _marker_formats as MF
+
+    return mod.deepseek_call(buf, pos, MF._HEAD_END, MF.SEP, MF._NAME_LINE_END, MF.DeepSeekV3ToolParser._TAIL)
+
+
+@_examples(500)
+@given(deepseek_calls(), st.sampled_from(["", "x" + _DS_BEGIN]))
+def test_deepseek_call_matches_the_twin_and_the_grammar(text, lead):
+    """``deepseek_call`` on both scanners: the same answer; and where it reads
+    the call, the grammar's generators (the shortcuts off) read the same
+    name, arguments and marker from the same text, without waiting."""
+    buf = lead + text
+    want = _deepseek_call(pure, buf, len(lead))
+    if compiled is not None:
+        assert _deepseek_call(compiled, buf, len(lead)) == want
+    if want is None:
+        return
+    name, args, m, end = want
+    assert json.loads(args) is not None and _base.valid_name(name)
+    p = tools.create("deepseek_v3")
+    p._buf, p._pos, p._eof = buf[:end], len(lead), False
+    with _base._use_scanner("python") as mod:
+        restore = _no_shortcuts(mod)
+        try:
+            g = p._call()
+            try:
+                next(g)
+                got = "waited"
+            except StopIteration as stop:
+                got = stop.value
+        finally:
+            restore()
+    assert (got, p._pos) == (m, end)
+    assert [(c.name, "".join(c.args), c.ok) for c in p._calls] == [(name, args, True)]

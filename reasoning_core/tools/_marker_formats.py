@@ -111,34 +111,16 @@ class DeepSeekV3ToolParser(_DeepSeekBase):
 
     def _call_now(self):
         """``_call`` without a generator when the buffer holds all of a
-        well-formed call (head, name line, optional fence line, arguments whole
-        and plain, the marker after them): that marker, with the same events;
+        well-formed call (head, name line, optional fence line, arguments
+        whole, the marker after them), read in one compiled pass
+        (``_scan.deepseek_call``): that marker, with the same events;
         ``False`` otherwise (nothing read: ``_call`` reads it)."""
-        take = _base._scan.take
-        pos0 = self._pos
-        r = take(self, _HEAD_END)
-        if r is not None and r[1] == SEP:
-            r = take(self, _NAME_LINE_END)
-            if r is not None and r[1] == "\n":
-                name = r[0].strip()
-                buf = self._buf
-                pos = _WS.match(buf, self._pos).end()
-                if pos < len(buf) and valid_name(name):
-                    self._pos = pos
-                    if buf[pos] == "`":
-                        r = take(self, _NAME_LINE_END)
-                        if r is None or r[1] != "\n":
-                            self._pos = pos0
-                            return False
-                    a = _base._scan.json_value(buf, self._pos, True)
-                    if a is not None:
-                        self._pos = a[1]
-                        r = take(self, self._TAIL)
-                        if r is not None:
-                            self._whole_call(name, a[0])
-                            return r[1]
-        self._pos = pos0
-        return False
+        r = _base._scan.deepseek_call(self._buf, self._pos, _HEAD_END, SEP, _NAME_LINE_END, self._TAIL)
+        if r is None:
+            return False
+        self._pos = r[3]
+        self._whole_call(r[0], r[1])
+        return r[2]
 
 
 DeepSeekV3ToolParser._NOW_CALL = DeepSeekV3ToolParser._call
