@@ -1111,6 +1111,60 @@ def deepseek_call(str buf, Py_ssize_t pos, head_end, str sep, line_end, tail):
     return name, args, m, at + len(m)
 
 
+def kimi_call(str buf, Py_ssize_t pos, head_end, str arg_begin, tail):
+    """A Kimi-K2 call read in one pass when the buffer decides every step and
+    the call is well formed: ``(name, id, arguments' JSON, the marker after
+    them, end)`` or ``None`` (see the twin)."""
+    cdef tuple ms_head = head_end.markers, ms_tail = tail.markers
+    cdef Py_UCS4 f_head[16]
+    cdef Py_UCS4 f_tail[16]
+    cdef int n_head = _firsts(ms_head, f_head), n_tail = _firsts(ms_tail, f_tail)
+    cdef Py_ssize_t at, j = -1, n = len(buf), e, a, b, k, ni
+    cdef int kind = PyUnicode_KIND(buf), ik
+    cdef void* data = PyUnicode_DATA(buf)
+    cdef void* idata
+    cdef str ident, args, m
+    cdef JsonReader reader
+    cdef list out
+    at = _find(ms_head, f_head, n_head, buf, pos, False, &j)
+    if j < 0 or <str>ms_head[j] != arg_begin:
+        return None
+    ident = PyUnicode_Substring(buf, pos, at).strip()
+    e = at + len(arg_begin)
+    # the name: after an optional "functions.", up to an optional ":" and digits
+    ni = len(ident)
+    ik = PyUnicode_KIND(ident)
+    idata = PyUnicode_DATA(ident)
+    a = 10 if ident.startswith(u"functions.") else 0
+    b = a
+    while b < ni and PyUnicode_READ(ik, idata, b) != 58:  # :
+        b += 1
+    if b < ni:
+        if b + 1 >= ni:
+            return None
+        for k in range(b + 1, ni):
+            if not (48 <= PyUnicode_READ(ik, idata, k) <= 57):
+                return None
+    if not _name_chars(ik, idata, a, b):
+        return None
+    e = _skip_ws(kind, data, e, n)
+    at = _canon_end(buf, e, True, False)
+    if at >= 0:
+        args = PyUnicode_Substring(buf, e, at)
+        e = at
+    else:
+        reader = JsonReader(None, True)
+        if reader._feed(buf, &e, False) != C_DONE:
+            return None
+        out = reader.out
+        args = out[0] if len(out) == 1 else "".join(out)
+    at = _find(ms_tail, f_tail, n_tail, buf, e, False, &j)
+    if j < 0:
+        return None
+    m = <str>ms_tail[j]
+    return PyUnicode_Substring(ident, a, b), ident, args, m, at + len(m)
+
+
 def call_object(str buf, Py_ssize_t pos, tuple name_keys, tuple arg_keys, bint need_args):
     """A plain call object read in one pass: ``(name, arguments, end)`` or
     ``None`` (see the twin for what "plain" is; the compiled pass walks the

@@ -453,6 +453,34 @@ def deepseek_call(buf: str, pos: int, head_end, sep: str, line_end, tail):
     return name, a[0], r[1], r[2]
 
 
+_KIMI_ID = re.compile(r"(?:functions\.)?([^:]*)(?::[0-9]+)?")  # tools._marker_formats._KIMI_ID
+
+
+def kimi_call(buf: str, pos: int, head_end, arg_begin: str, tail):
+    """A Kimi-K2 call (``tools._marker_formats.KimiK2ToolParser._call``) read
+    in one pass when the buffer decides every step and the call is well
+    formed: ``(name, id, arguments' JSON, the marker after them, end)``;
+    ``None`` otherwise (nothing read: the grammar reads it).  The steps: the
+    id up to a marker of ``head_end``, which must be ``arg_begin``, stripped,
+    its name (``functions.NAME:IDX``, both parts optional) valid; the
+    arguments, an object whole in the buffer (``json_value``); then the next
+    marker of ``tail``."""
+    r = _take_now(buf, pos, head_end)
+    if r is None or r[1] != arg_begin:
+        return None
+    ident = r[0].strip()
+    idm = _KIMI_ID.fullmatch(ident)
+    if idm is None or _NAME.fullmatch(idm.group(1)) is None:
+        return None
+    a = json_value(buf, r[2], True)
+    if a is None:
+        return None
+    t = _take_now(buf, a[1], tail)
+    if t is None:
+        return None
+    return idm.group(1), ident, a[0], t[1], t[2]
+
+
 _PLAIN_KEY = re.compile('[ \t\n\r]*"([^"\\\\\x00-\x1f\ud800-\udfff]*)"[ \t\n\r]*:[ \t\n\r]*')
 _PLAIN_NAME = re.compile('"([A-Za-z0-9_-]{1,64})"')
 

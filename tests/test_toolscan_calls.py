@@ -166,7 +166,7 @@ def _no_shortcuts(mod):
     """Turn the whole-piece shortcuts off (``take``, ``json_value``,
     ``call_object`` and the parsers' ``*_now`` methods answer "not now"): the
     grammar then reads every piece through its generators."""
-    saved = {k: getattr(mod, k) for k in ("take", "json_value", "call_object", "xml_params", "deepseek_call")}
+    saved = {k: getattr(mod, k) for k in ("take", "json_value", "call_object", "xml_params", "deepseek_call", "kimi_call")}
     for k in saved:
         setattr(mod, k, lambda *a: None)
     # json_value at the end of input is ``normalize`` (a value's type), not a shortcut
@@ -565,3 +565,70 @@ def test_deepseek_call_matches_the_twin_and_the_grammar(text, lead):
             restore()
     assert (got, p._pos) == (m, end)
     assert [(c.name, "".join(c.args), c.ok) for c in p._calls] == [(name, args, True)]
+
+
+# ------------------------------------------------------------------ a Kimi-K2 call read whole
+
+_K_ARG, _K_END, _K_BEGIN, _K_SEC_END = "<|tool_call_argument_begin|>", "<|tool_call_end|>", "<|tool_call_begin|>", \
+    "<|tool_calls_section_end|>"
+
+
+@st.composite
+def kimi_calls(draw):
+    """The text after a Kimi-K2 call's begin marker: an id (``functions.NAME:IDX``
+    or parts of it, or not), the argument marker, arguments (canonical or
+    not, valid or not) and a marker, maybe mangled, cut short or followed by
+    more text."""
+    well_formed = draw(st.booleans())
+
+    def pick(good, bad):
+        return draw(st.sampled_from(good if well_formed else good + bad))
+
+    pieces = [pick(["functions.get_weather:0", " functions.f:12 ", "f", "f:3", "functions.a-b_9", "functions"],
+                   ["functions.", "f:", "f:x", "f:1:2", "functions.f.g:1", ":1", "f:١", "é", "x" * 65, " "]),
+              pick([_K_ARG], [_K_END, "<|tool_call_argument", ""]),
+              pick(['{"city": "Paris", "days": 3}', '{"a":1}', ' { "a" : [1, 2] }', "{}", '{"s": "\\u00e9"}'],
+                   ["[1]", '{"a": 1', '"x"', '{"a": tru}']),
+              pick([_K_END, _K_BEGIN, _K_SEC_END, " " + _K_END], ["<|tool", "", "x"])]
+    text = "".join(pieces)
+    if draw(st.integers(0, 3)) == 0:
+        text = text[:draw(st.integers(0, len(text)))]
+    return text + draw(st.sampled_from(["", "tail", _K_SEC_END, "<"]))
+
+
+def _kimi_call(mod, buf, pos):
+    from reasoning_core.tools import _marker_formats as MF
+
+    K = MF.KimiK2ToolParser
+    return mod.kimi_call(buf, pos, K._HEAD_END, MF.K_ARG_BEGIN, K._TAIL)
+
+
+@_examples(500)
+@given(kimi_calls(), st.sampled_from(["", "x" + _K_BEGIN]))
+def test_kimi_call_matches_the_twin_and_the_grammar(text, lead):
+    """``kimi_call`` on both scanners: the same answer; and where it reads the
+    call, the grammar's generators (the shortcuts off) read the same name,
+    id, arguments and marker from the same text, without waiting."""
+    buf = lead + text
+    want = _kimi_call(pure, buf, len(lead))
+    if compiled is not None:
+        assert _kimi_call(compiled, buf, len(lead)) == want
+    if want is None:
+        return
+    name, ident, args, m, end = want
+    assert json.loads(args) is not None and _base.valid_name(name)
+    p = tools.create("kimi_k2")
+    p._buf, p._pos, p._eof = buf[:end], len(lead), False
+    with _base._use_scanner("python") as mod:
+        restore = _no_shortcuts(mod)
+        try:
+            g = p._call()
+            try:
+                next(g)
+                got = "waited"
+            except StopIteration as stop:
+                got = stop.value
+        finally:
+            restore()
+    assert (got, p._pos) == (m, end)
+    assert [(c.name, c.id, "".join(c.args), c.ok) for c in p._calls] == [(name, ident, args, True)]

@@ -205,23 +205,12 @@ class KimiK2ToolParser(BaseToolParser):
 
     def _call_now(self):
         """``_call`` without a generator when the buffer holds all of a
-        well-formed call (id, arguments whole and plain, the marker after
-        them): that marker, with the same events; ``False`` otherwise (nothing
-        read: ``_call`` reads it)."""
-        take = _base._scan.take
-        pos0 = self._pos
-        r = take(self, self._HEAD_END)
-        if r is not None and r[1] == K_ARG_BEGIN:
-            ident = r[0].strip()
-            idm = _KIMI_ID.fullmatch(ident)
-            name = idm.group(1) if idm else ""
-            if valid_name(name):
-                a = _base._scan.json_value(self._buf, self._pos, True)
-                if a is not None:
-                    self._pos = a[1]
-                    r = take(self, self._TAIL)
-                    if r is not None:
-                        self._whole_call(name, a[0], ident)
-                        return r[1]
-        self._pos = pos0
-        return False
+        well-formed call (id, arguments whole, the marker after them), read
+        in one compiled pass (``_scan.kimi_call``): that marker, with the
+        same events; ``False`` otherwise (nothing read: ``_call`` reads it)."""
+        r = _base._scan.kimi_call(self._buf, self._pos, self._HEAD_END, K_ARG_BEGIN, self._TAIL)
+        if r is None:
+            return False
+        self._pos = r[4]
+        self._whole_call(r[0], r[2], r[1])
+        return r[3]
