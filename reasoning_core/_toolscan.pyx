@@ -765,14 +765,188 @@ cdef inline bint _name_chars(int kind, void* data, Py_ssize_t i, Py_ssize_t j):
     return True
 
 
+cdef inline Py_ssize_t _canon_num_end(int kind, void* data, Py_ssize_t i, Py_ssize_t n, bint eof):
+    """The end of the number at ``i`` when the reader would copy it as written:
+    its run of ``[0-9eE.+-]`` ends inside the buffer (or at ``eof``) and
+    matches ``_NUM_OK``; -1 otherwise."""
+    cdef Py_ssize_t j = i, e
+    cdef Py_UCS4 c
+    while j < n:
+        c = PyUnicode_READ(kind, data, j)
+        if (48 <= c <= 57) or c == 101 or c == 69 or c == 46 or c == 43 or c == 45:
+            j += 1
+        else:
+            break
+    if j >= n and not eof:
+        return -1
+    # -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? over [i, j)
+    e = i
+    if e < j and PyUnicode_READ(kind, data, e) == 45:
+        e += 1
+    if e >= j:
+        return -1
+    c = PyUnicode_READ(kind, data, e)
+    if c == 48:
+        e += 1
+    elif 49 <= c <= 57:
+        e += 1
+        while e < j and 48 <= PyUnicode_READ(kind, data, e) <= 57:
+            e += 1
+    else:
+        return -1
+    if e < j and PyUnicode_READ(kind, data, e) == 46:
+        e += 1
+        if e >= j or not (48 <= PyUnicode_READ(kind, data, e) <= 57):
+            return -1
+        while e < j and 48 <= PyUnicode_READ(kind, data, e) <= 57:
+            e += 1
+    if e < j:
+        c = PyUnicode_READ(kind, data, e)
+        if c != 101 and c != 69:
+            return -1
+        e += 1
+        if e < j:
+            c = PyUnicode_READ(kind, data, e)
+            if c == 43 or c == 45:
+                e += 1
+        if e >= j or not (48 <= PyUnicode_READ(kind, data, e) <= 57):
+            return -1
+        while e < j and 48 <= PyUnicode_READ(kind, data, e) <= 57:
+            e += 1
+    return j if e == j else -1
+
+
+cdef inline Py_ssize_t _canon_str_end(int kind, void* data, Py_ssize_t i, Py_ssize_t n):
+    """The end of the string literal at ``i`` (its quote) when the reader would
+    copy it as written (only the escapes it keeps: ``\\" \\\\ \\b \\f \\n \\r
+    \\t``; no control character or surrogate); -1 otherwise."""
+    cdef Py_UCS4 c
+    i += 1
+    while i < n:
+        c = PyUnicode_READ(kind, data, i)
+        if c == 34:
+            return i + 1
+        if c == 92:
+            if i + 1 >= n:
+                return -1
+            c = PyUnicode_READ(kind, data, i + 1)
+            if not (c == 34 or c == 92 or c == 98 or c == 102 or c == 110 or c == 114 or c == 116):
+                return -1
+            i += 2
+            continue
+        if c < 0x20 or (0xD800 <= c <= 0xDFFF):
+            return -1
+        i += 1
+    return -1
+
+
+cdef Py_ssize_t _canon_end(str buf, Py_ssize_t i, bint require_object, bint eof):
+    """The end of the JSON value at ``buf[i]`` when its text is already what a
+    ``JsonReader`` writes for it (no whitespace but the one space after each
+    ``:`` and ``,``, strings and numbers the reader copies as written), the
+    value whole in the buffer: the reader would stop there and its output
+    would be ``buf[i:end]``.  -1 for anything else (then the reader reads it:
+    the answer for any text is the reader's)."""
+    cdef Py_ssize_t n = len(buf)
+    cdef int kind = PyUnicode_KIND(buf)
+    cdef void* data = PyUnicode_DATA(buf)
+    cdef char stack[64]
+    cdef int depth = 0
+    cdef Py_UCS4 c
+    cdef bint value = True  # a value is expected (else: what follows one)
+    if i >= n:
+        return -1
+    c = PyUnicode_READ(kind, data, i)
+    if require_object and c != 123:
+        return -1
+    while True:
+        if value:
+            if i >= n:
+                return -1
+            c = PyUnicode_READ(kind, data, i)
+            if c == 123 or c == 91:  # { [
+                if depth == 64:
+                    return -1
+                stack[depth] = <char>c
+                depth += 1
+                i += 1
+                if i >= n:
+                    return -1
+                c = PyUnicode_READ(kind, data, i)
+                if c == 125 + (<int>stack[depth - 1] - 123):  # } or ]: empty
+                    depth -= 1
+                    i += 1
+                    value = False
+                elif stack[depth - 1] == 123:
+                    if c != 34:
+                        return -1
+                    i = _canon_str_end(kind, data, i, n)
+                    # the key's colon and its one space, then the value (no more space)
+                    if i < 0 or i + 2 >= n or PyUnicode_READ(kind, data, i) != 58 \
+                            or PyUnicode_READ(kind, data, i + 1) != 32:
+                        return -1
+                    i += 2
+                continue
+            if c == 34:
+                i = _canon_str_end(kind, data, i, n)
+            elif c == 45 or 48 <= c <= 57:
+                i = _canon_num_end(kind, data, i, n, eof)
+            elif c == 116 or c == 110:  # true null
+                if i + 4 > n or PyUnicode_READ(kind, data, i + 1) != (114 if c == 116 else 117) \
+                        or PyUnicode_READ(kind, data, i + 2) != (117 if c == 116 else 108) \
+                        or PyUnicode_READ(kind, data, i + 3) != (101 if c == 116 else 108):
+                    return -1
+                i += 4
+            elif c == 102:  # false
+                if i + 5 > n or PyUnicode_READ(kind, data, i + 1) != 97 or PyUnicode_READ(kind, data, i + 2) != 108 \
+                        or PyUnicode_READ(kind, data, i + 3) != 115 or PyUnicode_READ(kind, data, i + 4) != 101:
+                    return -1
+                i += 5
+            else:
+                return -1
+            if i < 0:
+                return -1
+            value = False
+            continue
+        if depth == 0:
+            return i
+        if i >= n:
+            return -1
+        c = PyUnicode_READ(kind, data, i)
+        if c == 44:  # , and its one space
+            if i + 2 >= n or PyUnicode_READ(kind, data, i + 1) != 32:
+                return -1
+            i += 2
+            value = True
+            if stack[depth - 1] == 123:  # a key next
+                if PyUnicode_READ(kind, data, i) != 34:
+                    return -1
+                i = _canon_str_end(kind, data, i, n)
+                if i < 0 or i + 2 >= n or PyUnicode_READ(kind, data, i) != 58 \
+                        or PyUnicode_READ(kind, data, i + 1) != 32:
+                    return -1
+                i += 2
+            continue
+        if c == 125 + (<int>stack[depth - 1] - 123):
+            depth -= 1
+            i += 1
+            continue
+        return -1
+
+
 def json_value(str buf, Py_ssize_t pos, bint require_object, bint eof=False):
     """``(canonical JSON, end)`` of the JSON value at ``buf[pos:]`` (leading
     whitespace skipped) when the buffer holds all of it, as a ``JsonReader``
     fed ``buf`` (and ``eof``) would write it; ``None`` when the value is not
     whole in the buffer (without ``eof``, a number at its end included) or is
     not valid JSON (nothing read: the grammar then reads it itself, ``_json``)."""
-    cdef JsonReader reader = JsonReader(None, require_object)
+    cdef JsonReader reader
     cdef list out
+    cdef Py_ssize_t s = _skip_ws(PyUnicode_KIND(buf), PyUnicode_DATA(buf), pos, len(buf)), e
+    e = _canon_end(buf, s, require_object, eof)
+    if e >= 0:  # already canonical: the reader would copy it
+        return PyUnicode_Substring(buf, s, e), e
+    reader = JsonReader(None, require_object)
     if reader._feed(buf, &pos, eof) != C_DONE:
         return None
     out = reader.out
@@ -784,6 +958,10 @@ def value_json(str v, bint framed):
     leading and one trailing newline when ``framed``) as JSON when all of it is
     one JSON value (surrounding whitespace allowed; canonical form), else as a
     JSON string (``typed_value(v, frozenset())`` of ``tools._json``, in one call)."""
+    return _value_json(v, framed)
+
+
+cdef str _value_json(str v, bint framed):
     cdef Py_ssize_t n = len(v), a = 0, b, pos = 0
     cdef JsonReader reader
     cdef list out
@@ -797,6 +975,22 @@ def value_json(str v, bint framed):
         if b > a and v[b - 1] == u"\n":
             b -= 1
     s = v if (a == 0 and b == n) else PyUnicode_Substring(v, a, b)
+    kind = PyUnicode_KIND(s)
+    data = PyUnicode_DATA(s)
+    cdef Py_UCS4 c
+    pos = _skip_ws(kind, data, 0, len(s))
+    if pos >= len(s):  # no value: a string (the reader would fail at the end)
+        return '"' + escape(s) + '"'
+    c = PyUnicode_READ(kind, data, pos)
+    if not (c == 123 or c == 91 or c == 34 or c == 45 or 48 <= c <= 57 or c == 116 or c == 102 or c == 110):
+        return '"' + escape(s) + '"'  # no JSON value starts here: the reader would fail at once
+    if True:
+        a = _canon_end(s, pos, False, True)
+        if a >= 0:  # already canonical: the reader would copy it
+            if _skip_ws(kind, data, a, len(s)) == len(s):
+                return s if (pos == 0 and a == len(s)) else PyUnicode_Substring(s, pos, a)
+            return '"' + escape(s) + '"'
+    pos = 0
     reader = JsonReader(None, False)
     if reader._feed(s, &pos, True) == C_DONE:
         kind = PyUnicode_KIND(s)
@@ -805,6 +999,170 @@ def value_json(str v, bint framed):
             out = reader.out
             return out[0] if len(out) == 1 else "".join(out)
     return '"' + escape(s) + '"'
+
+
+cdef object _STR_STRIP = str.strip
+
+
+def xml_params(str buf, Py_ssize_t pos, str opener, str key_close, str param_end, scan, key_end, value_end,
+               clean_key):
+    """The parameter elements of an XML-style call read in one pass when the
+    buffer decides every step: ``(arguments' JSON, the marker that ended them,
+    end)`` or ``None`` (see the twin).  Each step is ``_find`` (a whole marker
+    before any suffix that may still become one), the three marker sets'
+    first characters found once."""
+    cdef tuple ms_scan = scan.markers, ms_key = key_end.markers, ms_value = value_end.markers
+    cdef Py_UCS4 f_scan[16]
+    cdef Py_UCS4 f_key[16]
+    cdef Py_UCS4 f_value[16]
+    cdef int n_scan = _firsts(ms_scan, f_scan), n_key = _firsts(ms_key, f_key), n_value = _firsts(ms_value, f_value)
+    cdef list parts = []
+    cdef Py_ssize_t at, j = -1
+    cdef str m, km, key
+    at = _find(ms_scan, f_scan, n_scan, buf, pos, False, &j)
+    if j < 0:
+        return None
+    m = <str>ms_scan[j]
+    pos = at + len(m)
+    while m == opener:
+        at = _find(ms_key, f_key, n_key, buf, pos, False, &j)
+        if j < 0:
+            return None
+        km = <str>ms_key[j]
+        if km != key_close:
+            pos = at + len(km)
+            if km == param_end:
+                at = _find(ms_scan, f_scan, n_scan, buf, pos, False, &j)
+                if j < 0:
+                    return None
+                m = <str>ms_scan[j]
+                pos = at + len(m)
+            else:
+                m = km
+            continue
+        key = PyUnicode_Substring(buf, pos, at)
+        pos = at + len(km)
+        at = _find(ms_value, f_value, n_value, buf, pos, False, &j)
+        if j < 0:
+            return None
+        m = <str>ms_value[j]
+        key = key.strip() if clean_key is _STR_STRIP else clean_key(key)
+        parts.append('"' + escape(key) + '": ' + _value_json(PyUnicode_Substring(buf, pos, at), True))
+        pos = at + len(m)
+        if m == param_end:
+            at = _find(ms_scan, f_scan, n_scan, buf, pos, False, &j)
+            if j < 0:
+                return None
+            m = <str>ms_scan[j]
+            pos = at + len(m)
+    if not parts:
+        return "{}", m, pos
+    return ("{" + (<str>parts[0] if len(parts) == 1 else ", ".join(parts)) + "}"), m, pos
+
+
+def deepseek_call(str buf, Py_ssize_t pos, head_end, str sep, line_end, tail):
+    """A DeepSeek-V3 call read in one pass when the buffer decides every step
+    and the call is well formed: ``(name, arguments' JSON, the marker after
+    them, end)`` or ``None`` (see the twin)."""
+    cdef tuple ms_head = head_end.markers, ms_line = line_end.markers, ms_tail = tail.markers
+    cdef Py_UCS4 f_head[16]
+    cdef Py_UCS4 f_line[16]
+    cdef Py_UCS4 f_tail[16]
+    cdef int n_head = _firsts(ms_head, f_head), n_line = _firsts(ms_line, f_line), n_tail = _firsts(ms_tail, f_tail)
+    cdef Py_ssize_t at, j = -1, n = len(buf), e
+    cdef int kind = PyUnicode_KIND(buf)
+    cdef void* data = PyUnicode_DATA(buf)
+    cdef str name, args, m
+    cdef JsonReader reader
+    cdef list out
+    at = _find(ms_head, f_head, n_head, buf, pos, False, &j)
+    if j < 0 or <str>ms_head[j] != sep:
+        return None
+    pos = at + len(<str>ms_head[j])
+    at = _find(ms_line, f_line, n_line, buf, pos, False, &j)
+    if j < 0 or <str>ms_line[j] != u"\n":
+        return None
+    name = PyUnicode_Substring(buf, pos, at).strip()
+    if not _name_chars(PyUnicode_KIND(name), PyUnicode_DATA(name), 0, len(name)):
+        return None
+    pos = _skip_ws(kind, data, at + 1, n)
+    if pos >= n:
+        return None
+    if PyUnicode_READ(kind, data, pos) == 96:  # ` : a fence line
+        at = _find(ms_line, f_line, n_line, buf, pos, False, &j)
+        if j < 0 or <str>ms_line[j] != u"\n":
+            return None
+        pos = at + 1
+    pos = _skip_ws(kind, data, pos, n)
+    e = _canon_end(buf, pos, True, False)
+    if e >= 0:
+        args = PyUnicode_Substring(buf, pos, e)
+    else:
+        reader = JsonReader(None, True)
+        e = pos
+        if reader._feed(buf, &e, False) != C_DONE:
+            return None
+        out = reader.out
+        args = out[0] if len(out) == 1 else "".join(out)
+    at = _find(ms_tail, f_tail, n_tail, buf, e, False, &j)
+    if j < 0:
+        return None
+    m = <str>ms_tail[j]
+    return name, args, m, at + len(m)
+
+
+def kimi_call(str buf, Py_ssize_t pos, head_end, str arg_begin, tail):
+    """A Kimi-K2 call read in one pass when the buffer decides every step and
+    the call is well formed: ``(name, id, arguments' JSON, the marker after
+    them, end)`` or ``None`` (see the twin)."""
+    cdef tuple ms_head = head_end.markers, ms_tail = tail.markers
+    cdef Py_UCS4 f_head[16]
+    cdef Py_UCS4 f_tail[16]
+    cdef int n_head = _firsts(ms_head, f_head), n_tail = _firsts(ms_tail, f_tail)
+    cdef Py_ssize_t at, j = -1, n = len(buf), e, a, b, k, ni
+    cdef int kind = PyUnicode_KIND(buf), ik
+    cdef void* data = PyUnicode_DATA(buf)
+    cdef void* idata
+    cdef str ident, args, m
+    cdef JsonReader reader
+    cdef list out
+    at = _find(ms_head, f_head, n_head, buf, pos, False, &j)
+    if j < 0 or <str>ms_head[j] != arg_begin:
+        return None
+    ident = PyUnicode_Substring(buf, pos, at).strip()
+    e = at + len(arg_begin)
+    # the name: after an optional "functions.", up to an optional ":" and digits
+    ni = len(ident)
+    ik = PyUnicode_KIND(ident)
+    idata = PyUnicode_DATA(ident)
+    a = 10 if ident.startswith(u"functions.") else 0
+    b = a
+    while b < ni and PyUnicode_READ(ik, idata, b) != 58:  # :
+        b += 1
+    if b < ni:
+        if b + 1 >= ni:
+            return None
+        for k in range(b + 1, ni):
+            if not (48 <= PyUnicode_READ(ik, idata, k) <= 57):
+                return None
+    if not _name_chars(ik, idata, a, b):
+        return None
+    e = _skip_ws(kind, data, e, n)
+    at = _canon_end(buf, e, True, False)
+    if at >= 0:
+        args = PyUnicode_Substring(buf, e, at)
+        e = at
+    else:
+        reader = JsonReader(None, True)
+        if reader._feed(buf, &e, False) != C_DONE:
+            return None
+        out = reader.out
+        args = out[0] if len(out) == 1 else "".join(out)
+    at = _find(ms_tail, f_tail, n_tail, buf, e, False, &j)
+    if j < 0:
+        return None
+    m = <str>ms_tail[j]
+    return PyUnicode_Substring(ident, a, b), ident, args, m, at + len(m)
 
 
 def call_object(str buf, Py_ssize_t pos, tuple name_keys, tuple arg_keys, bint need_args):
@@ -839,11 +1197,16 @@ def call_object(str buf, Py_ssize_t pos, tuple name_keys, tuple arg_keys, bint n
         elif args is None and key in arg_keys:
             if PyUnicode_READ(kind, data, i) != 123:  # {
                 return None
-            reader = JsonReader(None, True)
-            if reader._feed(buf, &i, False) != C_DONE:
-                return None
-            out = reader.out
-            args = out[0] if len(out) == 1 else "".join(out)
+            e = _canon_end(buf, i, True, False)
+            if e >= 0:  # already canonical: the reader would copy it
+                args = PyUnicode_Substring(buf, i, e)
+                i = e
+            else:
+                reader = JsonReader(None, True)
+                if reader._feed(buf, &i, False) != C_DONE:
+                    return None
+                out = reader.out
+                args = out[0] if len(out) == 1 else "".join(out)
         else:
             return None
         i = _skip_ws(kind, data, i, n)

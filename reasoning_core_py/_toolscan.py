@@ -52,6 +52,7 @@ def gemma_string_json(body: str):
 
 
 _WS_RUN = re.compile(r"[ \t\n\r]*")
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a valid tool name (tools._base.NAME_RE)
 _STR_RUN = re.compile('[^"\\\\\x00-\x1f\ud800-\udfff]+')
 _NUM_RUN = re.compile(r"[0-9eE.+-]*")
 _NUM_OK = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
@@ -360,6 +361,124 @@ def value_json(v: str, framed: bool) -> str:
     if r is not None and not v[r[1]:].strip(" \t\n\r"):
         return r[0]
     return '"' + escape(v) + '"'
+
+
+def _take_now(buf: str, pos: int, ms):
+    """``take`` on a buffer that more input may follow: ``(text, marker, end)``
+    when a whole marker of ``ms`` comes before any suffix that may still become
+    one; ``None`` otherwise."""
+    m = ms.rx.search(buf, pos)
+    if m is not None and m.start() < hold_start(ms, buf, pos):
+        return buf[pos:m.start()], m.group(), m.end()
+    return None
+
+
+def xml_params(buf: str, pos: int, opener: str, key_close: str, param_end: str, scan, key_end, value_end,
+               clean_key):
+    """The parameter elements of an XML-style call (``_ParamElements._params``
+    of ``tools._xml_formats``, where no schema types its values) read in one
+    pass when the buffer decides every step: ``(arguments' JSON, the marker
+    that ended them, end)``; ``None`` when some step must wait for input
+    (nothing read: the grammar then reads them itself).  The steps: the next
+    marker of ``scan``; while it is ``opener``, the key up to a marker of
+    ``key_end`` (``key_close`` opens the value; ``param_end`` skips to the
+    next element; another marker ends the loop there), then the value up to a
+    marker of ``value_end`` (its JSON: ``value_json(v, True)``), after
+    ``param_end`` the next marker of ``scan``."""
+    parts: list = []
+    r = _take_now(buf, pos, scan)
+    if r is None:
+        return None
+    m, pos = r[1], r[2]
+    while m == opener:
+        r = _take_now(buf, pos, key_end)
+        if r is None:
+            return None
+        key, km, pos = r
+        if km != key_close:
+            if km == param_end:
+                r = _take_now(buf, pos, scan)
+                if r is None:
+                    return None
+                m, pos = r[1], r[2]
+            else:
+                m = km
+            continue
+        r = _take_now(buf, pos, value_end)
+        if r is None:
+            return None
+        v, m, pos = r
+        parts.append('"' + escape(clean_key(key)) + '": ' + value_json(v, True))
+        if m == param_end:
+            r = _take_now(buf, pos, scan)
+            if r is None:
+                return None
+            m, pos = r[1], r[2]
+    return ("{" + ", ".join(parts) + "}" if parts else "{}"), m, pos
+
+
+def deepseek_call(buf: str, pos: int, head_end, sep: str, line_end, tail):
+    """A DeepSeek-V3 call (``tools._marker_formats.DeepSeekV3ToolParser._call``)
+    read in one pass when the buffer decides every step and the call is well
+    formed: ``(name, arguments' JSON, the marker after them, end)``; ``None``
+    otherwise (nothing read: the grammar reads it).  The steps: the head up
+    to a marker of ``head_end``, which must be ``sep``; the name up to a
+    marker of ``line_end``, which must be a newline, stripped and valid; after
+    whitespace, a fence line (from a backquote, up to a newline) if there is
+    one; the arguments, an object whole in the buffer (``json_value``); then
+    the next marker of ``tail``."""
+    r = _take_now(buf, pos, head_end)
+    if r is None or r[1] != sep:
+        return None
+    r = _take_now(buf, r[2], line_end)
+    if r is None or r[1] != "\n":
+        return None
+    name = r[0].strip()
+    if _NAME.fullmatch(name) is None:
+        return None
+    pos = _WS_RUN.match(buf, r[2]).end()
+    if pos >= len(buf):
+        return None
+    if buf[pos] == "`":
+        r = _take_now(buf, pos, line_end)
+        if r is None or r[1] != "\n":
+            return None
+        pos = r[2]
+    a = json_value(buf, pos, True)
+    if a is None:
+        return None
+    r = _take_now(buf, a[1], tail)
+    if r is None:
+        return None
+    return name, a[0], r[1], r[2]
+
+
+_KIMI_ID = re.compile(r"(?:functions\.)?([^:]*)(?::[0-9]+)?")  # tools._marker_formats._KIMI_ID
+
+
+def kimi_call(buf: str, pos: int, head_end, arg_begin: str, tail):
+    """A Kimi-K2 call (``tools._marker_formats.KimiK2ToolParser._call``) read
+    in one pass when the buffer decides every step and the call is well
+    formed: ``(name, id, arguments' JSON, the marker after them, end)``;
+    ``None`` otherwise (nothing read: the grammar reads it).  The steps: the
+    id up to a marker of ``head_end``, which must be ``arg_begin``, stripped,
+    its name (``functions.NAME:IDX``, both parts optional) valid; the
+    arguments, an object whole in the buffer (``json_value``); then the next
+    marker of ``tail``."""
+    r = _take_now(buf, pos, head_end)
+    if r is None or r[1] != arg_begin:
+        return None
+    ident = r[0].strip()
+    idm = _KIMI_ID.fullmatch(ident)
+    if idm is None or _NAME.fullmatch(idm.group(1)) is None:
+        return None
+    a = json_value(buf, r[2], True)
+    if a is None:
+        return None
+    t = _take_now(buf, a[1], tail)
+    if t is None:
+        return None
+    return idm.group(1), ident, a[0], t[1], t[2]
 
 
 _PLAIN_KEY = re.compile('[ \t\n\r]*"([^"\\\\\x00-\x1f\ud800-\udfff]*)"[ \t\n\r]*:[ \t\n\r]*')

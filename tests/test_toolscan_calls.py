@@ -166,7 +166,7 @@ def _no_shortcuts(mod):
     """Turn the whole-piece shortcuts off (``take``, ``json_value``,
     ``call_object`` and the parsers' ``*_now`` methods answer "not now"): the
     grammar then reads every piece through its generators."""
-    saved = {k: getattr(mod, k) for k in ("take", "json_value", "call_object")}
+    saved = {k: getattr(mod, k) for k in ("take", "json_value", "call_object", "xml_params", "deepseek_call", "kimi_call")}
     for k in saved:
         setattr(mod, k, lambda *a: None)
     # json_value at the end of input is ``normalize`` (a value's type), not a shortcut
@@ -299,3 +299,336 @@ def test_value_json_is_typed_value_without_types(text, lead, tail, framed):
     for mod in [pure] + ([compiled] if compiled is not None else []):
         assert mod.value_json(v, framed) == want
     json.loads(want)
+
+
+# ------------------------------------------------------------------ text already in canonical form
+
+_CANON_MUTANTS = ["", " ", "  ", "\n", ",", ":", '"', "\\", "\\/", "\\u00e9", "\\n", "\x01", "\ud800", "}", "]",
+                  "{", "[", "0", "-", ".", "e", "E", "+", "01", "1.", "tru", "nul", "x", "é", "\U0001f600"]
+
+
+@st.composite
+def canonical_texts(draw):
+    """A reader's own canonical output (so the compiled pass that copies such
+    text is taken), then maybe mutated at one place or cut short, with maybe
+    more text after it."""
+    value = draw(st.recursive(
+        st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(st.sampled_from(list('ab"\\\n\t\x08\x0c\r/é') + ["\U0001f600"]), max_size=6),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+        max_leaves=10))
+    text = _json.normalize(json.dumps(value, ensure_ascii=draw(st.booleans())))
+    if draw(st.booleans()):
+        i = draw(st.integers(0, len(text)))
+        text = text[:i] + draw(st.sampled_from(_CANON_MUTANTS)) + text[i + draw(st.integers(0, 2)):]
+    if draw(st.integers(0, 3)) == 0:
+        text = text[:draw(st.integers(0, len(text)))]
+    return text + draw(st.sampled_from(["", " ", "x", "}", "\n</tool_call>", "3"]))
+
+
+def _reader_answer(mod, buf, pos, require_object, eof):
+    out: list = []
+    end, status = mod.JsonReader(out.append, require_object).feed(buf, pos, eof)
+    return ("".join(out), end) if status == mod.DONE else None
+
+
+@_examples(600)
+@given(canonical_texts(), st.sampled_from(["", " ", "\n ", "x{"]), st.booleans(), st.booleans())
+def test_canonical_text_is_read_as_the_reader_reads_it(text, lead, require_object, eof):
+    """``json_value``, ``value_json`` and ``call_object`` copy a value that is
+    already canonical without the reader: their answers are the reader's (the
+    twin's and the compiled one's) for canonical text, mutated or cut."""
+    buf = lead + text
+    want = _reader_answer(pure, buf, len(lead), require_object, eof)
+    framed = eof
+    w = text[1:] if framed and text.startswith("\n") else text
+    w = w[:-1] if framed and w.endswith("\n") else w
+    typed = _json.typed_value(w, frozenset())
+    obj = '"name": "f", "arguments": ' + text
+    call = pure.call_object(obj, 0, ("name",), ("arguments",), True)
+    for mod in [pure] + ([compiled] if compiled is not None else []):
+        assert _reader_answer(mod, buf, len(lead), require_object, eof) == want
+        assert mod.json_value(buf, len(lead), require_object, eof) == want
+        assert mod.value_json(text, framed) == typed
+        assert mod.call_object(obj, 0, ("name",), ("arguments",), True) == call
+
+
+@pytest.mark.parametrize("depth", [1, 63, 64, 65, 200])
+def test_deep_canonical_values_are_read_whole(depth):
+    """Nesting past what the compiled copy tracks goes to the reader: the same answer."""
+    for text in ("[" * depth + "]" * depth, '{"a": ' * depth + "1" + "}" * depth, "[" * depth + "]" * (depth - 1)):
+        for mod in [pure] + ([compiled] if compiled is not None else []):
+            assert mod.json_value(text + " ", 0, False) == _reader_answer(mod, text + " ", 0, False, False)
+            assert mod.value_json(text, True) == _json.typed_value(text, frozenset())
+
+
+# ------------------------------------------------------------------ XML parameter elements read whole
+
+_XML_FORMS = {
+    "qwen3_coder": ("<parameter=", "</function>", "</tool_call>"),
+    "minimax_m2": ('<parameter name="', "</invoke>", "</minimax:tool_call>"),
+}
+_XML_PIECES = ["\n", " ", "city", "a b", '"x"', "3", "-1.5e3", "[1, 2]", '{"k": "v"}', "null", "true", "é", "\\",
+               "\x01", ">", "</parameter>", "</par", "<", "\n\n", "{", '\\"']
+
+
+@st.composite
+def xml_param_texts(draw, fmt):
+    """The text after a call's name in ``fmt``: parameter elements (keys and
+    values of any kind, closers missing or doubled, junk between them), then
+    the call's end or another marker, maybe cut short, maybe more text."""
+    opener, fend, send = _XML_FORMS[fmt]
+    out = [draw(st.sampled_from([">\n", ">", ""]))]
+    for _ in range(draw(st.integers(0, 3))):
+        key = draw(st.sampled_from(["city", " days ", "a\"b", "", "é", "x>y"]))
+        if fmt == "minimax_m2" and draw(st.booleans()):
+            key = key + '"'
+        value = "".join(draw(st.lists(st.sampled_from(_XML_PIECES), max_size=4)))
+        close = draw(st.sampled_from(["</parameter>", "</parameter>", "", "</parameter></parameter>"]))
+        out.append(draw(st.sampled_from(["", "\n", " junk "])) + opener + key + draw(st.sampled_from([">", ">", ""]))
+                   + value + close)
+    out.append(draw(st.sampled_from(["\n", ""])) + draw(st.sampled_from([fend, fend, send, "", "<function=",
+                                                                          "<invoke name="])))
+    text = "".join(out)
+    if draw(st.integers(0, 3)) == 0:
+        text = text[:draw(st.integers(0, len(text)))]
+    return text + draw(st.sampled_from(["", "\n</tool_call>", " tail", "</"]))
+
+
+def _xml_params(mod, fmt, buf, pos):
+    from reasoning_core.tools import _xml_formats as X
+
+    cls = X.Qwen3CoderToolParser if fmt == "qwen3_coder" else X.MiniMaxM2ToolParser
+    clean = str.strip if fmt == "qwen3_coder" else X._unquote
+    return mod.xml_params(buf, pos, _XML_FORMS[fmt][0], ">", "</parameter>", cls._PARAM_SCAN, cls._KEY_END,
+                          cls._VALUE_END, clean)
+
+
+@_examples(500)
+@given(st.data(), st.sampled_from(sorted(_XML_FORMS)), st.sampled_from(["", "<function=f"]))
+def test_xml_params_matches_the_twin_and_the_grammar(data, fmt, lead):
+    """``xml_params`` on both scanners: the same answer; and where it reads the
+    elements, the arguments and the marker the grammar's generators give for
+    the same text (the shortcuts off)."""
+    text = data.draw(xml_param_texts(fmt))
+    buf = lead + text
+    want = _xml_params(pure, fmt, buf, len(lead))
+    if compiled is not None:
+        assert _xml_params(compiled, fmt, buf, len(lead)) == want
+    if want is None:
+        return
+    args, m, end = want
+    json.loads(args)
+    # the grammar, every step through its generators, on the text read
+    p = tools.create(fmt)
+    p._buf, p._pos, p._eof = buf[:end], len(lead), False
+    p._open_call("f")
+    with _base._use_scanner("python") as mod:
+        restore = _no_shortcuts(mod)
+        try:
+            g = p._params("f", _XML_FORMS[fmt][0], str.strip if fmt == "qwen3_coder" else __import__(
+                "reasoning_core.tools._xml_formats", fromlist=["_unquote"])._unquote)
+            try:
+                while True:
+                    next(g)
+                    if p._pos >= len(p._buf):
+                        break
+                got = None
+            except StopIteration as stop:
+                got = stop.value
+        finally:
+            restore()
+    assert (got, p._pos) == (m, end)
+    assert "".join(p._calls[0].args) == args and p._calls[0].ok is True
+
+
+# ------------------------------------------------------------------ a call read whole, in a class with its own event methods
+
+_WHOLE_TEXTS = {
+    "deepseek_v3": "ok <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": 1}\n```"
+                   "<｜tool▁call▁end｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>g\n{}<｜tool▁call▁end｜>"
+                   "<｜tool▁calls▁end｜> after",
+    "kimi_k2": "ok <|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
+               "{\"a\": [1, \"x\"]}<|tool_call_end|><|tool_calls_section_end|> after",
+    "qwen3_coder": "ok <tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n<parameter=b>\nx y\n</parameter>\n"
+                   "</function>\n</tool_call> after",
+    "minimax_m2": 'ok <minimax:tool_call><invoke name="f"><parameter name="a">[1]</parameter></invoke>'
+                  "</minimax:tool_call> after",
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fmt", sorted(_WHOLE_TEXTS))
+def test_a_call_read_whole_calls_a_subclass_event_methods(fmt, backend):
+    """Where a class has its own ``_open_call``/``_emit_args``/``_close_call``,
+    a call read whole goes through them (the shortcut writes the events
+    itself only for the base methods): the same deltas and calls either way,
+    and the subclass sees every call open, its arguments and its close."""
+    base = type(tools.create(fmt))
+    seen: list = []
+
+    class Recording(base):
+        def _open_call(self, name, cid=None):
+            seen.append(("open", name))
+            return super()._open_call(name, cid)
+
+        def _emit_args(self, text):
+            seen.append(("args", text))
+            super()._emit_args(text)
+
+        def _close_call(self, ok):
+            seen.append(("close", ok))
+            super()._close_call(ok)
+
+    text = _WHOLE_TEXTS[fmt]
+    with _base._use_scanner(backend):
+        results = []
+        for cls in (base, Recording):
+            p = cls()
+            got = p.parse_delta(text) or []
+            got += p.finish()
+            results.append([(d.index, d.name, d.arguments, d.content) for d in got])
+            results.append([(c.name, c.arguments) for c in cls().parse_complete(text).tool_calls])
+    assert results[0] == results[2] and results[1] == results[3]
+    assert results[1] and all(json.loads(a) is not None for _, a in results[1])
+    opened = [s[1] for s in seen if s[0] == "open"]
+    assert opened == [n for n, _ in results[1]] * 2  # streamed, then one-shot
+    assert ("close", True) in seen and any(s[0] == "args" for s in seen)
+
+
+# ------------------------------------------------------------------ a DeepSeek-V3 call read whole
+
+_DS_SEP, _DS_END, _DS_BEGIN, _DS_CALLS_END = "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁call▁begin｜>", \
+    "<｜tool▁calls▁end｜>"
+
+
+@st.composite
+def deepseek_calls(draw):
+    """The text after a DeepSeek-V3 call's begin marker: a head, the name
+    line, a fence or none, arguments (canonical or not, valid or not), the
+    fence's end and a marker, with a piece maybe dropped, doubled or mangled,
+    maybe cut short, maybe more text."""
+    args = draw(st.sampled_from(['{"city": "Paris", "days": 3}', '{"a":1}', '{ "a" : [1, 2] }', "{}", '{"s": "\\u00e9"}',
+                                 "[1]", '{"a": 1', '"x"', '{"a": tru}', "{\n}", '{"a": 1}}']))
+    well_formed = draw(st.booleans())
+
+    def pick(good, bad):
+        return draw(st.sampled_from(good if well_formed else good + bad))
+
+    pieces = [pick(["function", "", " function "], ["fn<"]), pick([_DS_SEP], ["\n"]),
+              pick(["get_weather", " f ", "a-b_9"], ["", "bad name", "x" * 65, "é"]),
+              pick(["\n", " \n"], [_DS_END, ""]),
+              pick(["```json\n", "", "  ", "\n"], ["``` json", "```" + _DS_END]), args,
+              pick(["\n```", "", " ", "\n```\n"], []),
+              pick([_DS_END, _DS_BEGIN, _DS_CALLS_END], ["<｜tool", ""])]
+    if draw(st.integers(0, 3)) == 0:
+        i = draw(st.integers(0, len(pieces) - 1))
+        pieces[i] = draw(st.sampled_from(["", pieces[i] * 2, "<", "\n", "`"]))
+    text = "".join(pieces)
+    if draw(st.integers(0, 3)) == 0:
+        text = text[:draw(st.integers(0, len(text)))]
+    return text + draw(st.sampled_from(["", "tail", _DS_CALLS_END, "<"]))
+
+
+def _deepseek_call(mod, buf, pos):
+    from reasoning_core.tools import _marker_formats as MF
+
+    return mod.deepseek_call(buf, pos, MF._HEAD_END, MF.SEP, MF._NAME_LINE_END, MF.DeepSeekV3ToolParser._TAIL)
+
+
+@_examples(500)
+@given(deepseek_calls(), st.sampled_from(["", "x" + _DS_BEGIN]))
+def test_deepseek_call_matches_the_twin_and_the_grammar(text, lead):
+    """``deepseek_call`` on both scanners: the same answer; and where it reads
+    the call, the grammar's generators (the shortcuts off) read the same
+    name, arguments and marker from the same text, without waiting."""
+    buf = lead + text
+    want = _deepseek_call(pure, buf, len(lead))
+    if compiled is not None:
+        assert _deepseek_call(compiled, buf, len(lead)) == want
+    if want is None:
+        return
+    name, args, m, end = want
+    assert json.loads(args) is not None and _base.valid_name(name)
+    p = tools.create("deepseek_v3")
+    p._buf, p._pos, p._eof = buf[:end], len(lead), False
+    with _base._use_scanner("python") as mod:
+        restore = _no_shortcuts(mod)
+        try:
+            g = p._call()
+            try:
+                next(g)
+                got = "waited"
+            except StopIteration as stop:
+                got = stop.value
+        finally:
+            restore()
+    assert (got, p._pos) == (m, end)
+    assert [(c.name, "".join(c.args), c.ok) for c in p._calls] == [(name, args, True)]
+
+
+# ------------------------------------------------------------------ a Kimi-K2 call read whole
+
+_K_ARG, _K_END, _K_BEGIN, _K_SEC_END = "<|tool_call_argument_begin|>", "<|tool_call_end|>", "<|tool_call_begin|>", \
+    "<|tool_calls_section_end|>"
+
+
+@st.composite
+def kimi_calls(draw):
+    """The text after a Kimi-K2 call's begin marker: an id (``functions.NAME:IDX``
+    or parts of it, or not), the argument marker, arguments (canonical or
+    not, valid or not) and a marker, maybe mangled, cut short or followed by
+    more text."""
+    well_formed = draw(st.booleans())
+
+    def pick(good, bad):
+        return draw(st.sampled_from(good if well_formed else good + bad))
+
+    pieces = [pick(["functions.get_weather:0", " functions.f:12 ", "f", "f:3", "functions.a-b_9", "functions"],
+                   ["functions.", "f:", "f:x", "f:1:2", "functions.f.g:1", ":1", "f:١", "é", "x" * 65, " "]),
+              pick([_K_ARG], [_K_END, "<|tool_call_argument", ""]),
+              pick(['{"city": "Paris", "days": 3}', '{"a":1}', ' { "a" : [1, 2] }', "{}", '{"s": "\\u00e9"}'],
+                   ["[1]", '{"a": 1', '"x"', '{"a": tru}']),
+              pick([_K_END, _K_BEGIN, _K_SEC_END, " " + _K_END], ["<|tool", "", "x"])]
+    text = "".join(pieces)
+    if draw(st.integers(0, 3)) == 0:
+        text = text[:draw(st.integers(0, len(text)))]
+    return text + draw(st.sampled_from(["", "tail", _K_SEC_END, "<"]))
+
+
+def _kimi_call(mod, buf, pos):
+    from reasoning_core.tools import _marker_formats as MF
+
+    K = MF.KimiK2ToolParser
+    return mod.kimi_call(buf, pos, K._HEAD_END, MF.K_ARG_BEGIN, K._TAIL)
+
+
+@_examples(500)
+@given(kimi_calls(), st.sampled_from(["", "x" + _K_BEGIN]))
+def test_kimi_call_matches_the_twin_and_the_grammar(text, lead):
+    """``kimi_call`` on both scanners: the same answer; and where it reads the
+    call, the grammar's generators (the shortcuts off) read the same name,
+    id, arguments and marker from the same text, without waiting."""
+    buf = lead + text
+    want = _kimi_call(pure, buf, len(lead))
+    if compiled is not None:
+        assert _kimi_call(compiled, buf, len(lead)) == want
+    if want is None:
+        return
+    name, ident, args, m, end = want
+    assert json.loads(args) is not None and _base.valid_name(name)
+    p = tools.create("kimi_k2")
+    p._buf, p._pos, p._eof = buf[:end], len(lead), False
+    with _base._use_scanner("python") as mod:
+        restore = _no_shortcuts(mod)
+        try:
+            g = p._call()
+            try:
+                next(g)
+                got = "waited"
+            except StopIteration as stop:
+                got = stop.value
+        finally:
+            restore()
+    assert (got, p._pos) == (m, end)
+    assert [(c.name, c.id, "".join(c.args), c.ok) for c in p._calls] == [(name, ident, args, True)]

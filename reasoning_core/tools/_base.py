@@ -147,15 +147,18 @@ def _framed_typed(v: str, types: frozenset) -> str:
     return typed_value(v, types)
 
 
+_PLAIN_CALLS: dict = {}  # parser class -> whether it keeps the base _open_call, _emit_args, _close_call
+
+
 class _Call:
     __slots__ = ("index", "id", "name", "args", "ok")
 
-    def __init__(self, index, cid, name):
+    def __init__(self, index, cid, name, args=None, ok=None):
         self.index = index
         self.id = cid
         self.name = name
-        self.args: list[str] = []
-        self.ok: Optional[bool] = None
+        self.args: list[str] = [] if args is None else args
+        self.ok: Optional[bool] = ok
 
 
 class BaseToolParser:
@@ -299,15 +302,16 @@ class BaseToolParser:
 
     def _run(self):
         cm = self._content_markers
+        content = self._content
         nxt = None
         while True:
             if nxt is None:
-                r = _scan.take(self, cm)  # the next marker already in the buffer: no generator
-                if r is not None:
-                    self._content(r[0])
-                    m = r[1]
-                else:
-                    m = yield from self._until(cm, self._content)
+                # ``_until``, written out (no generator per wait)
+                m = _scan.until(self, cm, content)
+                while m is False:
+                    yield
+                    self._lane = None
+                    m = _scan.until(self, cm, content)
                 if m is None:
                     return
             else:
@@ -341,6 +345,37 @@ class BaseToolParser:
         self._cur = call
         self._events.append(("n", call.index, call.id, name))
         return call
+
+    def _whole_call(self, name: str, args: str, cid: Optional[str] = None) -> None:
+        """A call read whole: ``_open_call(name, cid)``, ``_emit_args(args)``,
+        ``_close_call(True)`` (the same events and call), written out where the
+        parser's class keeps the three base methods."""
+        cls = type(self)
+        plain = _PLAIN_CALLS.get(cls)
+        if plain is None:
+            if len(_PLAIN_CALLS) > 512:  # classes made at run time: keep the cache bounded
+                _PLAIN_CALLS.clear()
+            plain = _PLAIN_CALLS[cls] = (cls._open_call is BaseToolParser._open_call
+                                         and cls._emit_args is BaseToolParser._emit_args
+                                         and cls._close_call is BaseToolParser._close_call)
+        if not plain:
+            self._open_call(name, cid)
+            self._emit_args(args)
+            self._close_call(True)
+            return
+        if not cid:
+            try:
+                cid = _ids.pop()
+            except IndexError:
+                cid = new_call_id()
+        calls = self._calls
+        i = len(calls)
+        calls.append(_Call(i, cid, name, [args] if args else [], True))
+        events = self._events
+        events.append(("n", i, cid, name))
+        if args:
+            events.append(("a", i, args))
+        self._cur = None
 
     def _emit_args(self, text: str) -> None:
         if text:

@@ -29,20 +29,29 @@ class _DeepSeekBase(BaseToolParser):
     # no generator when the piece is whole), then waited for.
 
     def _section(self, opener):
-        take = _base._scan.take
+        until = _base._scan.until
         bare = opener == CALL_BEGIN
         if bare:
             m = CALL_BEGIN
         else:
-            r = take(self, self._SECTION)
-            m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
+            m = until(self, self._SECTION, _drop)
+            while m is False:  # ``_until``, written out (no generator per wait)
+                yield
+                self._lane = None
+                m = until(self, self._SECTION, _drop)
+        now = self._call_now if type(self)._call is type(self)._NOW_CALL else None
         while m == CALL_BEGIN:
-            m = yield from self._call()
+            m = now() if now is not None else False
+            if m is False:
+                m = yield from self._call()
             if m == CALL_END:
                 if bare:
                     return None
-                r = take(self, self._SECTION)
-                m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
+                m = until(self, self._SECTION, _drop)
+                while m is False:
+                    yield
+                    self._lane = None
+                    m = until(self, self._SECTION, _drop)
         return None
 
     def _args_and_tail(self, name):
@@ -53,6 +62,11 @@ class _DeepSeekBase(BaseToolParser):
         self._close_call(ok)
         r = _base._scan.take(self, self._TAIL)
         return r[1] if r is not None else (yield from self._until(self._TAIL, _drop))
+
+    _NOW_CALL = None  # the ``_call`` that ``_call_now`` reads as (a subclass with its own keeps it)
+
+    def _call_now(self):  # pragma: no cover - only where _NOW_CALL is set
+        return False
 
     def _skip_call(self):
         self._fail()
@@ -95,6 +109,22 @@ class DeepSeekV3ToolParser(_DeepSeekBase):
                 return m
         return (yield from self._args_and_tail(name))
 
+    def _call_now(self):
+        """``_call`` without a generator when the buffer holds all of a
+        well-formed call (head, name line, optional fence line, arguments
+        whole, the marker after them), read in one compiled pass
+        (``_scan.deepseek_call``): that marker, with the same events;
+        ``False`` otherwise (nothing read: ``_call`` reads it)."""
+        r = _base._scan.deepseek_call(self._buf, self._pos, _HEAD_END, SEP, _NAME_LINE_END, self._TAIL)
+        if r is None:
+            return False
+        self._pos = r[3]
+        self._whole_call(r[0], r[1])
+        return r[2]
+
+
+DeepSeekV3ToolParser._NOW_CALL = DeepSeekV3ToolParser._call
+
 
 class DeepSeekV31ToolParser(_DeepSeekBase):
     """``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>``."""
@@ -134,14 +164,23 @@ class KimiK2ToolParser(BaseToolParser):
     _TAIL = markers(K_CALL_END, K_CALL_BEGIN, *K_SECTION_ENDS)
 
     def _section(self, opener):
-        take = _base._scan.take
-        r = take(self, self._SECTION)
-        m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
+        until = _base._scan.until
+        m = until(self, self._SECTION, _drop)
+        while m is False:  # ``_until``, written out (no generator per wait)
+            yield
+            self._lane = None
+            m = until(self, self._SECTION, _drop)
+        now = type(self)._call is KimiK2ToolParser._call and type(self)._call_now is KimiK2ToolParser._call_now
         while m == K_CALL_BEGIN:
-            m = yield from self._call()
+            m = self._call_now() if now else False
+            if m is False:
+                m = yield from self._call()
             if m == K_CALL_END:
-                r = take(self, self._SECTION)
-                m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
+                m = until(self, self._SECTION, _drop)
+                while m is False:
+                    yield
+                    self._lane = None
+                    m = until(self, self._SECTION, _drop)
         return None
 
     def _call(self):
@@ -163,3 +202,15 @@ class KimiK2ToolParser(BaseToolParser):
         self._close_call(ok)
         r = _base._scan.take(self, self._TAIL)
         return r[1] if r is not None else (yield from self._until(self._TAIL, _drop))
+
+    def _call_now(self):
+        """``_call`` without a generator when the buffer holds all of a
+        well-formed call (id, arguments whole, the marker after them), read
+        in one compiled pass (``_scan.kimi_call``): that marker, with the
+        same events; ``False`` otherwise (nothing read: ``_call`` reads it)."""
+        r = _base._scan.kimi_call(self._buf, self._pos, self._HEAD_END, K_ARG_BEGIN, self._TAIL)
+        if r is None:
+            return False
+        self._pos = r[4]
+        self._whole_call(r[0], r[2], r[1])
+        return r[3]

@@ -29,6 +29,11 @@ class _ParamElements(BaseToolParser):
         take = _base._scan.take
         now = type(self)._xml_value is BaseToolParser._xml_value
         scan, key_end, value_end = self._PARAM_SCAN, self._KEY_END, self._VALUE_END
+        r = self._params_now(name, opener, clean_key)
+        if r is not None:
+            self._emit_args(r[0])
+            self._close_call(True)
+            return r[1]
         count = 0
         r = take(self, scan)
         m = r[1] if r is not None else (yield from self._until(scan, _drop))
@@ -59,6 +64,24 @@ class _ParamElements(BaseToolParser):
         return m
 
 
+    def _params_now(self, name, opener, clean_key):
+        """``_params``'s arguments and end marker, ``(JSON, marker)``, when no
+        schema types the values and the buffer decides every element up to the
+        call's end: read in one compiled pass (``_scan.xml_params``: the same
+        arguments, in one piece); ``None`` otherwise (nothing read)."""
+        cls = type(self)
+        if self.undeclared_as_string or self._param_types.get(name) or cls._xml_value is not BaseToolParser._xml_value \
+                or cls._emit_args is not BaseToolParser._emit_args \
+                or cls._param_prefix is not BaseToolParser._param_prefix:
+            return None
+        r = _base._scan.xml_params(self._buf, self._pos, opener, ">", "</parameter>", self._PARAM_SCAN,
+                                   self._KEY_END, self._VALUE_END, clean_key)
+        if r is None:
+            return None
+        self._pos = r[2]
+        return r[0], r[1]
+
+
 class Qwen3CoderToolParser(_ParamElements):
     """``<tool_call>\\n<function=NAME>\\n<parameter=K>\\nV\\n</parameter>\\n…</function>\\n</tool_call>``;
     ``<function=…>`` without the wrapper too. A parameter whose ``</parameter>`` is
@@ -74,20 +97,28 @@ class Qwen3CoderToolParser(_ParamElements):
     _VALUE_END = markers("</parameter>", "<parameter=", "</function>", "</tool_call>")
 
     def _section(self, opener):
+        now = type(self)._function is Qwen3CoderToolParser._function
         if opener == "<function=":
-            m = yield from self._function()
+            m = self._function_now() if now else False
+            if m is False:
+                m = yield from self._function()
             return "<function=" if m == "<function=" else None
         found = False
-        take = _base._scan.take
+        until = _base._scan.until
         while True:
-            r = take(self, self._IN_WRAPPER)
-            m = r[1] if r is not None else (yield from self._until(self._IN_WRAPPER, _drop))
+            m = until(self, self._IN_WRAPPER, _drop)
+            while m is False:  # ``_until``, written out (no generator per wait)
+                yield
+                self._lane = None
+                m = until(self, self._IN_WRAPPER, _drop)
             if m != "<function=":
                 if not found:
                     self._fail()
                 return None
             found = True
-            m = yield from self._function()
+            m = self._function_now() if now else False
+            if m is False:
+                m = yield from self._function()
             if m != "</function>":
                 return None
 
@@ -103,6 +134,22 @@ class Qwen3CoderToolParser(_ParamElements):
             return (yield from self._until(self._TO_FUNC_END, _drop))
         self._open_call(name)
         return (yield from self._params(name, "<parameter=", str.strip))
+
+    def _function_now(self):
+        """``_function`` without a generator when the buffer holds the whole
+        call and ``_params_now`` reads its parameters: the marker after them,
+        with the same events; ``False`` otherwise (nothing read)."""
+        pos0 = self._pos
+        r = _base._scan.take(self, self._NAME_END)
+        if r is not None and r[1] == ">":
+            name = r[0].strip()
+            if valid_name(name):
+                a = self._params_now(name, "<parameter=", str.strip)
+                if a is not None:
+                    self._whole_call(name, a[0])
+                    return a[1]
+        self._pos = pos0
+        return False
 
 
 class Glm45ToolParser(BaseToolParser):
