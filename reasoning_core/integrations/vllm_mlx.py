@@ -695,6 +695,7 @@ def _short_id(cid: Optional[str]) -> str:
 
 
 _NOCUR = object()  # no current_text seen: never the previous_text of a call
+_SLOW = object()  # a shortcut that does not apply: the general step reads the delta
 _OPENERS: dict = {}  # class -> its markers that open a kept call (``RcMlxToolParser._openers``)
 _TextGate = resolve_backend(None)[1].TextGate
 _text_gate = resolve_backend(None)[1].text_gate
@@ -946,8 +947,15 @@ class RcMlxToolParser(_MlxToolParser):
                                           delta_text)
                     else:
                         # a composed name's machine reads it, as the method does after its shortcuts
-                        if me._tools is None and request is not None:
-                            me._tools = _request_tools(request)
+                        if me._tools is None and request is not None and me.multi.rest_needs_listed_tool:
+                            me._tools = _request_tools(request)  # (read by _keep for these names alone)
+                        if me._form is None and not me._hold and me._rest is None:
+                            # a whole block (or a marker alone) from plain content: read in one step
+                            out = me._whole_block(delta_text)
+                            if out is not _SLOW:
+                                st.cur = current_text
+                                st.idle = 1 if (me._content_ok or not me._marked) else 2
+                                return out
                         content_l: list = []
                         calls_l: list = []
                         me._step(delta_text, False, content_l, calls_l)
@@ -1332,7 +1340,12 @@ def _block_kimi(block: str) -> list[dict]:
     calls = p._calls
     n = len(calls)
     p._push(block)
-    out = [{"id": _short_id(c.id), "name": c.name, "arguments": "".join(c.args)} for c in calls[n:] if c.ok]
+    out = []
+    for c in calls[n:]:
+        if c.ok:
+            cid = c.id
+            out.append({"id": cid[:13] if cid and cid.startswith("call_") else _new_id(), "name": c.name,
+                        "arguments": "".join(c.args)})
     p._events = []
     lane = p._lane
     if p._cur is None and lane.__class__ is tuple and lane[0] is _K_SECTION_WAIT and lane[1] is _tool_base._drop \
@@ -1422,6 +1435,10 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         self._maxlen = max(len(f.opener) for f in self.multi.forms)
         self._firsts = tuple({f.opener[0] for f in self.multi.forms})
         self._content_ok = self.multi.content_after_marker
+        m = self.multi
+        self._plain_keep = not (m.by_kind or m.first_kind_only or m.dedupe)  # _keep of a closed block: as read
+        self._start_only = any(f.at_start_only for f in m.forms)
+        self._anywhere = tuple(f for f in m.forms if not f.at_start_only)  # the forms found after the start
         self._tools: Optional[set] = None
         self._unclosed = ""                # one-shot: an unclosed block at the end
         self._confirmed = True             # prose_abandons: the open block is a call
@@ -1466,6 +1483,57 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         return 0
 
     # -- the machine --------------------------------------------------------------
+    def _whole_block(self, text: str) -> Any:
+        """``_step(text)`` then ``_result`` where ``text`` (read from plain content,
+        nothing held, no open block, after the output's first text) is one
+        marker that is a form alone, or one block from its opener to the first
+        closer after it, ending the text; ``_SLOW`` (nothing done) for anything
+        else.  The form is the one ``_step`` finds: the first, in ``forms``
+        order, whose opener starts the text (a form read at the output's start
+        alone is left to ``_step``)."""
+        if not self._begun and self._start_only:
+            return _SLOW
+        for f in self._anywhere:
+            if not text.startswith(f.opener):
+                continue
+            if f.rest or f.prose_abandons:
+                return _SLOW
+            closer = f.closer
+            if not closer:  # a marker alone (kimi's section tags): not content
+                if len(text) != len(f.opener):
+                    return _SLOW
+                self._begun = self._marked = True
+                return None
+            i = text.find(closer, len(f.opener))
+            if i < 0 or i + len(closer) != len(text):
+                return _SLOW
+            self._marked_before = self._marked
+            self._begun = self._marked = True
+            self._confirmed = True
+            self._head = ""
+            parsed = f.parse(text)
+            if not parsed:
+                if self.multi.content_after_marker:
+                    return {"content": text}  # markup no call parses from: text, as vllm-mlx leaves it
+                return None
+            if self._plain_keep:
+                calls = parsed
+            else:
+                calls = self._keep(parsed, f)
+                if not calls:
+                    return None
+            arr = self.prev_tool_call_arr
+            n = len(arr)
+            out = []
+            for c in calls:
+                c.pop("_rank", None)
+                arr.append(c)
+                out.append({"index": n, "id": c["id"], "type": "function",
+                            "function": {"name": c["name"], "arguments": c["arguments"]}})
+                n += 1
+            return {"tool_calls": out}
+        return _SLOW
+
     def _keep(self, calls: list[dict], form: _Form) -> list[dict]:
         m = self.multi
         if m.by_kind:
