@@ -999,6 +999,7 @@ class RcMlxToolParser(_MlxToolParser):
             self._openers(), getattr(self, "_after_feed", None))
         fin = getattr(type(self), "finalize_streaming", None)
         lean_fin = fin is RcMlxToolParser.finalize_streaming
+        lean_mfin = fin is RcMlxMultiToolParser.finalize_streaming
         if fin is not None:
             def finalize_streaming(current_text: str = "") -> Optional[dict]:
                 if st.idle == 5 and st.pend:
@@ -1027,6 +1028,16 @@ class RcMlxToolParser(_MlxToolParser):
                     me._sent = 0
                     me._fed = 0
                     return out
+                if lean_mfin and not st.pend and me._form is None and me._rest is None and not me._hold:
+                    # a composed name's machine in plain content, nothing held: the end
+                    # has nothing to read unless the caller shows text it was not given
+                    if st.cur is not _NOCUR:
+                        me._fed = len(st.cur)
+                    st.cur, st.idle = _NOCUR, 0
+                    if current_text.__class__ is not str or len(current_text) <= me._fed:
+                        me._unclosed = ""
+                        return None
+                    return fin(me, current_text)
                 first = None
                 if st.pend:
                     # deltas kept inside a call: read before the end
