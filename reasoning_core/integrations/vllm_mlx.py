@@ -907,6 +907,8 @@ class RcMlxToolParser(_MlxToolParser):
         lean_multi = method is RcMlxMultiToolParser.extract_tool_calls_streaming
         lean_piece = method is _RcMlxPieceStreamer.extract_tool_calls_streaming
         lean_any = lean or lean_multi or lean_piece
+        plain_idle = type(self)._idle_state is RcMlxToolParser._idle_state
+        call_triggers = self._call_triggers
 
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                     delta_token_ids, request):
@@ -936,10 +938,42 @@ class RcMlxToolParser(_MlxToolParser):
                                 if e[0] == "c":
                                     content += e[2]
                         calls = p._calls
-                        if len(calls) > me._sent:
-                            out = me._send(content, calls, False)
+                        sent = me._sent
+                        n = len(calls)
+                        if n > sent:
+                            c = calls[sent]
+                            if n == sent + 1 and c.ok:
+                                # one call, closed: ``_send`` written out
+                                cid = c.id
+                                cid = cid[:13] if cid and cid.startswith("call_") else _new_id()
+                                name = c.name
+                                args = "".join(c.args) or "{}"
+                                arr = me.prev_tool_call_arr
+                                sent = [{"index": len(arr), "id": cid, "type": "function",
+                                         "function": {"name": name, "arguments": args}}]
+                                arr.append({"id": cid, "name": name, "arguments": args})
+                                me._sent = n
+                                out = {"tool_calls": sent, "content": content} if content else {"tool_calls": sent}
+                            else:
+                                out = me._send(content, calls, False)
                         else:
                             out = {"content": content} if content else None
+                        st.cur = current_text
+                        if plain_idle:
+                            # ``_idle_state`` written out
+                            lane = p._lane
+                            if lane.__class__ is tuple and lane[0] is p._content_markers and \
+                                    p._pos == len(p._buf) and p._rec is None:
+                                st.idle = 1
+                            elif call_triggers and lane is not None and (
+                                    p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content) and (
+                                    closers or (p._rec is None and p._pos == len(p._buf))):
+                                st.idle = 3
+                            else:
+                                st.idle = 0
+                        else:
+                            st.idle = me._idle_state()
+                        return out
                     elif lean_piece:
                         # one compiled step (the kept deltas sent nothing)
                         me._stream_request(request)
