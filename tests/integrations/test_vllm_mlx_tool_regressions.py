@@ -377,3 +377,99 @@ def test_a_fresh_stream_s_first_plain_delta_is_content_without_a_parser_step(nam
             del p._step
         p.finalize_streaming("Hello there")
         p.reset()
+
+
+# -- composed names: a block (or a marker alone) read whole from plain content -----
+# Each markup piece one delta (a tokenizer's special tokens, the gate keeping a
+# block's deltas until its closer), so a block's deltas reach the machine as one
+# text from its opener to its closer: the answers must be those of reading every
+# delta, whatever the name's rules on the calls (kinds, duplicates, listed tools),
+# the text around the markup, and a caller that shows more at the end.
+def _hj(name, args):
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": args}) + "\n</tool_call>"
+
+
+def _fx(name, **params):
+    return "<function=" + name + ">\n" + "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in params.items()) \
+        + "</function>"
+
+
+_KB = "<|tool_calls_section_begin|>"
+_KE = "<|tool_calls_section_end|>"
+
+
+def _kc(i, name, args):
+    return f"<|tool_call_begin|>functions.{name}:{i}<|tool_call_argument_begin|>{json.dumps(args)}<|tool_call_end|>"
+
+
+_BLOCKS = {
+    # first_kind_only: <function=…> blocks after <tool_call> ones give no call; a block no call parses from is text
+    "hermes": ["Sure. ", _hj("get_weather", {"city": "Paris"}), "\n", _fx("lookup", q="b"), " ",
+               "<tool_call>", "not json", "</tool_call>", " and ", _hj("lookup", {"q": "x"})],
+    # by_kind (calls ranked by form), content dropped after the first markup
+    "qwen": ["Hi. ", "[Calling tool: lookup({\"q\": \"a\"})]", " ", _hj("get_weather", {"city": "Rome"}), "\n",
+             _fx("lookup", q="c"), " tail"],
+    # dedupe: the same call twice in a row is sent once
+    "step3p5": ["Ok. ", "<tool_call>\n" + _fx("get_weather", city="Paris") + "\n</tool_call>", "\n",
+                "<tool_call>\n" + _fx("get_weather", city="Paris") + "\n</tool_call>", "\n",
+                "<tool_call>\n" + _fx("lookup", q="d") + "\n</tool_call>"],
+    # section markers as the first delta, two calls in one delta, a call and text after it in one delta
+    "kimi": [_KB, _kc(0, "get_weather", {"city": "Paris"}), _kc(1, "lookup", {"q": "a"}) + _kc(2, "lookup", {"q": "b"}),
+             _kc(3, "get_weather", {}) + " x", _KE, " Done."],
+    # a start-only form (bare JSON), then a tagged block
+    "llama": ["{\"name\": \"lookup\", \"parameters\": {\"q\": \"a\"}}", " ", "<function=get_weather>{\"city\": \"P\"}</function>"],
+    "deepseek_v4": ["See: ", f"<{_D}tool_calls>\n<{_D}invoke name=\"lookup\">\n<{_D}parameter name=\"q\" string=\"true\">"
+                    f"a</{_D}parameter>\n</{_D}invoke>\n</{_D}tool_calls>", " end."],
+}
+
+
+def _split_markup(pieces):
+    """Each piece one delta where it is markup, else a few characters at a time."""
+    import re
+
+    out = []
+    for piece in pieces:
+        for part in re.split(_MARKUP, piece):
+            if not part:
+                continue
+            if re.fullmatch(_MARKUP, part):
+                out.append(part)
+            else:
+                out += [part[i:i + 3] for i in range(0, len(part), 3)]
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(_BLOCKS))
+@pytest.mark.parametrize("mode", ["pieces", "markup", "more_at_end"])
+def test_composed_names_read_a_block_whole_as_reading_every_delta_does(name, mode):
+    import copy
+
+    cls = M.TOOL_PARSERS[name]
+    request = {"tools": [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+                         for n in ("get_weather", "lookup")]}
+    chunks = list(_BLOCKS[name]) if mode == "pieces" else _split_markup(_BLOCKS[name])
+    full = "".join(chunks)
+    if mode == "more_at_end":
+        chunks = chunks[:-1]  # the caller finalizes with text it never streamed: read at the end
+
+    def answers(p):
+        out, prev, start = [], "", len(p.prev_tool_call_arr)
+        for ch in chunks:
+            cur = prev + ch
+            out.append(copy.deepcopy(p.extract_tool_calls_streaming(prev, cur, ch, request=request)))
+            prev = cur
+        out.append(copy.deepcopy(p.finalize_streaming(full)))
+        ids: dict = {}
+        for got in out:  # call ids numbered in order of appearance
+            for c in (got or {}).get("tool_calls") or []:
+                c["id"] = ids.setdefault(c["id"], len(ids))
+        arr = [dict(c, id=ids.get(c["id"], c["id"])) for c in p.prev_tool_call_arr[start:]]
+        return out, arr
+
+    p, q = cls(None), _general_only(cls)(None)
+    want = answers(q)
+    assert any((got or {}).get("tool_calls") for got in want[0]), "the stream has no call"
+    assert answers(p) == want
+    if mode != "more_at_end":  # (an instance reused after an end shown more text differs on both paths as before)
+        # and again on the instances reused after their end of stream
+        assert answers(p) == answers(q)
