@@ -908,6 +908,7 @@ class RcMlxToolParser(_MlxToolParser):
         lean_piece = method is _RcMlxPieceStreamer.extract_tool_calls_streaming
         lean_any = lean or lean_multi or lean_piece
         plain_idle = type(self)._idle_state is RcMlxToolParser._idle_state
+        piece_idle = lean_piece and type(self)._idle_state is _RcMlxPieceStreamer._idle_state
         call_triggers = self._call_triggers
 
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
@@ -977,8 +978,46 @@ class RcMlxToolParser(_MlxToolParser):
                     elif lean_piece:
                         # one compiled step (the kept deltas sent nothing)
                         me._stream_request(request)
-                        out = me._stepped(_tool_base._scan.step_args(me._parser, delta_text, _ParsedToolCallDelta),
-                                          delta_text)
+                        p = me._parser
+                        got = _tool_base._scan.step_args(p, delta_text, _ParsedToolCallDelta)
+                        # ``_stepped`` written out
+                        if got is None:
+                            out = {"content": delta_text}
+                        elif got.__class__ is str:
+                            out = me._args_piece(got)
+                        elif got:
+                            out = me._deltas(got)
+                        else:
+                            out = None
+                        st.cur = current_text
+                        if piece_idle:
+                            # ``_RcMlxPieceStreamer._idle_state`` written out
+                            lane = p._lane
+                            if lane.__class__ is tuple and p._rec is None and p._pos == len(p._buf):
+                                ms, sink = lane
+                                if ms is not p._content_markers and (
+                                        sink.__class__ is _LIST_APPEND and sink.__self__.__class__ is list
+                                        and sink.__name__ == "append" or sink is _tool_base._drop
+                                        or sink is _drop_text):
+                                    st.keep = _FIRSTS.get(ms) or _firsts(ms)
+                                    st.idle = 6
+                                    return out
+                            if p._cur is not None and lane is not None and p._rec is None:
+                                me._piece_lane = lane
+                                st.idle = 4
+                                return out
+                            if lane.__class__ is tuple and lane[0] is p._content_markers and \
+                                    p._pos == len(p._buf) and p._rec is None:
+                                st.idle = 1
+                            elif call_triggers and lane is not None and (
+                                    p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content) and (
+                                    closers or (p._rec is None and p._pos == len(p._buf))):
+                                st.idle = 3
+                            else:
+                                st.idle = 0
+                        else:
+                            st.idle = me._idle_state()
+                        return out
                     else:
                         # a composed name's machine reads it, as the method does after its shortcuts
                         if me._tools is None and request is not None and me.multi.rest_needs_listed_tool:
