@@ -950,18 +950,18 @@ class RcMlxToolParser(_MlxToolParser):
                                 name = c.name
                                 args = "".join(c.args) or "{}"
                                 arr = me.prev_tool_call_arr
-                                sent = [{"index": len(arr), "id": cid, "type": "function",
-                                         "function": {"name": name, "arguments": args}}]
+                                entry = [{"index": len(arr), "id": cid, "type": "function",
+                                          "function": {"name": name, "arguments": args}}]
                                 arr.append({"id": cid, "name": name, "arguments": args})
                                 me._sent = n
-                                out = {"tool_calls": sent, "content": content} if content else {"tool_calls": sent}
+                                out = {"tool_calls": entry, "content": content} if content else {"tool_calls": entry}
                             else:
                                 out = me._send(content, calls, False)
                         else:
                             out = {"content": content} if content else None
                         st.cur = current_text
                         if plain_idle:
-                            # ``_idle_state`` written out
+                            # ``_idle_state`` written out (keep the two in step)
                             lane = p._lane
                             if lane.__class__ is tuple and lane[0] is p._content_markers and \
                                     p._pos == len(p._buf) and p._rec is None:
@@ -991,7 +991,7 @@ class RcMlxToolParser(_MlxToolParser):
                             out = None
                         st.cur = current_text
                         if piece_idle:
-                            # ``_RcMlxPieceStreamer._idle_state`` written out
+                            # ``_RcMlxPieceStreamer._idle_state`` written out (keep the two in step)
                             lane = p._lane
                             if lane.__class__ is tuple and p._rec is None and p._pos == len(p._buf):
                                 ms, sink = lane
