@@ -473,3 +473,38 @@ def test_composed_names_read_a_block_whole_as_reading_every_delta_does(name, mod
     if mode != "more_at_end":  # (an instance reused after an end shown more text differs on both paths as before)
         # and again on the instances reused after their end of stream
         assert answers(p) == answers(q)
+
+
+def _writes_idle_state_out(cls_name: str) -> bool:
+    cls = next(c for c in M.TOOL_PARSERS.values() if c.__name__ == cls_name)
+    return cls._fast and cls._idle_state in (M.RcMlxToolParser._idle_state, M._RcMlxPieceStreamer._idle_state)
+
+
+@pytest.mark.parametrize("cls_name", sorted(n for n in _WHOLE if _writes_idle_state_out(n)))
+@pytest.mark.parametrize("seed", range(4))
+def test_the_gate_state_after_each_delta_is_what_idle_state_answers(cls_name, seed):
+    """The lean markup steps write ``_idle_state`` out (no method frame): after
+    every delta, the state the gate holds is the one ``_idle_state`` answers
+    for where the parser stands (a change to one that the other misses fails here)."""
+    import random
+
+    cls = next(c for c in M.TOOL_PARSERS.values() if c.__name__ == cls_name)
+    rng = random.Random(seed)
+    body = _WHOLE[cls_name]
+    text = body if cls_name in BARE else "Let me check.\n" + body + "\nDone."
+    cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, len(text) // 2)))
+    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    p = cls(None)
+    checked, prev = 0, ""
+    for ch in chunks:
+        cur = prev + ch
+        p.extract_tool_calls_streaming(prev, cur, ch)
+        prev = cur
+        gate = p._gate
+        if gate.pend or p._fed != len(cur):  # the parser has not read up to here (kept or passed through)
+            continue
+        held = (gate.idle, gate.keep)
+        assert p._idle_state() == held[0], (cls_name, ch)
+        assert gate.keep == held[1]
+        checked += 1
+    assert checked
