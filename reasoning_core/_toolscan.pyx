@@ -840,6 +840,18 @@ cdef inline Py_ssize_t _canon_str_end(int kind, void* data, Py_ssize_t i, Py_ssi
     return -1
 
 
+cdef inline Py_ssize_t _canon_key_end(int kind, void* data, Py_ssize_t i, Py_ssize_t n):
+    """Where the value after the object key at ``i`` starts when the key is a
+    string the reader copies as written, followed by its colon and one space
+    (nothing else, and more text after them); -1 otherwise."""
+    if i >= n or PyUnicode_READ(kind, data, i) != 34:
+        return -1
+    i = _canon_str_end(kind, data, i, n)
+    if i < 0 or i + 2 >= n or PyUnicode_READ(kind, data, i) != 58 or PyUnicode_READ(kind, data, i + 1) != 32:
+        return -1
+    return i + 2
+
+
 cdef Py_ssize_t _canon_end(str buf, Py_ssize_t i, bint require_object, bint eof):
     """The end of the JSON value at ``buf[i]`` when its text is already what a
     ``JsonReader`` writes for it (no whitespace but the one space after each
@@ -878,14 +890,9 @@ cdef Py_ssize_t _canon_end(str buf, Py_ssize_t i, bint require_object, bint eof)
                     i += 1
                     value = False
                 elif stack[depth - 1] == 123:
-                    if c != 34:
+                    i = _canon_key_end(kind, data, i, n)
+                    if i < 0:
                         return -1
-                    i = _canon_str_end(kind, data, i, n)
-                    # the key's colon and its one space, then the value (no more space)
-                    if i < 0 or i + 2 >= n or PyUnicode_READ(kind, data, i) != 58 \
-                            or PyUnicode_READ(kind, data, i + 1) != 32:
-                        return -1
-                    i += 2
                 continue
             if c == 34:
                 i = _canon_str_end(kind, data, i, n)
@@ -919,13 +926,9 @@ cdef Py_ssize_t _canon_end(str buf, Py_ssize_t i, bint require_object, bint eof)
             i += 2
             value = True
             if stack[depth - 1] == 123:  # a key next
-                if PyUnicode_READ(kind, data, i) != 34:
+                i = _canon_key_end(kind, data, i, n)
+                if i < 0:
                     return -1
-                i = _canon_str_end(kind, data, i, n)
-                if i < 0 or i + 2 >= n or PyUnicode_READ(kind, data, i) != 58 \
-                        or PyUnicode_READ(kind, data, i + 1) != 32:
-                    return -1
-                i += 2
             continue
         if c == 125 + (<int>stack[depth - 1] - 123):
             depth -= 1
@@ -1060,6 +1063,30 @@ def xml_params(str buf, Py_ssize_t pos, str opener, str key_close, str param_end
     return ("{" + (<str>parts[0] if len(parts) == 1 else ", ".join(parts)) + "}"), m, pos
 
 
+cdef object _args_then(str buf, Py_ssize_t pos, tuple ms_tail, Py_UCS4* f_tail, int n_tail):
+    """``(arguments' JSON, the marker of ``ms_tail`` after them, end)`` for the
+    JSON object at ``pos``, whole in the buffer with a whole marker after it
+    (copied when already canonical, else read by a reader); ``None`` otherwise."""
+    cdef Py_ssize_t e = _canon_end(buf, pos, True, False), at, j = -1
+    cdef JsonReader reader
+    cdef list out
+    cdef str args, m
+    if e >= 0:
+        args = PyUnicode_Substring(buf, pos, e)
+    else:
+        reader = JsonReader(None, True)
+        e = pos
+        if reader._feed(buf, &e, False) != C_DONE:
+            return None
+        out = reader.out
+        args = out[0] if len(out) == 1 else "".join(out)
+    at = _find(ms_tail, f_tail, n_tail, buf, e, False, &j)
+    if j < 0:
+        return None
+    m = <str>ms_tail[j]
+    return args, m, at + len(m)
+
+
 def deepseek_call(str buf, Py_ssize_t pos, head_end, str sep, line_end, tail):
     """A DeepSeek-V3 call read in one pass when the buffer decides every step
     and the call is well formed: ``(name, arguments' JSON, the marker after
@@ -1069,12 +1096,10 @@ def deepseek_call(str buf, Py_ssize_t pos, head_end, str sep, line_end, tail):
     cdef Py_UCS4 f_line[16]
     cdef Py_UCS4 f_tail[16]
     cdef int n_head = _firsts(ms_head, f_head), n_line = _firsts(ms_line, f_line), n_tail = _firsts(ms_tail, f_tail)
-    cdef Py_ssize_t at, j = -1, n = len(buf), e
+    cdef Py_ssize_t at, j = -1, n = len(buf)
     cdef int kind = PyUnicode_KIND(buf)
     cdef void* data = PyUnicode_DATA(buf)
-    cdef str name, args, m
-    cdef JsonReader reader
-    cdef list out
+    cdef str name
     at = _find(ms_head, f_head, n_head, buf, pos, False, &j)
     if j < 0 or <str>ms_head[j] != sep:
         return None
@@ -1094,21 +1119,8 @@ def deepseek_call(str buf, Py_ssize_t pos, head_end, str sep, line_end, tail):
             return None
         pos = at + 1
     pos = _skip_ws(kind, data, pos, n)
-    e = _canon_end(buf, pos, True, False)
-    if e >= 0:
-        args = PyUnicode_Substring(buf, pos, e)
-    else:
-        reader = JsonReader(None, True)
-        e = pos
-        if reader._feed(buf, &e, False) != C_DONE:
-            return None
-        out = reader.out
-        args = out[0] if len(out) == 1 else "".join(out)
-    at = _find(ms_tail, f_tail, n_tail, buf, e, False, &j)
-    if j < 0:
-        return None
-    m = <str>ms_tail[j]
-    return name, args, m, at + len(m)
+    got = _args_then(buf, pos, ms_tail, f_tail, n_tail)
+    return None if got is None else (name,) + <tuple>got
 
 
 def kimi_call(str buf, Py_ssize_t pos, head_end, str arg_begin, tail):
@@ -1123,9 +1135,7 @@ def kimi_call(str buf, Py_ssize_t pos, head_end, str arg_begin, tail):
     cdef int kind = PyUnicode_KIND(buf), ik
     cdef void* data = PyUnicode_DATA(buf)
     cdef void* idata
-    cdef str ident, args, m
-    cdef JsonReader reader
-    cdef list out
+    cdef str ident
     at = _find(ms_head, f_head, n_head, buf, pos, False, &j)
     if j < 0 or <str>ms_head[j] != arg_begin:
         return None
@@ -1147,22 +1157,8 @@ def kimi_call(str buf, Py_ssize_t pos, head_end, str arg_begin, tail):
                 return None
     if not _name_chars(ik, idata, a, b):
         return None
-    e = _skip_ws(kind, data, e, n)
-    at = _canon_end(buf, e, True, False)
-    if at >= 0:
-        args = PyUnicode_Substring(buf, e, at)
-        e = at
-    else:
-        reader = JsonReader(None, True)
-        if reader._feed(buf, &e, False) != C_DONE:
-            return None
-        out = reader.out
-        args = out[0] if len(out) == 1 else "".join(out)
-    at = _find(ms_tail, f_tail, n_tail, buf, e, False, &j)
-    if j < 0:
-        return None
-    m = <str>ms_tail[j]
-    return PyUnicode_Substring(ident, a, b), ident, args, m, at + len(m)
+    got = _args_then(buf, _skip_ws(kind, data, e, n), ms_tail, f_tail, n_tail)
+    return None if got is None else (PyUnicode_Substring(ident, a, b), ident) + <tuple>got
 
 
 def call_object(str buf, Py_ssize_t pos, tuple name_keys, tuple arg_keys, bint need_args):

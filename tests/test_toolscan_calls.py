@@ -496,6 +496,22 @@ def test_a_call_read_whole_calls_a_subclass_event_methods(fmt, backend):
     assert ("close", True) in seen and any(s[0] == "args" for s in seen)
 
 
+
+def _grammar_call(p):
+    """What the grammar's own ``_call`` answers on ``p``'s buffer, with every
+    compiled shortcut off (the generators read it): its return, or "waited"."""
+    with _base._use_scanner("python") as mod:
+        restore = _no_shortcuts(mod)
+        try:
+            g = p._call()
+            try:
+                next(g)
+                return "waited"
+            except StopIteration as stop:
+                return stop.value
+        finally:
+            restore()
+
 # ------------------------------------------------------------------ a DeepSeek-V3 call read whole
 
 _DS_SEP, _DS_END, _DS_BEGIN, _DS_CALLS_END = "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁call▁begin｜>", \
@@ -552,17 +568,7 @@ def test_deepseek_call_matches_the_twin_and_the_grammar(text, lead):
     assert json.loads(args) is not None and _base.valid_name(name)
     p = tools.create("deepseek_v3")
     p._buf, p._pos, p._eof = buf[:end], len(lead), False
-    with _base._use_scanner("python") as mod:
-        restore = _no_shortcuts(mod)
-        try:
-            g = p._call()
-            try:
-                next(g)
-                got = "waited"
-            except StopIteration as stop:
-                got = stop.value
-        finally:
-            restore()
+    got = _grammar_call(p)
     assert (got, p._pos) == (m, end)
     assert [(c.name, "".join(c.args), c.ok) for c in p._calls] == [(name, args, True)]
 
@@ -619,16 +625,6 @@ def test_kimi_call_matches_the_twin_and_the_grammar(text, lead):
     assert json.loads(args) is not None and _base.valid_name(name)
     p = tools.create("kimi_k2")
     p._buf, p._pos, p._eof = buf[:end], len(lead), False
-    with _base._use_scanner("python") as mod:
-        restore = _no_shortcuts(mod)
-        try:
-            g = p._call()
-            try:
-                next(g)
-                got = "waited"
-            except StopIteration as stop:
-                got = stop.value
-        finally:
-            restore()
+    got = _grammar_call(p)
     assert (got, p._pos) == (m, end)
     assert [(c.name, c.id, "".join(c.args), c.ok) for c in p._calls] == [(name, ident, args, True)]

@@ -60,6 +60,21 @@ def _dump(m):
     return d
 
 
+def _compare(run, name, fmt, monkeypatch) -> int:
+    """``run`` with the lane and without it, over each seed's chunks: the same
+    trace every time; answers in how many runs the lane streamed."""
+    text = _text(fmt)
+    lanes = 0
+    for seed in SEEDS:
+        chunks = _chunks(text, seed)
+        got, used = run(name, chunks, True, monkeypatch)
+        want, unused = run(name, chunks, False, monkeypatch)
+        assert not unused
+        assert got == want, (name, seed)
+        lanes += used
+    return lanes
+
+
 # ------------------------------------------------------------------ vLLM
 
 def _vllm_run(name, chunks, lane: bool, monkeypatch):
@@ -90,16 +105,7 @@ def test_vllm_lane_streams_what_the_general_path_streams(vname, _sname, fmt, mon
     from vllm_helpers import import_vllm
 
     import_vllm()
-    text = _text(fmt)
-    lanes = 0
-    for seed in SEEDS:
-        chunks = _chunks(text, seed)
-        got, used = _vllm_run(vname, chunks, True, monkeypatch)
-        want, unused = _vllm_run(vname, chunks, False, monkeypatch)
-        assert not unused
-        assert got == want, (vname, seed)
-        lanes += used
-    assert lanes  # the lane did stream these calls
+    assert _compare(_vllm_run, vname, fmt, monkeypatch)  # the lane did stream these calls
 
 
 # ------------------------------------------------------------------ SGLang
@@ -134,14 +140,6 @@ def test_sglang_lane_streams_what_the_general_path_streams(_vname, sname, fmt, m
 
     _, rcs = import_sglang_parsers()
     rcs.register()
-    text = _text(fmt)
-    lanes = 0
-    for seed in SEEDS:
-        chunks = _chunks(text, seed)
-        got, used = _sglang_run(sname, chunks, True, monkeypatch)
-        want, unused = _sglang_run(sname, chunks, False, monkeypatch)
-        assert not unused
-        assert got == want, (sname, seed)
-        lanes += used
+    lanes = _compare(_sglang_run, sname, fmt, monkeypatch)
     if sname not in ("qwen3_coder", "mistral"):  # these two send arguments at the engine's own points
         assert lanes  # the lane did stream these calls
