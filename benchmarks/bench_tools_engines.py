@@ -152,7 +152,7 @@ def vllm_runner(fmt: str):
               "ours": lambda: rcv.TOOL_PARSERS[vname](tok, None),
               "floor": lambda: Floor(tok), "floor_validated": lambda: ValidatedFloor(tok)}
 
-    def run(which, deltas, cap, marks=None):
+    def run(which, deltas, cap):
         p = makers[which]()
         f = p.extract_tool_calls_streaming
         state = {"text": "", "prev_ids": [], "ids": [], "args": []}
@@ -183,8 +183,6 @@ def vllm_runner(fmt: str):
         state["spent"] = 0.0
         for i, (dt, di) in enumerate(deltas):
             timed(i, dt, di)
-            if marks is not None and (i + 1) * 4 >= n * (len(marks) + 1):
-                marks.append(state["spent"])
             if state["spent"] > cap:
                 return state["spent"] / (i + 1), (i + 1) / n, "".join(args)
         if which == "ours" and hasattr(p, "finish_streaming"):
@@ -194,7 +192,32 @@ def vllm_runner(fmt: str):
                     args.append(tc.function.arguments)
         return state["spent"] / n, 1.0, "".join(args)
 
-    return tok, run
+    def stream(which):
+        # --long: the texts and id lists stay empty (neither ours nor the floor
+        # reads them); the loop is the one the clock sees, the same per delta.
+        p = makers[which]()
+        f = p.extract_tool_calls_streaming
+
+        def loop(seg, _e="", _ids=[], _req=req):  # noqa: B006 - one shared empty list on purpose
+            for dt in seg:
+                f(_e, _e, dt, _ids, _ids, _ids, _req)
+
+        def pieces(seg):
+            out = []
+            for dt in seg:
+                m = f("", "", dt, [], [], [], req)
+                if m is not None:
+                    out.extend(tc.function.arguments for tc in m.tool_calls or ()
+                               if tc.function is not None and tc.function.arguments)
+            if hasattr(p, "finish_streaming"):
+                m = p.finish_streaming()
+                out.extend(tc.function.arguments for tc in (m.tool_calls if m is not None else None) or ()
+                           if tc.function is not None and tc.function.arguments)
+            return out
+
+        return loop, pieces
+
+    return tok, run, stream
 
 
 # ---------------------------------------------------------------- SGLang
@@ -236,7 +259,7 @@ def sglang_runner(fmt: str):
     tools = [Tool(type="function", function=Function(name=TOOL, description="d", parameters=SCHEMA))]
     names = {"engine": sname, "ours": f"rc_{sname}", "floor": "bench_floor", "floor_validated": "bench_floor_validated"}
 
-    def run(which, deltas, cap, marks=None):
+    def run(which, deltas, cap):
         p = FunctionCallParser(tools, names[which])
         f = p.parse_stream_chunk
         clock = time.process_time
@@ -248,15 +271,30 @@ def sglang_runner(fmt: str):
             spent += clock() - t0
             if which == "ours":
                 args.extend(c.parameters for c in calls if c.parameters)
-            if marks is not None and (i + 1) * 4 >= n * (len(marks) + 1):
-                marks.append(spent)
             if spent > cap:
                 return spent / (i + 1), (i + 1) / n, "".join(args)
         if which == "ours":
             args.extend(c.parameters for c in p.parse_stream_end()[1] if c.parameters)
         return spent / n, 1.0, "".join(args)
 
-    return tok, run
+    def stream(which):
+        p = FunctionCallParser(tools, names[which])
+        f = p.parse_stream_chunk
+
+        def loop(seg):
+            for dt in seg:
+                f(dt)
+
+        def pieces(seg):
+            out = []
+            for dt in seg:
+                out.extend(c.parameters for c in f(dt)[1] if c.parameters)
+            out.extend(c.parameters for c in p.parse_stream_end()[1] if c.parameters)
+            return out
+
+        return loop, pieces
+
+    return tok, run, stream
 
 
 # ---------------------------------------------------------------- MAX
@@ -278,7 +316,7 @@ def max_runner(fmt: str):
     makers = {"engine": lambda: max_tools.create(fmt), "ours": lambda: rcm.TOOL_PARSERS[fmt](),
               "floor": Floor}
 
-    def run(which, deltas, cap, marks=None):
+    def run(which, deltas, cap):
         p = makers[which]()
         if hasattr(p, "set_streaming_tool_schemas"):
             try:
@@ -295,38 +333,49 @@ def max_runner(fmt: str):
             spent += clock() - t0
             if which in ("ours", "bare") and out:
                 args.extend(d.arguments for d in out if d.arguments)
-            if marks is not None and (i + 1) * 4 >= n * (len(marks) + 1):
-                marks.append(spent)
             if spent > cap:
                 return spent / (i + 1), (i + 1) / n, "".join(args)
         if which in ("ours", "bare"):
             args.extend(d.arguments for d in p.finish() if d.arguments)
         return spent / n, 1.0, "".join(args)
 
-    return tok, run
+    def stream(which):
+        p = makers[which]()
+        if hasattr(p, "set_streaming_tool_schemas"):
+            p.set_streaming_tool_schemas({TOOL: SCHEMA})
+        return _parse_delta_stream(p)
+
+    return tok, run, stream
 
 
-def bare_run(fmt: str, deltas, marks=None):
-    """Our parser itself (``reasoning_core.tools.create(fmt).parse_delta``), fed the
-    same deltas: what each engine wrapper is compared with in ``--long``."""
+def _parse_delta_stream(p):
+    """(loop, pieces) over ``p.parse_delta``: ``loop(seg)`` feeds the deltas
+    (what the clock sees), ``pieces(seg)`` feeds them and answers the argument
+    pieces, with ``finish()``'s (an untimed check run on a fresh parser)."""
+    f = p.parse_delta
+
+    def loop(seg):
+        for dt in seg:
+            f(dt)
+
+    def pieces(seg):
+        out = []
+        for dt in seg:
+            out.extend(d.arguments for d in f(dt) or () if d.arguments)
+        out.extend(d.arguments for d in p.finish() if d.arguments)
+        return out
+
+    return loop, pieces
+
+
+def bare_stream(fmt: str):
+    """Our parser itself (``reasoning_core.tools.create(fmt).parse_delta``): what
+    each engine wrapper is compared with in ``--long``."""
     from reasoning_core import tools
 
     p = tools.create(fmt)
     p.set_streaming_tool_schemas({TOOL: SCHEMA})
-    f = p.parse_delta
-    clock = time.process_time
-    spent, args = 0.0, []
-    n = len(deltas)
-    for i, (dt, _) in enumerate(deltas):
-        t0 = clock()
-        out = f(dt)
-        spent += clock() - t0
-        if out:
-            args.extend(d.arguments for d in out if d.arguments)
-        if marks is not None and (i + 1) * 4 >= n * (len(marks) + 1):
-            marks.append(spent)
-    args.extend(d.arguments for d in p.finish() if d.arguments)
-    return spent / n, 1.0, "".join(args)
+    return _parse_delta_stream(p)
 
 
 RUNNERS = {"vllm": (vllm_runner, list(ENGINE_FORMATS)), "sglang": (sglang_runner, list(ENGINE_FORMATS)),
@@ -344,7 +393,7 @@ def measure(engines, sizes, rates, repeats, cap, progress=print, repeats_1mb=1, 
         make, fmts = RUNNERS[engine]
         for fmt in fmts:
             try:
-                tok, run = make(fmt)
+                tok, run, stream = make(fmt)
             except Exception as exc:  # noqa: BLE001 - an engine build without this parser
                 rows.append({"interface": engine, "format": fmt, "error": f"{type(exc).__name__}: {exc}"[:200]})
                 continue
@@ -386,42 +435,61 @@ def measure(engines, sizes, rates, repeats, cap, progress=print, repeats_1mb=1, 
     return rows
 
 
+def _timed_quarters(loop, texts):
+    """Process CPU seconds of ``loop`` over each quarter of ``texts``: the clock is
+    read five times per stream, never per delta (a clock read costs about
+    0.2 µs here, as much as a quarter of what is measured)."""
+    n = len(texts)
+    cuts = [n * j // 4 for j in range(5)]
+    segs = [texts[a:b] for a, b in zip(cuts, cuts[1:])]
+    clock = time.process_time
+    out = []
+    for seg in segs:
+        t0 = clock()
+        loop(seg)
+        out.append(clock() - t0)
+    return [t / max(1, len(seg)) for t, seg in zip(out, segs)], sum(out) / n
+
+
 def measure_long(engines, size="1MB", k=1, repeats=1, progress=print):
     """``--long``: one call with ``size`` of arguments, ``k`` tokens per delta,
     streamed whole through each engine wrapper (ours), the bare parser and the
-    interface's floor, in process CPU time; the wrapper's cost per delta in
-    each quarter of the stream shows whether it grows with what was streamed."""
+    interface's floor, in process CPU time of the whole stream (one clock read
+    per quarter); the wrapper's cost per delta in each quarter shows whether it
+    grows with what was streamed. The arguments each streamed are checked in a
+    separate, untimed stream of a fresh parser."""
     rows = []
     for engine in engines:
         make, fmts = RUNNERS[engine]
         for fmt in fmts:
             try:
-                tok, run = make(fmt)
+                tok, run, stream = make(fmt)
             except Exception as exc:  # noqa: BLE001 - an engine build without this parser
                 rows.append({"interface": engine, "format": fmt, "error": f"{type(exc).__name__}: {exc}"[:200]})
                 continue
             deltas = token_deltas(tok, call_text(fmt, SIZES[size]), k)
-            row = {"interface": engine, "format": fmt, "size": size, "tokens_per_delta": k, "deltas": len(deltas)}
+            texts = [d for d, _ in deltas]
+            row = {"interface": engine, "format": fmt, "size": size, "tokens_per_delta": k, "deltas": len(deltas),
+                   "timing": "whole stream"}
             got = {}
             for which in ("bare", "ours", "floor"):
+                def make_stream(which=which):
+                    return bare_stream(fmt) if which == "bare" else stream(which)
+
                 per, quarters = [], None
                 for _ in range(repeats):
-                    marks: list = []
+                    loop, _pieces = make_stream()
                     gc.collect()
                     gc.disable()
                     try:
-                        if which == "bare":
-                            spent, _, args = bare_run(fmt, deltas, marks)
-                        else:
-                            spent, _, args = run(which, deltas, float("inf"), marks)
+                        this, spent = _timed_quarters(loop, texts)
                     finally:
                         gc.enable()
                     per.append(spent * 1e6)
-                    q = len(deltas) / 4
-                    this = [(b - a) / q * 1e6 for a, b in zip([0.0] + marks[:3], marks[:4])]
                     if quarters is None or spent * 1e6 <= min(per):
-                        quarters = this
-                    got[which] = args
+                        quarters = [x * 1e6 for x in this]
+                if which != "floor":
+                    got[which] = "".join(make_stream()[1](texts))
                 row[which] = {"median": statistics.median(per), "min": min(per), "max": max(per), "share": 1.0,
                               "quarters": quarters}
             if got["ours"] != got["bare"] and not _same_but_framing(got["ours"], got["bare"]):
