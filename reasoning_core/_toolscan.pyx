@@ -17,7 +17,7 @@ from cpython.ref cimport PyObject
 from cpython.set cimport PySet_New
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport (PyUnicode_DATA, PyUnicode_FromKindAndData, PyUnicode_FromOrdinal, PyUnicode_KIND,
-                              PyUnicode_New, PyUnicode_READ, PyUnicode_Substring, PyUnicode_WRITE)
+                              PyUnicode_GET_LENGTH, PyUnicode_New, PyUnicode_READ, PyUnicode_Substring, PyUnicode_WRITE)
 
 import re
 
@@ -1568,6 +1568,7 @@ cdef class ArgsLane:
     cdef ModelShape shape
     cdef list pieces
     cdef set dirty
+    cdef bint built
     cdef readonly object index, slot
 
     def __init__(self, parser, cls, ModelShape shape not None, index, slot, list pieces not None,
@@ -1585,7 +1586,12 @@ cdef class ArgsLane:
     def step(self, delta):
         if type(delta) is not str:
             raise TypeError(f"ArgsLane.step: delta must be a str, not {type(delta).__name__}")
-        out = _step(self.parser, <str>delta, self.cls, True)
+        return self._run(<str>delta)
+
+    cdef object _run(self, str delta):
+        # step(); self.built tells whether the answer is the shape's tree
+        self.built = False
+        out = _step(self.parser, delta, self.cls, True)
         if type(out) is not str:
             return out
         cur = (<dict>self.parser.__dict__)["_cur"]
@@ -1593,6 +1599,7 @@ cdef class ArgsLane:
             return out
         if self.guard is not None and self.guard.version != self.version:
             return out
+        self.built = True
         self.pieces.append(out)
         if self.dirty is not None:
             self.dirty.add(self.slot)
@@ -1605,6 +1612,43 @@ cdef class ArgsLane:
                 self.on_close(self.slot)
         return self.shape._build(self.slot, out)
 
+
+
+cdef inline object _lane_or_general(owner, ArgsLane lane, str delta):
+    out = lane._run(delta)
+    if lane.built:
+        return out
+    return owner._answer(out, delta)
+
+
+def vllm_tool_streaming(self, previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                        delta_token_ids, request):
+    """vLLM's ``extract_tool_calls_streaming`` for an integration class that
+    keeps its lane in ``_hot`` and its request in ``_request`` (a class
+    attribute: it binds as a method).  Inside a call's arguments (a lane, the
+    same request, a non-empty ``str`` delta) the lane answers, and what it
+    does not build goes to ``self._answer(out, delta_text)``; every other
+    delta goes to ``self._streaming(previous_text, delta_text, request)``."""
+    d = self.__dict__
+    hot = d.get("_hot")
+    if (type(hot) is ArgsLane and type(delta_text) is str and PyUnicode_GET_LENGTH(delta_text)
+            and request is d.get("_request")):
+        return _lane_or_general(self, <ArgsLane>hot, <str>delta_text)
+    return self._streaming(previous_text, delta_text, request)
+
+
+def sglang_tool_streaming(self, new_text, tools):
+    """SGLang's ``parse_streaming_increment`` for an integration class that
+    keeps its lane in ``_hot`` and the tools its schemas came from in
+    ``_schemas_for`` (a class attribute: it binds as a method).  Inside a
+    call's arguments (a lane, the same tools, a ``str`` delta) the lane
+    answers, and what it does not build goes to ``self._answer(out,
+    new_text)``; every other delta goes to ``self._streaming(new_text, tools)``."""
+    d = self.__dict__
+    hot = d.get("_hot")
+    if type(hot) is ArgsLane and type(new_text) is str and tools is d.get("_schemas_for"):
+        return _lane_or_general(self, <ArgsLane>hot, <str>new_text)
+    return self._streaming(new_text, tools)
 
 def to_deltas(list events, cls):
     """A chunk's events in text order -> ``cls`` deltas, joining neighbours of the

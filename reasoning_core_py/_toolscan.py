@@ -839,6 +839,43 @@ class ArgsLane:
         return self.shape.build(self.slot, out)
 
 
+def _lane_or_general(owner, lane: ArgsLane, delta: str):
+    out = lane.step(delta)
+    # a piece of the lane's call comes back built (not a str, list or None)
+    if out is None or type(out) is str or type(out) is list:
+        return owner._answer(out, delta)
+    return out
+
+
+def vllm_tool_streaming(self, previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
+                        delta_token_ids, request):
+    """vLLM's ``extract_tool_calls_streaming`` for an integration class that
+    keeps its lane in ``_hot`` and its request in ``_request`` (a class
+    attribute: it binds as a method).  Inside a call's arguments (a lane, the
+    same request, a non-empty ``str`` delta) the lane answers, and what it
+    does not build goes to ``self._answer(out, delta_text)``; every other
+    delta goes to ``self._streaming(previous_text, delta_text, request)``."""
+    d = self.__dict__
+    hot = d.get("_hot")
+    if type(hot) is ArgsLane and type(delta_text) is str and delta_text and request is d.get("_request"):
+        return _lane_or_general(self, hot, delta_text)
+    return self._streaming(previous_text, delta_text, request)
+
+
+def sglang_tool_streaming(self, new_text, tools):
+    """SGLang's ``parse_streaming_increment`` for an integration class that
+    keeps its lane in ``_hot`` and the tools its schemas came from in
+    ``_schemas_for`` (a class attribute: it binds as a method).  Inside a
+    call's arguments (a lane, the same tools, a ``str`` delta) the lane
+    answers, and what it does not build goes to ``self._answer(out,
+    new_text)``; every other delta goes to ``self._streaming(new_text, tools)``."""
+    d = self.__dict__
+    hot = d.get("_hot")
+    if type(hot) is ArgsLane and type(new_text) is str and tools is d.get("_schemas_for"):
+        return _lane_or_general(self, hot, new_text)
+    return self._streaming(new_text, tools)
+
+
 def to_deltas(events: list, cls) -> list:
     """A chunk's events in text order -> ``cls`` deltas, joining neighbours of the
     same kind. Pieces are collected and joined once per delta (repeated ``+=``

@@ -757,3 +757,85 @@ def test_args_lane_checks_its_arguments(backend):
             mod.ArgsLane(**args)
     with pytest.raises(TypeError):
         mod.JsonCloser().feed(None)
+
+
+class _Owner:
+    """An integration-style owner of a lane: ``_streaming`` and ``_answer`` log
+    what reaches them (the general path), as the engine wrappers' do."""
+
+    def __init__(self, log):
+        self._hot = self._request = self._schemas_for = None
+        self.log = log
+
+    def _streaming(self, *args):
+        self.log.append(("general",) + tuple(a if type(a) is str else id(a) for a in args))
+        return "general"
+
+    def _answer(self, out, delta):
+        self.log.append(("answer", None if out is None else type(out).__name__, delta))
+        return "answer"
+
+
+@pytest.mark.parametrize("backend", _BACKENDS)
+def test_the_engine_entries_take_the_lane_only_when_it_applies(backend):
+    """``vllm_tool_streaming`` / ``sglang_tool_streaming`` (bound as methods):
+    the lane answers a delta only for its own owner state (a lane of this
+    backend, the same request or tools, a plain non-empty ``str`` for vLLM, a
+    plain ``str`` for SGLang); a lane answer that is not a built result goes to
+    ``_answer``; everything else to ``_streaming`` with the arguments given."""
+    mod = compiled if backend == "cython" else pure
+    other = pure if mod is compiled else compiled
+    Fn, Call, Msg = _models()
+
+    class V(_Owner):
+        extract_tool_calls_streaming = mod.vllm_tool_streaming
+
+    class S(_Owner):
+        parse_streaming_increment = mod.sglang_tool_streaming
+
+    class Sub(str):
+        pass
+
+    text = "Hi.\n<tool_call>\n" + '{"name": "f", "arguments": {"c": "' + "ab\\n<x>" * 6 + '"}}\n</tool_call>\nBye.'
+    chunks = [text[i:i + 4] for i in range(0, len(text), 4)]
+    with _base._use_scanner(backend):
+        for make in (V, S):
+            log: list = []
+            o, req = make(log), object()
+            o._request = o._schemas_for = req
+            p = tools.create("hermes")
+            ref = tools.create("hermes")
+            built = 0
+            for n, c in enumerate(chunks):
+                if o._hot is None and p._cur is not None and p._cur.args:
+                    o._hot = mod.ArgsLane(p, tools.ParsedToolCallDelta, _shape(mod, Fn, Call, Msg),
+                                          p._cur.index, 0, [])
+                want = mod.step_args(ref, c, tools.ParsedToolCallDelta)
+                del log[:]
+                got = (o.extract_tool_calls_streaming("", "", c, (), (), (), req) if make is V
+                       else o.parse_streaming_increment(c, req))
+                if o._hot is None:
+                    assert got == "general" and log == [("general", "", c, id(req)) if make is V
+                                                        else ("general", c, id(req))]
+                    mod.step_args(p, c, tools.ParsedToolCallDelta)
+                elif type(want) is str:
+                    assert type(got) is Msg and got == Msg(tool_calls=[Call(index=0, function=Fn(arguments=want))])
+                    assert log == []
+                    built += 1
+                else:
+                    assert got == "answer" and log == [("answer", None if want is None else "list", c)]
+            assert built > 5
+            # the general path: another request/tools, a str subclass, an empty vLLM delta, another backend's lane
+            for call, args in ((V, ("", "", "x", (), (), (), object())), (V, ("", "", Sub("x"), (), (), (), req)),
+                               (V, ("", "", "", (), (), (), req)), (S, ("x", object())), (S, (Sub("x"), req))):
+                if call is not make:
+                    continue
+                del log[:]
+                f = o.extract_tool_calls_streaming if make is V else o.parse_streaming_increment
+                assert f(*args) == "general" and len(log) == 1
+            if other is not None:
+                o._hot = other.ArgsLane(tools.create("hermes"), tools.ParsedToolCallDelta,
+                                        _shape(other, Fn, Call, Msg), 0, 0, [])
+                del log[:]
+                f = o.extract_tool_calls_streaming if make is V else o.parse_streaming_increment
+                assert (f("", "", "x", (), (), (), req) if make is V else f("x", req)) == "general"

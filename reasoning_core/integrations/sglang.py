@@ -77,6 +77,7 @@ StreamingParseResult = _rp.StreamingParseResult
 
 from ..families import ENGINE_PARSER_NAMES, RUNTIME_ENGINE_NAMES, Family, family_for_tokenizer, get_family
 from ..text import TextReasoningParser
+from ..tools import _json as _tool_json
 from ..tools._tagged_json_formats import DOTS_CALL as _DOTS_OPEN, DOTS_END as _DOTS_CLOSE
 from ..tools._types import ParsedToolCallDelta as _PTD
 from ._common import ArgHold as _ArgHold, BlockReader as _BlockReader, json_closer as _json_closer, null_text_class as _null_text_class
@@ -1010,13 +1011,15 @@ if _FC is not None:
             self._schemas_for = tools
             self._tool_names = self._set_schemas(self._parser, tools)
 
-        def parse_streaming_increment(self, new_text: str, tools: Any):
-            hot = self._hot
-            if hot is not None and tools is self._schemas_for and type(new_text) is str:
-                # The hot case, inside a call's arguments: the lane records the
-                # piece and builds the result (what _convert does for it).
-                out = hot.step(new_text)
-                return out if type(out) is _FcResult else self._answer(out, new_text)
+        # SGLang's per-delta method, compiled (or its twin): inside a call's
+        # arguments the lane (``_hot``) records the piece and builds the result
+        # (what _convert does for it), for the same tools and a str delta, with
+        # no Python frame; every other delta goes to _streaming, and a lane
+        # answer that is not a built result to _answer.
+        parse_streaming_increment = _tool_json.SCAN.sglang_tool_streaming
+
+        def _streaming(self, new_text: str, tools: Any):
+            """The general path of ``parse_streaming_increment``."""
             if tools is not self._schemas_for:
                 self._use_tools(tools)
             p = self._parser

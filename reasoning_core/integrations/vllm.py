@@ -2314,23 +2314,11 @@ class VllmToolParser(_VllmToolParser):
                 content = None
         return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=content)
 
-    def extract_tool_calls_streaming(
-        self,
-        previous_text: str,
-        current_text: str,
-        delta_text: str,
-        previous_token_ids: Sequence[int],
-        current_token_ids: Sequence[int],
-        delta_token_ids: Sequence[int],
-        request: Any,
-    ) -> Optional[DeltaMessage]:
-        hot = self._hot
-        if hot is not None and request is self._request and type(delta_text) is str and delta_text:
-            # The hot case, inside a call's arguments: the lane records the
-            # piece and builds its message (what _message and _record do).
-            out = hot.step(delta_text)
-            return out if type(out) is DeltaMessage else self._answer(out, delta_text)
-        return self._streaming(previous_text, delta_text, request)
+    # vLLM's per-delta method, compiled (or its twin): inside a call's
+    # arguments the lane (``_hot``) answers, for the same request and a
+    # non-empty str delta, with no Python frame; every other delta goes to
+    # _streaming, and a lane answer that is not a built message to _answer.
+    extract_tool_calls_streaming = _tool_json.SCAN.vllm_tool_streaming
 
     def _streaming(self, previous_text: str, delta_text: str, request: Any) -> Optional[DeltaMessage]:
         """The general path of ``extract_tool_calls_streaming`` (a rule class
