@@ -1394,7 +1394,6 @@ PIECE = _Hole("piece")
 CHILD = _Hole("child")
 
 cdef tuple _MODEL_SLOTS = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
-cdef tuple _NO_ARGS = ()
 
 cdef extern from "Python.h":
     PyTypeObject PyBaseObject_Type
@@ -1419,8 +1418,22 @@ cdef extern from *:
         *p = value;
         Py_XDECREF(old);
     }
+    /* A new instance of a class whose tp_new is object's, from its tp_alloc:
+       what object.__new__ does without the argument and abstract checks (the
+       caller checked both once) and, on 3.11/3.12, without pre-filling the
+       instance's inline attribute values, which the __dict__ set right after
+       would first turn into a dict of their own and then drop. */
+    static inline PyObject *rc_alloc(PyObject *cls) {
+        PyTypeObject *t = (PyTypeObject *)cls;
+        return t->tp_alloc(t, 0);
+    }
+    static inline int rc_is_abstract(PyObject *cls) {
+        return (((PyTypeObject *)cls)->tp_flags & Py_TPFLAGS_IS_ABSTRACT) != 0;
+    }
     """
     void rc_slot_put(object obj, Py_ssize_t offset, object value)
+    object rc_alloc(object cls)
+    bint rc_is_abstract(object cls)
 
 
 cdef object _data_descriptor(cls, str name):
@@ -1472,7 +1485,7 @@ cdef class _Level:
             kind = <int>s[1]
             PyDict_SetItem(values, s[0], index if kind == 0 else piece if kind == 1 else child if kind == 2
                            else [child] if kind == 3 else list(<list>self.template[s[0]]))
-        m = PyBaseObject_Type.tp_new(self.cls, <PyObject*>_NO_ARGS, NULL)
+        m = rc_alloc(self.cls)
         _descr_set(self.d_dict, m, values)
         _slot_set(self.d_fset, self.o_fset, m, PySet_New(self.fields))
         _slot_set(self.d_extra, self.o_extra, m, {} if self.extra else None)
@@ -1508,6 +1521,8 @@ cdef class ModelShape:
                 raise TypeError(f"ModelShape: level {i}: cls must be a class, not {type(cls).__name__}")
             if (<PyTypeObject*>cls).tp_new != PyBaseObject_Type.tp_new:
                 raise ValueError(f"ModelShape: level {i}: {cls.__qualname__} has its own __new__")
+            if rc_is_abstract(cls):
+                raise ValueError(f"ModelShape: level {i}: {cls.__qualname__} is abstract")
             if not isinstance(template, dict):
                 raise TypeError(f"ModelShape: level {i}: template must be a dict, not {type(template).__name__}")
             lv = _Level.__new__(_Level)

@@ -750,6 +750,8 @@ class ModelShape:
                 raise TypeError(f"ModelShape: level {i}: cls must be a class, not {type(cls).__name__}")
             if cls.__new__ is not object.__new__:
                 raise ValueError(f"ModelShape: level {i}: {cls.__qualname__} has its own __new__")
+            if getattr(cls, "__abstractmethods__", None):
+                raise ValueError(f"ModelShape: level {i}: {cls.__qualname__} is abstract")
             if not isinstance(template, dict):
                 raise TypeError(f"ModelShape: level {i}: template must be a dict, not {type(template).__name__}")
             subs, children = [], 0

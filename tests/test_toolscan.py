@@ -12,6 +12,8 @@ More examples: ``TOOLSCAN_EXAMPLES=500 python -m pytest tests/test_toolscan.py``
 """
 from __future__ import annotations
 
+import abc
+
 import json
 import os
 import random
@@ -643,11 +645,17 @@ def test_model_shape_rejects_what_it_cannot_build(backend):
     class Plain:
         pass
 
+    class Abstract(Fn):
+        @abc.abstractmethod
+        def f(self):
+            """A model with an abstract method cannot be instantiated."""
+
     fn = (Fn, {"name": None, "arguments": mod.PIECE}, (), False)
     for levels, err in (
         ([], TypeError), ("x", TypeError), ([(Fn, {})], TypeError), ([("Fn", {}, (), False)], TypeError),
         ([(Fn, [("name", None)], (), False)], TypeError),
         ([(OwnNew, {"name": None}, (), False)], ValueError), ([(Plain, {"a": None}, (), False)], ValueError),
+        ([(Abstract, {"name": None}, (), False)], ValueError),
         ([(Msg, {"tool_calls": []}, (), False), fn], ValueError),             # no CHILD above the last level
         ([(Fn, {"name": mod.CHILD}, (), False)], ValueError),                # a CHILD in the last level
         ([(Msg, {"content": mod.PIECE, "tool_calls": [mod.CHILD]}, (), False), fn], ValueError),  # PIECE twice
