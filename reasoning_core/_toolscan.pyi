@@ -39,6 +39,7 @@ def model_new(cls: type, values: dict, fields: Any, extra: bool) -> Any: ...
 INDEX: Any
 PIECE: Any
 CHILD: Any
+NO_ANSWER: Any
 
 class ModelShape:
     def __init__(self, levels: Any) -> None: ...
@@ -49,7 +50,7 @@ class ArgsLane:
     slot: Any
     def __init__(self, parser: Any, cls: type, shape: ModelShape, index: Any, slot: Any, pieces: list[str],
                  dirty: Optional[set[Any]] = None, closer: Any = None, on_close: Any = None, guard: Any = None,
-                 version: Any = None) -> None: ...
+                 version: Any = None, empty: Any = None) -> None: ...
     def step(self, delta: str) -> Any: ...
 
 def vllm_tool_streaming(self: Any, previous_text: str, current_text: str, delta_text: str,

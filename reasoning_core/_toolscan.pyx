@@ -1392,6 +1392,7 @@ cdef class _Hole:
 INDEX = _Hole("index")
 PIECE = _Hole("piece")
 CHILD = _Hole("child")
+NO_ANSWER = _Hole("no answer")  # an ArgsLane's ``empty``: a step that sends nothing answers None
 
 cdef tuple _MODEL_SLOTS = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
 
@@ -1578,8 +1579,12 @@ cdef class ArgsLane:
     ``shape.build(slot, piece)``.  Every other answer comes back as
     ``step_args`` gives it, and so does every answer once ``guard.version``
     (when a guard is given) is no longer ``version``: the caller then takes
-    its general path."""
-    cdef object parser, cls, closer, on_close, guard, version
+    its general path.  ``empty`` is what a step that sends nothing (``step_args``
+    answers ``[]``: text held, e.g. half an escape) answers instead of the
+    empty list: ``None`` (the default) keeps the list; a ``ModelShape``, a new
+    tree of it (built with ``None`` for the index and the piece); ``NO_ANSWER``,
+    ``None``."""
+    cdef object parser, cls, closer, on_close, guard, version, empty
     cdef ModelShape shape
     cdef list pieces
     cdef set dirty
@@ -1587,7 +1592,9 @@ cdef class ArgsLane:
     cdef readonly object index, slot
 
     def __init__(self, parser, cls, ModelShape shape not None, index, slot, list pieces not None,
-                 set dirty=None, closer=None, on_close=None, guard=None, version=None):
+                 set dirty=None, closer=None, on_close=None, guard=None, version=None, empty=None):
+        if empty is not None and empty is not NO_ANSWER and type(empty) is not ModelShape:
+            raise TypeError("ArgsLane: empty must be None, NO_ANSWER or a ModelShape")
         if closer is not None and not callable(getattr(closer, "feed", None)):
             raise TypeError("ArgsLane: closer must have a feed(piece) method")
         if (closer is None) != (on_close is None) or (on_close is not None and not callable(on_close)):
@@ -1596,7 +1603,7 @@ cdef class ArgsLane:
             raise TypeError("ArgsLane: guard must have a version attribute")
         self.parser, self.cls, self.shape, self.index, self.slot = parser, cls, shape, index, slot
         self.pieces, self.dirty, self.closer, self.on_close = pieces, dirty, closer, on_close
-        self.guard, self.version = guard, version
+        self.guard, self.version, self.empty = guard, version, empty
 
     def step(self, delta):
         if type(delta) is not str:
@@ -1608,6 +1615,9 @@ cdef class ArgsLane:
         self.built = False
         out = _step(self.parser, delta, self.cls, True)
         if type(out) is not str:
+            if type(out) is list and PyList_GET_SIZE(out) == 0 and self.empty is not None:
+                self.built = True
+                return None if self.empty is NO_ANSWER else (<ModelShape>self.empty)._build(None, None)
             return out
         cur = (<dict>self.parser.__dict__)["_cur"]
         if cur is None or cur.index != self.index:
@@ -1644,7 +1654,7 @@ def vllm_tool_streaming(self, previous_text, current_text, delta_text, previous_
     same request, a non-empty ``str`` delta) the lane answers, and what it
     does not build goes to ``self._answer(out, delta_text)``; every other
     delta goes to ``self._streaming(previous_text, delta_text, request)``."""
-    d = self.__dict__
+    cdef dict d = self.__dict__
     hot = d.get("_hot")
     if (type(hot) is ArgsLane and type(delta_text) is str and PyUnicode_GET_LENGTH(delta_text)
             and request is d.get("_request")):
@@ -1659,7 +1669,7 @@ def sglang_tool_streaming(self, new_text, tools):
     call's arguments (a lane, the same tools, a ``str`` delta) the lane
     answers, and what it does not build goes to ``self._answer(out,
     new_text)``; every other delta goes to ``self._streaming(new_text, tools)``."""
-    d = self.__dict__
+    cdef dict d = self.__dict__
     hot = d.get("_hot")
     if type(hot) is ArgsLane and type(new_text) is str and tools is d.get("_schemas_for"):
         return _lane_or_general(self, <ArgsLane>hot, <str>new_text)

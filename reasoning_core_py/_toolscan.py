@@ -709,6 +709,7 @@ class _Hole:
 INDEX = _Hole("index")
 PIECE = _Hole("piece")
 CHILD = _Hole("child")
+NO_ANSWER = _Hole("no answer")  # an ArgsLane's ``empty``: a step that sends nothing answers None
 
 _MODEL_SLOTS = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
 
@@ -799,13 +800,19 @@ class ArgsLane:
     ``shape.build(slot, piece)``.  Every other answer comes back as
     ``step_args`` gives it, and so does every answer once ``guard.version``
     (when a guard is given) is no longer ``version``: the caller then takes
-    its general path."""
+    its general path.  ``empty`` is what a step that sends nothing (``step_args``
+    answers ``[]``: text held, e.g. half an escape) answers instead of the
+    empty list: ``None`` (the default) keeps the list; a ``ModelShape``, a new
+    tree of it (built with ``None`` for the index and the piece); ``NO_ANSWER``,
+    ``None``."""
 
     __slots__ = ("parser", "cls", "shape", "index", "slot", "pieces", "dirty", "closer", "on_close", "guard",
-                 "version")
+                 "version", "empty", "built")
 
     def __init__(self, parser, cls, shape, index, slot, pieces, dirty=None, closer=None, on_close=None, guard=None,
-                 version=None) -> None:
+                 version=None, empty=None) -> None:
+        if empty is not None and empty is not NO_ANSWER and not isinstance(empty, ModelShape):
+            raise TypeError("ArgsLane: empty must be None, NO_ANSWER or a ModelShape")
         if not isinstance(shape, ModelShape):
             raise TypeError("ArgsLane: shape must be a ModelShape")
         if not isinstance(pieces, list):
@@ -820,19 +827,25 @@ class ArgsLane:
             raise TypeError("ArgsLane: guard must have a version attribute")
         self.parser, self.cls, self.shape, self.index, self.slot = parser, cls, shape, index, slot
         self.pieces, self.dirty, self.closer, self.on_close = pieces, dirty, closer, on_close
-        self.guard, self.version = guard, version
+        self.guard, self.version, self.empty = guard, version, empty
+        self.built = False
 
     def step(self, delta: str):
         if type(delta) is not str:
             raise TypeError(f"ArgsLane.step: delta must be a str, not {type(delta).__name__}")
+        self.built = False  # whether the answer is one the lane made (a tree, or empty's)
         out = _step(self.parser, delta, self.cls, True)
         if type(out) is not str:
+            if type(out) is list and not out and self.empty is not None:
+                self.built = True
+                return None if self.empty is NO_ANSWER else self.empty.build(None, None)
             return out
         cur = self.parser._cur
         if cur is None or cur.index != self.index:
             return out
         if self.guard is not None and self.guard.version != self.version:
             return out
+        self.built = True
         self.pieces.append(out)
         if self.dirty is not None:
             self.dirty.add(self.slot)
@@ -843,10 +856,9 @@ class ArgsLane:
 
 def _lane_or_general(owner, lane: ArgsLane, delta: str):
     out = lane.step(delta)
-    # a piece of the lane's call comes back built (not a str, list or None)
-    if out is None or type(out) is str or type(out) is list:
-        return owner._answer(out, delta)
-    return out
+    if lane.built:
+        return out
+    return owner._answer(out, delta)
 
 
 def vllm_tool_streaming(self, previous_text, current_text, delta_text, previous_token_ids, current_token_ids,

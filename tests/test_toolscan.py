@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import abc
 
+import itertools
 import json
 import os
 import random
@@ -758,7 +759,8 @@ def test_args_lane_checks_its_arguments(backend):
             with pytest.raises(TypeError):
                 lane.step(bad)
     for kw in ({"shape": "s"}, {"pieces": None}, {"closer": object(), "on_close": print},
-               {"closer": mod.JsonCloser()}, {"on_close": print}, {"guard": object()}):
+               {"closer": mod.JsonCloser()}, {"on_close": print}, {"guard": object()}, {"empty": "x"},
+               {"empty": object()}):
         args = dict(parser=p, cls=tools.ParsedToolCallDelta, shape=shape, index=0, slot=0, pieces=[])
         args.update(kw)
         with pytest.raises(TypeError):
@@ -804,20 +806,23 @@ def test_the_engine_entries_take_the_lane_only_when_it_applies(backend):
     class Sub(str):
         pass
 
-    text = "Hi.\n<tool_call>\n" + '{"name": "f", "arguments": {"c": "' + "ab\\n<x>" * 6 + '"}}\n</tool_call>\nBye.'
-    chunks = [text[i:i + 4] for i in range(0, len(text), 4)]
+    text = ("Hi.\n<tool_call>\n" + '{"name": "f", "arguments": {"c": "' + "ab\\n<x>\\u00e9" * 6
+            + '"}}\n</tool_call>\nBye.')
     with _base._use_scanner(backend):
-        for make in (V, S):
+        empty_msg = mod.ModelShape([(Msg, {"role": None, "content": "", "tool_calls": []}, ("content",), False)])
+        cases = [(V, None), (S, None), (V, mod.NO_ANSWER), (S, empty_msg)]
+        for (make, empty), size in itertools.product(cases, (1, 3, 4)):
+            chunks = [text[i:i + size] for i in range(0, len(text), size)]
             log: list = []
             o, req = make(log), object()
             o._request = o._schemas_for = req
             p = tools.create("hermes")
             ref = tools.create("hermes")
-            built = 0
+            built = held = 0
             for n, c in enumerate(chunks):
                 if o._hot is None and p._cur is not None and p._cur.args:
                     o._hot = mod.ArgsLane(p, tools.ParsedToolCallDelta, _shape(mod, Fn, Call, Msg),
-                                          p._cur.index, 0, [])
+                                          p._cur.index, 0, [], empty=empty)
                 want = mod.step_args(ref, c, tools.ParsedToolCallDelta)
                 del log[:]
                 got = (o.extract_tool_calls_streaming("", "", c, (), (), (), req) if make is V
@@ -830,9 +835,18 @@ def test_the_engine_entries_take_the_lane_only_when_it_applies(backend):
                     assert type(got) is Msg and got == Msg(tool_calls=[Call(index=0, function=Fn(arguments=want))])
                     assert log == []
                     built += 1
+                elif want == [] and empty is not None:  # the lane answers a step that sends nothing
+                    assert log == []
+                    if empty is mod.NO_ANSWER:
+                        assert got is None
+                    else:
+                        assert got == Msg(content="") and got.model_fields_set == {"content"}
+                        got.tool_calls.append(1)  # a new tree each time
+                    held += 1
                 else:
                     assert got == "answer" and log == [("answer", None if want is None else "list", c)]
             assert built > 5
+            assert (held > 0) == (empty is not None)  # chunks end inside the escapes
             # the general path: another request/tools, a str subclass, an empty vLLM delta, another backend's lane
             for call, args in ((V, ("", "", "x", (), (), (), object())), (V, ("", "", Sub("x"), (), (), (), req)),
                                (V, ("", "", "", (), (), (), req)), (S, ("x", object())), (S, (Sub("x"), req))):

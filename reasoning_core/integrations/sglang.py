@@ -804,6 +804,10 @@ if _FC is not None:
         except (TypeError, ValueError):  # pragma: no cover - models another pydantic builds otherwise
             args_shape = None
         args_result = args_shape.build if args_shape is not None else None
+        try:  # what a chunk that sends nothing answers (_convert([]))
+            empty_shape = scan.ModelShape([(_FcResult, {"normal_text": "", "calls": []}, fs_r, xr)])
+        except (TypeError, ValueError):  # pragma: no cover - models another pydantic builds otherwise
+            empty_shape = None
 
         def item(slot, name, piece):
             return mk(_ToolCallItem, {"tool_index": slot, "name": name, "parameters": piece}, fs_i, xi)
@@ -820,8 +824,8 @@ if _FC is not None:
         def v_normal_result(text):
             return _FcResult(normal_text=text)
 
-        validated = (v_result, v_args_result, v_item, v_normal_result, None)
-        if args_shape is None or normal_shape is None:  # pragma: no cover
+        validated = (v_result, v_args_result, v_item, v_normal_result, None, None)
+        if args_shape is None or normal_shape is None or empty_shape is None:  # pragma: no cover
             return validated
         try:
             def same(a, b) -> bool:
@@ -837,23 +841,27 @@ if _FC is not None:
             if not (same(result("t", []), v_result("t", []))
                     and same(result("", [item(0, "f", "")]), v_result("", [v_item(0, "f", "")]))
                     and same(args_result(2, "x"), v_args_result(2, "x"))
-                    and same(normal_result("n"), v_normal_result("n"))):
+                    and same(normal_result("n"), v_normal_result("n"))
+                    and same(empty_shape.build(None, None), v_result("", []))
+                    and same(empty_shape.build(None, None), result("", []))):
                 return validated
             r = args_result(0, "x")
             r.normal_text = "y"
             if r.normal_text != "y" or args_result(0, "x").calls[0].parameters != "x":
                 return validated
-            r = normal_result("a")
-            r.calls.append(item(0, None, "x"))
-            if normal_result("a").calls:  # a fresh list each
-                return validated
+            for make in (lambda: normal_result("a"), lambda: empty_shape.build(None, None)):
+                r = make()
+                r.calls.append(item(0, None, "x"))
+                if make().calls:  # a fresh list each
+                    return validated
         except Exception:  # pragma: no cover - another pydantic
             return validated
-        return result, args_result, item, normal_result, args_shape
+        return result, args_result, item, normal_result, args_shape, empty_shape
 
     # _FC_ARGS_SHAPE: the ModelShape behind _fc_args_result (None when the
-    # validated constructors are in use; the hot lane is then never used).
-    _fc_result, _fc_args_result, _fc_item, _fc_normal_result, _FC_ARGS_SHAPE = _fc_builders()
+    # validated constructors are in use; the hot lane is then never used);
+    # _FC_EMPTY_SHAPE: the result of a chunk that sends nothing, for the lane.
+    _fc_result, _fc_args_result, _fc_item, _fc_normal_result, _FC_ARGS_SHAPE, _FC_EMPTY_SHAPE = _fc_builders()
 
     class RcToolDetector(_BaseFormatDetector):
         """An SGLang function-call detector over one ``reasoning_core.tools`` format.
@@ -1073,7 +1081,7 @@ if _FC is not None:
                 return None
             args = self.streamed_args_for_tool
             return scan.ArgsLane(self._parser, _PTD, _FC_ARGS_SHAPE, i, slot, args._pieces[slot], args._dirty,
-                                 self._closers[i], self._closed, args, args.version)
+                                 self._closers[i], self._closed, args, args.version, _FC_EMPTY_SHAPE)
 
         def _open_call(self, i: int, name: str) -> int:
             """Our call ``i`` (to ``name``) sent as the next tool_index, in

@@ -2478,7 +2478,9 @@ class VllmToolParser(_VllmToolParser):
         hot = self._hot
         if hot is None or hot.index != d.index:
             scan = _tool_base._scan  # (a test may have swapped the scanner in since import)
-            self._hot = (scan.ArgsLane(self._tp, _PTD, _ARGS_SHAPE, d.index, d.index, pieces[d.index])
+            # (a step that sends nothing is no message: what _answer gives for [])
+            self._hot = (scan.ArgsLane(self._tp, _PTD, _ARGS_SHAPE, d.index, d.index, pieces[d.index],
+                                       empty=scan.NO_ANSWER)
                          if type(_ARGS_SHAPE) is scan.ModelShape else None)
 
     # -- what vLLM's class of this name has and ours does not ------------------
