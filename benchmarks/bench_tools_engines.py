@@ -90,8 +90,17 @@ def _quiet_imports():
 
 # ---------------------------------------------------------------- inputs
 
-def call_text(fmt: str, nbytes: int) -> str:
+def call_text(fmt: str, nbytes: int, engine: str | None = None) -> str:
+    """The call of ``fmt`` grown to about ``nbytes``, in the form the engine's
+    own parser reads as a call: a Llama 3 JSON call is the whole message (vLLM's
+    and SGLang's parsers take text that starts with a sentence for content), and
+    SGLang's ``mistral`` reads ``[TOOL_CALLS] [...]`` with its space (without it,
+    SGLang's detector sends nothing at all). Ours reads every form."""
     base = W.tools_base_text(fmt)
+    if fmt == "llama3_json" and engine in ("vllm", "sglang"):
+        base = base[base.index("{"):]
+    elif fmt == "mistral" and engine == "sglang":
+        base = base.replace("[TOOL_CALLS][", "[TOOL_CALLS] [", 1)
     return W.tools_grown(base, max(20, nbytes // 62))
 
 
@@ -412,7 +421,7 @@ def measure(engines, sizes, rates, repeats, cap, progress=print, repeats_1mb=1, 
                 rows.append({"interface": engine, "format": fmt, "error": f"{type(exc).__name__}: {exc}"[:200]})
                 continue
             for size in sizes:
-                text = call_text(fmt if engine != "max" else fmt, SIZES[size])
+                text = call_text(fmt, SIZES[size], engine)
                 want = json.loads(json.dumps(W.TOOLS_ARGS))  # the grown content is checked below
                 for k in rates:
                     deltas = token_deltas(tok, text, k)
@@ -481,7 +490,7 @@ def measure_long(engines, size="1MB", k=1, repeats=1, progress=print):
             except Exception as exc:  # noqa: BLE001 - an engine build without this parser
                 rows.append({"interface": engine, "format": fmt, "error": f"{type(exc).__name__}: {exc}"[:200]})
                 continue
-            deltas = token_deltas(tok, call_text(fmt, SIZES[size]), k)
+            deltas = token_deltas(tok, call_text(fmt, SIZES[size], engine), k)
             texts = [d for d, _ in deltas]
             row = {"interface": engine, "format": fmt, "size": size, "tokens_per_delta": k, "deltas": len(deltas),
                    "timing": "whole stream"}
