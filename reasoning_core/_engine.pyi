@@ -78,6 +78,7 @@ class TextGate:
     keep: str
     reader: Any
     index: int
+    quiet: dict[str, tuple[str, Any]] | None
     def __init__(self, cur: Any = ...) -> None: ...
 
 

@@ -1984,7 +1984,10 @@ cdef class TextGate:
     parser, 4 it goes to the piece function, 5 it goes to ``reader``, 6 it
     is kept for the parser unless it holds a character of ``keep``);
     ``pend``, the deltas kept; ``reader`` and ``index`` (state 5), the reader
-    of the open call's arguments and the call's index."""
+    of the open call's arguments and the call's index; ``quiet`` (state 6),
+    ``None`` or a dict from a marker to ``(keep, quiet)``: the markers that,
+    as a whole delta, the parser would read without a word and then wait in
+    another such stretch (whose ``keep`` and ``quiet`` they give)."""
 
     cdef public object cur
     cdef public int idle
@@ -1992,6 +1995,7 @@ cdef class TextGate:
     cdef public str keep
     cdef public object reader
     cdef public Py_ssize_t index
+    cdef public object quiet
 
     def __init__(self, cur=None):
         self.cur = cur
@@ -2000,6 +2004,7 @@ cdef class TextGate:
         self.keep = ""
         self.reader = None
         self.index = 0
+        self.quiet = None
 
 
 cdef inline bint _has_any(str text, str chars) except -1:
@@ -2045,7 +2050,9 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     of the arguments of call ``st.index``, else ``after_feed(delta_text, end,
     status)`` answers it; in a stretch the
     parser reads without a word (6) a delta with none of the characters of
-    ``st.keep`` is kept in ``st.pend``.  In states 1 and 2 a
+    ``st.keep`` is kept in ``st.pend``, and so is a delta that is a key of
+    ``st.quiet`` (a dict, or ``None``): ``st.keep`` and ``st.quiet`` become
+    the ``(keep, quiet)`` pair it maps to.  In states 1 and 2 a
     delta that is exactly one of ``openers`` (markers after which, read from
     plain content, nothing is sent and the state is 3) is kept, and the state
     becomes 3.  Anything else goes to ``general`` with the same arguments."""
@@ -2102,6 +2109,19 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                     st.pend.append(delta_text)
                     st.cur = current_text
                     return None
+                if st.quiet is not None:
+                    if type(st.quiet) is not dict:
+                        raise TypeError("text_gate: TextGate.quiet must be a dict or None")
+                    nxt = (<dict>st.quiet).get(delta_text)
+                    if nxt is not None:
+                        if type(nxt) is not tuple or PyTuple_GET_SIZE(nxt) != 2 or \
+                                type(<object>PyTuple_GET_ITEM(nxt, 0)) is not str:
+                            raise TypeError("text_gate: TextGate.quiet maps a marker to a (keep, quiet) pair")
+                        st.keep = <str>PyTuple_GET_ITEM(nxt, 0)
+                        st.quiet = <object>PyTuple_GET_ITEM(nxt, 1)
+                        st.pend.append(delta_text)
+                        st.cur = current_text
+                        return None
             elif idle == 2:
                 if not _has_any(<str>delta_text, triggers):
                     st.cur = current_text

@@ -678,7 +678,7 @@ def extends(ids: tuple, prev: tuple) -> bool:
 class TextGate:
     """A stream's state for ``text_gate`` (see the compiled engine's docstring)."""
 
-    __slots__ = ("cur", "idle", "pend", "keep", "reader", "index")
+    __slots__ = ("cur", "idle", "pend", "keep", "reader", "index", "quiet")
 
     def __init__(self, cur=None):
         self.cur = cur
@@ -687,6 +687,7 @@ class TextGate:
         self.keep = ""
         self.reader = None
         self.index = 0
+        self.quiet = None
 
 
 def _none_ends_in(current_text, dlen, closers):
@@ -757,6 +758,18 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                     st.pend.append(delta_text)
                     st.cur = current_text
                     return None
+                quiet = st.quiet
+                if quiet is not None:
+                    if type(quiet) is not dict:
+                        raise TypeError("text_gate: TextGate.quiet must be a dict or None")
+                    nxt = quiet.get(delta_text)
+                    if nxt is not None:
+                        if type(nxt) is not tuple or len(nxt) != 2 or type(nxt[0]) is not str:
+                            raise TypeError("text_gate: TextGate.quiet maps a marker to a (keep, quiet) pair")
+                        st.keep, st.quiet = nxt
+                        st.pend.append(delta_text)
+                        st.cur = current_text
+                        return None
             elif idle == 2:
                 if clear(delta_text, triggers):
                     st.cur = current_text

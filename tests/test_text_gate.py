@@ -29,12 +29,13 @@ class _Reader:
 
 
 def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None, openers=None, keep="<",
-         index=0):
+         index=0, quiet=None):
     """Feed ``script`` (delta, same_object, idle_after_general) through a gate;
     return what each call returned, what reached ``general`` and ``keeps``, and
     the state at the end.  ``closers``: a tuple of markers as ``keeps``."""
     gate_state = mod.TextGate("")
     gate_state.keep = keep
+    gate_state.quiet = quiet
     gate_state.reader = reader = _Reader()
     gate_state.index = index
     log = []
@@ -69,10 +70,18 @@ def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None,
         idles = iter([idle])
         out.append(f(prev if same else (prev + ".")[:-1], cur, delta, request="r"))  # a copy: another object
         prev = cur if gate_state.cur is cur or same else gate_state.cur
-    return out, log, reader.read, (gate_state.cur, gate_state.idle, list(gate_state.pend))
+    return out, log, reader.read, (gate_state.cur, gate_state.idle, list(gate_state.pend), gate_state.keep,
+                                   gate_state.quiet)
 
 
-deltas = st.one_of(st.text(alphabet="ab<[!>", max_size=6), st.just(""))
+# state 6's quiet markers: a small chain of stretches (a marker read without a word
+# leads to the next stretch's keep and quiet markers), cycles included
+_Q_B = {"<b>": ("<", None)}
+_Q_A = {"<a>": ("<[", _Q_B), "[x": ("", None)}
+_Q_B["<a>"] = ("<", _Q_A)
+quiets = st.sampled_from([None, {}, _Q_A, _Q_B])
+deltas = st.one_of(st.text(alphabet="ab<[!>", max_size=6), st.just(""),
+                   st.sampled_from(["<a>", "<b>", "[x"]))
 scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3, 4, 5, 6])), max_size=25)
 triggers = st.sampled_from(["<", "<[", "<[!", "[", ""])
 keeps_t = st.sampled_from([">", "<>", "", "<>!"])
@@ -83,9 +92,40 @@ closer_sets = st.one_of(st.none(), st.lists(st.text(alphabet="ab<[!>", min_size=
 @settings(max_examples=300, deadline=None)
 @given(t=triggers, k=keeps_t, script=scripts, pt=st.sampled_from(["<", "", "<!"]), cl=closer_sets,
        op=st.sampled_from([None, (), ("<a",), ("<a", "[b>", "<")]), kp=st.sampled_from(["", "<", "<!b"]),
-       ix=st.integers(0, 3))
-def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, op, kp, ix):
-    assert _run(compiled, t, k, script, pt, cl, op, kp, ix) == _run(pure, t, k, script, pt, cl, op, kp, ix)
+       ix=st.integers(0, 3), q=quiets)
+def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, op, kp, ix, q):
+    assert _run(compiled, t, k, script, pt, cl, op, kp, ix, q) == _run(pure, t, k, script, pt, cl, op, kp, ix, q)
+
+
+@pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
+@settings(max_examples=200, deadline=None)
+@given(script=st.lists(st.one_of(st.text(alphabet="ab<[>", max_size=5), st.sampled_from(["<a>", "<b>", "[x"])),
+                       max_size=12),
+       q=quiets, keep=st.sampled_from(["<", "<[", ""]))
+def test_state_6_keeps_plain_deltas_and_quiet_markers(mod, script, q, keep):
+    """The definition of state 6: a delta with none of ``keep``'s characters is
+    kept; one that is a key of ``quiet`` is kept and moves ``keep`` and
+    ``quiet`` to what it maps to; anything else goes to the general path (which
+    here leaves the state as it is)."""
+    s = mod.TextGate("")
+    s.idle, s.keep, s.quiet = 6, keep, q
+    f = mod.text_gate(s, "<", "", None, lambda *a: "G")
+    prev, kept, k, qq = "", [], keep, q
+    for d in script:
+        cur = prev + d
+        got = f(prev, cur, d)
+        if not any(c in d for c in k):
+            assert got is None
+            kept.append(d)
+        elif qq is not None and d in qq:
+            assert got is None
+            kept.append(d)
+            k, qq = qq[d]
+        else:
+            assert got == "G"
+            break
+        assert (s.pend, s.keep, s.quiet, s.cur) == (kept, k, qq, cur)
+        prev = cur
 
 
 def _ends_in(text: str, dlen: int, closers: tuple) -> bool:
@@ -148,6 +188,14 @@ def test_what_each_state_does_with_a_plain_delta(mod):
     s.cur, s.idle, s.pend, s.keep = "m", 6, [], "<\n"
     assert o("m", "mab", "ab") is None and s.pend == ["ab"] and s.cur == "mab"  # read without a word: kept
     assert o("mab", "mab\n", "\n") == "G" and s.pend == ["ab"]  # one of keep's characters: general
+    s.cur, s.pend, s.quiet = "m", [], {"<k>": ("<", {"</k>": ("\n", None)})}
+    assert o("m", "m<k>", "<k>") is None and s.pend == ["<k>"] and s.keep == "<"  # a quiet marker: kept
+    assert o("m<k>", "m<k>a", "a") is None and s.quiet == {"</k>": ("\n", None)}  # the next stretch's
+    assert o("m<k>a", "m<k>a</k>", "</k>") is None and (s.keep, s.quiet) == ("\n", None)
+    assert o("m<k>a</k>", "m<k>a</k><", "<") is None and s.pend == ["<k>", "a", "</k>", "<"]
+    assert o("m<k>a</k><", "m<k>a</k><\n", "\n") == "G"     # no quiet markers: general
+    s.cur, s.pend, s.keep, s.quiet = "m", [], "<", {"<k>": ("<", None)}
+    assert o("m", "m<k>x", "<k>x") == "G" and s.pend == []  # more than the marker: general
     s.idle = 1
     assert f("other", "otherz", "z") == "G"                 # not the text it saw last
     s.cur = "k"
@@ -178,3 +226,8 @@ def test_bad_arguments_are_type_errors(mod):
     gs.idle, gs.keep = 6, None
     with pytest.raises(TypeError):
         mod.text_gate(gs, "<", ">", None, lambda *a: "general")("", "x", "x")
+    for quiet in ([("<a>", ("<", None))], {"<a>": "<"}, {"<a>": ("<",)}, {"<a>": (3, None)}):
+        gs = mod.TextGate("")
+        gs.idle, gs.keep, gs.quiet = 6, "<", quiet
+        with pytest.raises(TypeError):
+            mod.text_gate(gs, "<", ">", None, lambda *a: "general")("", "<a>", "<a>")

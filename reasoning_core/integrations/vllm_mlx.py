@@ -977,7 +977,8 @@ class RcMlxToolParser(_MlxToolParser):
                         return out
                     elif lean_piece:
                         # one compiled step (the kept deltas sent nothing)
-                        me._stream_request(request)
+                        if not me._request_read:
+                            me._stream_request(request)
                         p = me._parser
                         got = _tool_base._scan.step_args(p, delta_text, _ParsedToolCallDelta)
                         # ``_stepped`` written out
@@ -999,7 +1000,9 @@ class RcMlxToolParser(_MlxToolParser):
                                         sink.__class__ is _LIST_APPEND and sink.__self__.__class__ is list
                                         and sink.__name__ == "append" or sink is _tool_base._drop
                                         or sink is _drop_text):
-                                    st.keep = _FIRSTS.get(ms) or _firsts(ms)
+                                    t = _STRETCHES.get(p.__class__)
+                                    kq = t.get(ms) if t is not None else None
+                                    st.keep, st.quiet = kq if kq is not None else _stretch(p.__class__, ms)
                                     st.idle = 6
                                     return out
                             if p._cur is not None and lane is not None and p._rec is None:
@@ -2072,12 +2075,48 @@ def _firsts(ms: Any) -> str:
     return got
 
 
+_STRETCHES: dict = {}  # a parser class -> {a stretch's Markers: the gate's (keep, quiet) there}
+
+
+def _stretch(cls: type, ms: Any) -> tuple:
+    """The gate's ``(TextGate.keep, TextGate.quiet)`` where a parser of class
+    ``cls`` waits in a stretch read without a word, ending at a marker of
+    ``ms``: the characters those markers start with, and the format's
+    ``QUIET_MARKERS`` there (each mapped to the pair of the stretch it leads
+    to), only where the class reads its calls with the ``_section`` those
+    markers describe; ``None`` where it has none."""
+    t = _STRETCHES.get(cls)
+    if t is None:
+        src: dict = {}
+        for k in cls.__mro__:
+            if "QUIET_MARKERS" in k.__dict__:
+                if getattr(cls, "_section", None) is k.__dict__.get("_section"):
+                    src = k.__dict__["QUIET_MARKERS"]
+                break
+        quiet: dict = {lane: {} for lane in src}
+        for lane, moves in src.items():
+            for m, nxt in moves.items():
+                quiet[lane][m] = (_firsts(nxt), quiet.get(nxt))
+        if len(_STRETCHES) > 64:  # classes made at run time: keep the cache bounded
+            _STRETCHES.clear()
+        t = _STRETCHES[cls] = {lane: (_firsts(lane), q) for lane, q in quiet.items()}
+    got = t.get(ms)
+    if got is None:
+        if len(t) > 256:  # a format may build a stretch's markers as it reads: bounded all the same
+            t.clear()
+        got = t[ms] = (_firsts(ms), None)
+    return got
+
+
 class _RcMlxPieceStreamer(RcMlxToolParser):
     """Streaming over our format parser, answered as vllm-mlx's dict deltas:
     each delta's content and, per call, its name and argument pieces in one
     tool-call entry (O(delta): only the new text is read).  A subclass says
     how a call's entry opens (``_open_call``: its id and shape, or ``None``
     to drop the call) and what it reads from the request."""
+
+    # whether ``_stream_request`` has nothing (more) to read from the request
+    _request_read = True
 
     def _stream_request(self, request: Any) -> None:
         pass
@@ -2097,7 +2136,9 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
                 # text between tags: the sink keeps or drops it), nothing held: a delta
                 # with no character a marker that ends it starts with only adds to it,
                 # and sends nothing
-                self._gate.keep = _FIRSTS.get(ms) or _firsts(ms)
+                # and the markers the gate may keep too: read there, they send nothing
+                # and lead to another such stretch (the format's QUIET_MARKERS)
+                self._gate.keep, self._gate.quiet = _stretch(p.__class__, ms)
                 return 6
         if p._cur is not None and lane is not None and p._rec is None:
             self._piece_lane = lane
@@ -2155,6 +2196,20 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
     def _deltas(self, deltas: Optional[list]) -> Optional[dict]:
         if not deltas:
             return None
+        if len(deltas) == 1:
+            # one delta (a call's name, a closing piece): the loop below, written out
+            d = deltas[0]
+            if d.content is not None:
+                return {"content": d.content}
+            slot = self._open_call(d.index, d.name)
+            if slot is None:
+                return None
+            fn = slot["function"]
+            if d.name is not None:
+                fn["name"] = d.name
+            if d.arguments:
+                fn["arguments"] = fn.get("arguments", "") + d.arguments
+            return {"tool_calls": [slot]}
         content: list[str] = []
         pending: dict[int, Optional[dict]] = {}
         for d in deltas:
@@ -2200,7 +2255,7 @@ class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
         super().reset()
         self._parser = self._new_parser()
         self._tools: Optional[set] = None
-        self._schemas_set = False
+        self._request_read = False
         self._ids: dict[int, Optional[str]] = {}  # call index -> its id (None: dropped)
         self._prime()
 
@@ -2221,9 +2276,9 @@ class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
         return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=content)
 
     def _stream_request(self, request: Any) -> None:
-        if not self._schemas_set and request is not None:
+        if not self._request_read and request is not None:
             self._tools = self._configure(self._parser, request)
-            self._schemas_set = True
+            self._request_read = True
 
     def _open_call(self, i: int, name: Optional[str]) -> Optional[dict]:
         if name is not None:
@@ -2233,6 +2288,14 @@ class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
         if cid is None:
             return None
         return {"index": i, "id": cid, "type": "function", "function": {"arguments": ""}}
+
+    def _args_piece(self, text: str) -> Optional[dict]:
+        # ``_open_call(i, None)`` and the piece in one entry, written out
+        i = self._parser._cur.index
+        cid = self._ids.get(i)
+        if cid is None:
+            return None
+        return {"tool_calls": [{"index": i, "id": cid, "type": "function", "function": {"arguments": text}}]}
 
 
 from ..tools._json import DONE as _DONE, JsonReader as _JsonReader, NEED as _NEED  # noqa: E402

@@ -349,6 +349,55 @@ def test_poolside_streams_a_string_value_as_read_whatever_the_gate_keeps(seed):
     assert _answers(cls(None), chunks, request) == want
 
 
+# poolside_v1's keys: the gate keeps a tag that starts or ends a key (the format's
+# QUIET_MARKERS) with the stretch's text; the delta that sends something reads them
+_POOLSIDE_ODD = ("Hi.\n<tool_call>get_weather\n<arg_key>junk<arg_key>city</arg_key> x <arg_key>city</arg_key>\n"
+                 "<arg_value>Paris</arg_value>\n\n<arg_key>days</arg_key><arg_value>3</arg_value> tail "
+                 "<arg_key>unit</arg_key></tool_call>\n<tool_call>lookup\n</tool_call> and "
+                 "<tool_call>lookup\n<arg_key>q</arg_key>\n<arg_value>a < b</arg_value>\n<arg_key>n")
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("request_kind", ["none", "typed"])
+def test_poolside_keeps_a_key_s_tags_and_answers_each_delta_as_reading_every_delta_does(seed, request_kind):
+    import random
+    import re
+
+    cls = M.TOOL_PARSERS["poolside_v1"]
+    request = None if request_kind == "none" else {"tools": [
+        {"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
+        {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]}
+    rng = random.Random(seed)
+    chunks = []
+    for piece in re.split(r"(<[^<>]{1,20}>|\n)", _POOLSIDE_ODD):
+        if re.fullmatch(r"<[^<>]{1,20}>|\n", piece) and (seed < 4 or rng.random() < 0.7):
+            chunks.append(piece)  # a tag whole (a tokenizer's special token)
+            continue
+        i = 0
+        while i < len(piece):
+            k = rng.randint(1, 4)
+            chunks.append(piece[i:i + k])
+            i += k
+    want = _answers(_general_only(cls)(None), chunks, request)
+    assert want[1], "the stream has no call"
+    assert _answers(cls(None), chunks, request) == want  # the same answers, at the same deltas
+    # the gate kept the key's tags: reading every delta would step at each of them
+    p = cls(None)
+    tags = {"<arg_key>", "</arg_key>"}
+    seen = []
+    real = M._tool_base._scan.step_args
+    try:
+        M._tool_base._scan.step_args = lambda q, d, c: seen.append(d) or real(q, d, c)
+        got = _answers(p, chunks, request)
+    finally:
+        M._tool_base._scan.step_args = real
+    assert got == want
+    if seed < 4:
+        assert not any(d in tags for d in seen), seen
+        assert sum(any(t in d for t in tags) for d in seen) >= 3, seen
+
+
 # classes whose first tool markup may only be read at the output's start (llama's bare JSON)
 # or whose state comes from message headers (harmony): their first delta is read
 _READ_FIRST = {"LlamaRcMlxToolParser", "HarmonyRcMlxToolParser"}
@@ -503,8 +552,8 @@ def test_the_gate_state_after_each_delta_is_what_idle_state_answers(cls_name, se
         gate = p._gate
         if gate.pend or p._fed != len(cur):  # the parser has not read up to here (kept or passed through)
             continue
-        held = (gate.idle, gate.keep)
+        held = (gate.idle, gate.keep, gate.quiet)
         assert p._idle_state() == held[0], (cls_name, ch)
-        assert gate.keep == held[1]
+        assert (gate.keep, gate.quiet) == held[1:]
         checked += 1
     assert checked
