@@ -85,5 +85,6 @@ class TextGate:
 def text_gate(st: TextGate, triggers: str, keep_triggers: str,
               keeps: Callable[[Any, str], bool] | tuple[str, ...] | None,
               general: Callable[..., Any], piece: Callable[[str], Any] | None = ...,
-              piece_triggers: str = ..., openers: tuple[str, ...] | None = ...,
+              piece_triggers: str = ...,
+              openers: tuple[str, ...] | dict[str, tuple[str, Any]] | None = ...,
               after_feed: Callable[[str, int, int], Any] | None = ...) -> Callable[..., Any]: ...

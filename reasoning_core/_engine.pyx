@@ -2031,7 +2031,7 @@ cdef bint _none_ends_in(object current_text, Py_ssize_t dlen, tuple closers) exc
 
 
 def text_gate(TextGate st not None, str triggers not None, str keep_triggers not None, keeps, general,
-              piece=None, str piece_triggers not None="", tuple openers=None, after_feed=None):
+              piece=None, str piece_triggers not None="", openers=None, after_feed=None):
     """The per-delta function of a vllm-mlx tool parser (its
     ``extract_tool_calls_streaming`` signature): a ``str`` delta that continues
     the stream (``previous_text is st.cur``, a ``str``, and ``current_text`` a
@@ -2055,15 +2055,28 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     the ``(keep, quiet)`` pair it maps to.  In states 1 and 2 a
     delta that is exactly one of ``openers`` (markers after which, read from
     plain content, nothing is sent and the state is 3) is kept, and the state
-    becomes 3.  Anything else goes to ``general`` with the same arguments."""
+    becomes 3; ``openers`` may instead be a dict from such markers to the
+    ``(keep, quiet)`` pair of the stretch read without a word that they
+    open: the delta is kept and the state becomes 6 with that pair.
+    Anything else goes to ``general`` with the same arguments."""
     if keeps is not None and type(keeps) is tuple:
         for m in <tuple>keeps:
             if type(m) is not str or not m:
                 raise TypeError("text_gate: keeps must be callable or a tuple of non-empty str")
     if openers is not None:
+        if type(openers) is not tuple and type(openers) is not dict:
+            raise TypeError("text_gate: openers must be a tuple or a dict")
         for m in openers:
             if type(m) is not str or not m:
                 raise TypeError("text_gate: openers must be a tuple of non-empty str")
+            if type(openers) is dict:
+                nxt = (<dict>openers)[m]
+                if type(nxt) is not tuple or len(nxt) != 2 or type(nxt[0]) is not str or (
+                        nxt[1] is not None and type(nxt[1]) is not dict):
+                    raise TypeError("text_gate: openers (a dict) map a marker to a (keep, quiet) pair")
+    cdef bint open6 = type(openers) is dict
+    if open6:
+        openers = dict(openers)  # as checked: a later change to the caller's dict is not seen
     cdef bint closers = type(keeps) is tuple
 
     def gate(previous_text, current_text, delta_text, previous_token_ids=None, current_token_ids=None,
@@ -2080,7 +2093,13 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                 if openers is not None and delta_text in openers:
                     st.pend.append(delta_text)
                     st.cur = current_text
-                    st.idle = 3
+                    if open6:
+                        nxt = (<dict>openers)[delta_text]
+                        st.keep = <str>PyTuple_GET_ITEM(nxt, 0)
+                        st.quiet = <object>PyTuple_GET_ITEM(nxt, 1)
+                        st.idle = 6
+                    else:
+                        st.idle = 3
                     return None
             elif idle == 3:
                 if not _has_any(<str>delta_text, keep_triggers) or (
@@ -2129,7 +2148,13 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                 if openers is not None and delta_text in openers:
                     st.pend.append(delta_text)
                     st.cur = current_text
-                    st.idle = 3
+                    if open6:
+                        nxt = (<dict>openers)[delta_text]
+                        st.keep = <str>PyTuple_GET_ITEM(nxt, 0)
+                        st.quiet = <object>PyTuple_GET_ITEM(nxt, 1)
+                        st.idle = 6
+                    else:
+                        st.idle = 3
                     return None
         return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                        delta_token_ids, request)

@@ -710,8 +710,14 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
     closers = type(keeps) is tuple
     if closers and not all(type(m) is str and m for m in keeps):
         raise TypeError("text_gate: keeps must be callable or a tuple of non-empty str")
-    if openers is not None and (type(openers) is not tuple or not all(type(m) is str and m for m in openers)):
-        raise TypeError("text_gate: openers must be a tuple of non-empty str")
+    if openers is not None and (type(openers) not in (tuple, dict) or not all(type(m) is str and m for m in openers)):
+        raise TypeError("text_gate: openers must be a tuple or a dict of non-empty str")
+    open6 = type(openers) is dict
+    if open6 and not all(type(v) is tuple and len(v) == 2 and type(v[0]) is str and (v[1] is None or type(v[1]) is dict)
+                         for v in openers.values()):
+        raise TypeError("text_gate: openers (a dict) map a marker to a (keep, quiet) pair")
+    if open6:
+        openers = dict(openers)  # as checked: a later change to the caller's dict is not seen
 
     def clear(delta_text, chars):
         for ch in chars:
@@ -731,7 +737,11 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                 if openers is not None and delta_text in openers:
                     st.pend.append(delta_text)
                     st.cur = current_text
-                    st.idle = 3
+                    if open6:
+                        st.keep, st.quiet = openers[delta_text]
+                        st.idle = 6
+                    else:
+                        st.idle = 3
                     return None
             elif idle == 3:
                 if clear(delta_text, keep_triggers) or (
@@ -777,7 +787,11 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                 if openers is not None and delta_text in openers:
                     st.pend.append(delta_text)
                     st.cur = current_text
-                    st.idle = 3
+                    if open6:
+                        st.keep, st.quiet = openers[delta_text]
+                        st.idle = 6
+                    else:
+                        st.idle = 3
                     return None
         return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                        delta_token_ids, request)

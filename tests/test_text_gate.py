@@ -91,7 +91,7 @@ closer_sets = st.one_of(st.none(), st.lists(st.text(alphabet="ab<[!>", min_size=
 @pytest.mark.skipif(compiled is None, reason="the pure-only run")
 @settings(max_examples=300, deadline=None)
 @given(t=triggers, k=keeps_t, script=scripts, pt=st.sampled_from(["<", "", "<!"]), cl=closer_sets,
-       op=st.sampled_from([None, (), ("<a",), ("<a", "[b>", "<")]), kp=st.sampled_from(["", "<", "<!b"]),
+       op=st.sampled_from([None, (), ("<a",), ("<a", "[b>", "<"), {"<a": ("<", None), "<": ("[", _Q_A)}]), kp=st.sampled_from(["", "<", "<!b"]),
        ix=st.integers(0, 3), q=quiets)
 def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, op, kp, ix, q):
     assert _run(compiled, t, k, script, pt, cl, op, kp, ix, q) == _run(pure, t, k, script, pt, cl, op, kp, ix, q)
@@ -177,6 +177,16 @@ def test_what_each_state_does_with_a_plain_delta(mod):
         assert o("m", "m<t>x", "<t>x") == "G" and s.pend == []  # more than the opener: the general path
     s.cur, s.idle, s.pend = "m", 4, []
     assert o("m", "m<t>", "<t>") == "G"                     # not in states 1 and 2
+    q = {"</k>": ("\n", None)}
+    given = {"<t>": ("<", q)}
+    o6 = mod.text_gate(s, "<", ">", None, lambda *a: "G", None, "", given)
+    given["<t>"] = ("bad",)  # the gate reads the pairs it was given when it was made
+    for idle in (1, 2):
+        s.cur, s.idle, s.pend, s.keep, s.quiet = "m", idle, [], "", None
+        assert o6("m", "m<t>", "<t>") is None and s.pend == ["<t>"]  # an opener of a stretch: kept
+        assert (s.idle, s.keep, s.quiet) == (6, "<", q)
+        assert o6("m<t>", "m<t>a", "a") is None and o6("m<t>a", "m<t>a</k>", "</k>") is None
+        assert s.pend == ["<t>", "a", "</k>"] and (s.keep, s.quiet) == ("\n", None)
     r = _Reader()
     v = mod.text_gate(s, "<", "", None, lambda *a: "G", None, "", None, lambda d, e, st_: ("F", d, e, st_))
     s.cur, s.idle, s.pend, s.reader, s.index = "v", 5, [], r, 2
@@ -221,6 +231,9 @@ def test_bad_arguments_are_type_errors(mod):
         mod.text_gate(mod.TextGate(), "<", ">", None, None, None, 5)
     with pytest.raises(TypeError):
         mod.text_gate(mod.TextGate(), "<", ">", None, None, None, "", ("<a>", ""))
+    for openers in (["<a>"], {"<a>": "<"}, {"<a>": ("<",)}, {"<a>": (1, None)}, {"<a>": ("<", [])}, {"": ("<", None)}):
+        with pytest.raises(TypeError):
+            mod.text_gate(mod.TextGate(), "<", ">", None, None, None, "", openers)
     # a state object set up wrongly fails with a TypeError, never a read of a missing string
     gs = mod.TextGate("")
     gs.idle, gs.keep = 6, None

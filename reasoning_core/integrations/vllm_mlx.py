@@ -2145,6 +2145,39 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
             return 4  # inside a call: the gate hands each delta to _piece
         return super()._idle_state()
 
+    def _openers(self) -> Optional[dict]:
+        """The markers that, read as a whole delta from plain content (nothing
+        held), send nothing and leave the parser in a stretch read without a
+        word (state 6): the gate keeps such a delta too, and takes that
+        stretch's ``(keep, quiet)``.  Found once per class by reading each
+        marker of the format after some content (``RcMlxToolParser._openers``)."""
+        cls = type(self)
+        if cls._idle_state is not _RcMlxPieceStreamer._idle_state:
+            return None
+        got = _OPENERS.get(cls)
+        if got is None:
+            saved, gate = self._parser, self._gate
+            held = (gate.keep, gate.quiet, self.__dict__.get("_piece_lane"))
+            found: dict = {}
+            try:
+                thinks = {a for a, _ in saved.think_pairs}
+                for m in saved._content_markers.markers:
+                    if m in thinks:
+                        continue
+                    self._parser = p = type(saved)()
+                    p._push("Sure. ")
+                    if self._idle_state() != 1:
+                        continue
+                    p._events = []
+                    p._push(m)
+                    if not p._events and not p._calls and self._idle_state() == 6:
+                        found[m] = (gate.keep, gate.quiet)
+            finally:
+                self._parser = saved
+                gate.keep, gate.quiet, self._piece_lane = held
+            got = _OPENERS[cls] = found
+        return got or None
+
     def _piece(self, delta_text: str) -> Optional[dict]:
         """State 4's delta (the gate checked the stream continues): one compiled
         step.  While the parser stays in the same lane (an argument's text, a
