@@ -11,6 +11,7 @@ events into ``ParsedToolCallDelta`` objects, and the per-chunk fast lane
 """
 
 from cpython.list cimport PyList_GET_SIZE
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from cpython.dict cimport PyDict_Copy, PyDict_SetItem
 from cpython.object cimport Py_TYPE, PyObject_GenericSetAttr, PyTypeObject
 from cpython.ref cimport PyObject
@@ -1651,6 +1652,29 @@ def step_args(p, str delta, cls):
     """``step``, except that a result made of one piece of the open call's
     arguments (``p._cur``) comes back as that piece's text (a ``str``)."""
     return _step(p, delta, cls, True)
+
+
+cdef object _LIST_APPEND = type([].append)
+
+
+def stretch(p, tuple drops not None):
+    """The ``Markers`` of the stretch the parser waits in, reading it without
+    a word (see the twin), else ``None``."""
+    cdef dict d = p.__dict__
+    lane = d["_lane"]
+    if type(lane) is not tuple or PyTuple_GET_SIZE(lane) != 2 or d["_rec"] is not None \
+            or d["_pos"] != len(d["_buf"]):
+        return None
+    ms = <object>PyTuple_GET_ITEM(lane, 0)
+    sink = <object>PyTuple_GET_ITEM(lane, 1)
+    if ms is d["_content_markers"]:
+        return None
+    if type(sink) is _LIST_APPEND:
+        return ms if type(sink.__self__) is list and sink.__name__ == "append" else None
+    for x in drops:
+        if sink is x:
+            return ms
+    return None
 
 
 cdef dict _keeps_base = {}   # parser class -> whether its _resume is the base one

@@ -890,6 +890,32 @@ def step(p, delta: str, cls):
     return _step(p, delta, cls, False)
 
 
+_LIST_APPEND = type([].append)
+
+
+def stretch(p, drops: tuple):
+    """The ``Markers`` of the stretch the parser waits in when it reads that
+    stretch without a word, else ``None``: its lane an ``_until`` scan
+    (``(Markers, sink)``) of markers other than the content's, nothing held
+    (``_pos`` at the buffer's end) or recorded, and the sink a list's
+    ``append`` (the text kept for later) or one of ``drops`` (dropped).  Text
+    with none of the characters those markers start with only adds to it."""
+    if type(drops) is not tuple:
+        raise TypeError(f"stretch: drops must be a tuple, not {type(drops).__name__}")
+    lane = p._lane
+    if type(lane) is not tuple or len(lane) != 2 or p._rec is not None or p._pos != len(p._buf):
+        return None
+    ms, sink = lane
+    if ms is p._content_markers:
+        return None
+    if type(sink) is _LIST_APPEND:
+        return ms if type(sink.__self__) is list and sink.__name__ == "append" else None
+    for x in drops:
+        if sink is x:
+            return ms
+    return None
+
+
 def _step(p, delta: str, cls, raw: bool):
     lane = p._lane
     if lane is None or p._rec is not None:

@@ -757,3 +757,58 @@ def test_args_lane_checks_its_arguments(backend):
             mod.ArgsLane(**args)
     with pytest.raises(TypeError):
         mod.JsonCloser().feed(None)
+
+
+def _stretch_def(p, drops):
+    """``stretch``'s definition: the parser waits in an ``_until`` scan of markers
+    other than the content's, nothing held or recorded, whose sink keeps the
+    text in a list or drops it (one of ``drops``)."""
+    lane = p._lane
+    if not (isinstance(lane, tuple) and len(lane) == 2 and p._rec is None and p._pos == len(p._buf)):
+        return None
+    ms, sink = lane
+    if ms is p._content_markers:
+        return None
+    kept = getattr(sink, "__self__", None).__class__ is list and getattr(sink, "__name__", None) == "append" \
+        and type(sink) is type([].append)
+    return ms if kept or any(sink is d for d in drops) else None
+
+
+@_examples(10)
+@given(data=st.data())
+def test_stretch_matches_its_definition_and_the_twin(fmt, data):
+    """After every chunk a parser reads, in any format, cut anywhere: ``stretch``
+    (both scanners, read-only) answers what its definition does; and some
+    chunking of some format leaves a parser in a stretch (the test can see one)."""
+    text = data.draw(format_texts(fmt))
+    chunks = _cuts(data.draw, text)
+    drops = (_base._drop,) if data.draw(st.booleans()) else ()
+    p = tools.create(fmt)
+    if data.draw(st.booleans()):
+        p.set_streaming_tool_schemas(_SCHEMA)
+    for c in chunks:
+        p.parse_delta(c)
+        want = _stretch_def(p, drops)
+        assert pure.stretch(p, drops) is want
+        if compiled is not None:
+            assert compiled.stretch(p, drops) is want
+
+
+@pytest.mark.parametrize("backend", ["cython", "python"] if compiled is not None else ["python"])
+def test_stretch_sees_a_glm45_key_and_the_text_between_tags(backend):
+    mod = compiled if backend == "cython" else pure
+    p = tools.create("glm45")
+    seen = []
+    for c in ["Hi ", "<tool_call>", "get", "\n", "<arg_key>", "ci", "</arg_key>", "\n", "<arg_value>", "3",
+              "</arg_value>", "\n", "</tool_call>", " ok"]:
+        p.parse_delta(c)
+        ms = mod.stretch(p, (_base._drop,))
+        seen.append(None if ms is None else ms.markers)
+        assert mod.stretch(p, ()) is (ms if ms is None or p._lane[1] is not _base._drop else None)
+    g = tools.Glm45ToolParser
+    assert seen == [None, g._NAME_END.markers, g._NAME_END.markers, g._SCAN_ARGS.markers, g._KEY_END.markers,
+                    g._KEY_END.markers, g._TO_VALUE.markers, g._TO_VALUE.markers, g._VALUE_END.markers,
+                    g._VALUE_END.markers, g._SCAN_ARGS.markers,
+                    g._SCAN_ARGS.markers, None, None]
+    with pytest.raises(TypeError):
+        mod.stretch(p, [_base._drop])

@@ -993,18 +993,14 @@ class RcMlxToolParser(_MlxToolParser):
                         st.cur = current_text
                         if piece_idle:
                             # ``_RcMlxPieceStreamer._idle_state`` written out (keep the two in step)
+                            ms = _tool_base._scan.stretch(p, _DROPS)
+                            if ms is not None:
+                                t = _STRETCHES.get(p.__class__)
+                                kq = t.get(ms) if t is not None else None
+                                st.keep, st.quiet = kq if kq is not None else _stretch(p.__class__, ms)
+                                st.idle = 6
+                                return out
                             lane = p._lane
-                            if lane.__class__ is tuple and p._rec is None and p._pos == len(p._buf):
-                                ms, sink = lane
-                                if ms is not p._content_markers and (
-                                        sink.__class__ is _LIST_APPEND and sink.__self__.__class__ is list
-                                        and sink.__name__ == "append" or sink is _tool_base._drop
-                                        or sink is _drop_text):
-                                    t = _STRETCHES.get(p.__class__)
-                                    kq = t.get(ms) if t is not None else None
-                                    st.keep, st.quiet = kq if kq is not None else _stretch(p.__class__, ms)
-                                    st.idle = 6
-                                    return out
                             if p._cur is not None and lane is not None and p._rec is None:
                                 me._piece_lane = lane
                                 st.idle = 4
@@ -2042,8 +2038,15 @@ class _PoolsideGlm45(_Glm45):
             m = yield from self._until(ends, lambda t: emit(_json_escape(t)))
             emit('"')
             return m
+        # ``_until`` into a list, written out (no generator per value)
         parts: list[str] = []
-        m = yield from self._until(ends, parts.append)
+        sink = parts.append
+        until = _tool_base._scan.until
+        m = until(self, ends, sink)
+        while m is False:
+            yield
+            self._lane = None
+            m = until(self, ends, sink)
         self._emit_args(_typed_value("".join(parts).strip(), frozenset()))
         return m
 
@@ -2062,7 +2065,6 @@ from ..tools import _base as _tool_base  # noqa: E402
 from ..tools._types import ParsedToolCallDelta as _ParsedToolCallDelta  # noqa: E402
 
 
-_LIST_APPEND = type([].append)
 _FIRSTS: dict = {}  # a Markers object -> the characters its markers start with
 
 
@@ -2126,20 +2128,16 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
 
     def _idle_state(self) -> int:
         p = self._parser
+        ms = _tool_base._scan.stretch(p, _DROPS)
+        if ms is not None:
+            # a stretch read without a word (a name, a key, a value kept whole, the
+            # text between tags: the sink keeps or drops it), nothing held: a delta
+            # with no character a marker that ends it starts with only adds to it,
+            # and sends nothing; nor do the markers the gate may keep there too (the
+            # format's QUIET_MARKERS: read there, they lead to another such stretch)
+            self._gate.keep, self._gate.quiet = _stretch(p.__class__, ms)
+            return 6
         lane = p._lane
-        if lane.__class__ is tuple and p._rec is None and p._pos == len(p._buf):
-            ms, sink = lane
-            if ms is not p._content_markers and (
-                    sink.__class__ is _LIST_APPEND and sink.__self__.__class__ is list and sink.__name__ == "append"
-                    or sink is _tool_base._drop or sink is _drop_text):
-                # a stretch read without a word (a name, a key, a value kept whole, the
-                # text between tags: the sink keeps or drops it), nothing held: a delta
-                # with no character a marker that ends it starts with only adds to it,
-                # and sends nothing
-                # and the markers the gate may keep too: read there, they send nothing
-                # and lead to another such stretch (the format's QUIET_MARKERS)
-                self._gate.keep, self._gate.quiet = _stretch(p.__class__, ms)
-                return 6
         if p._cur is not None and lane is not None and p._rec is None:
             self._piece_lane = lane
             return 4  # inside a call: the gate hands each delta to _piece
@@ -2358,6 +2356,9 @@ class _RawJsonLane:
 
 def _drop_text(_t: str) -> None:
     return None
+
+
+_DROPS = (_tool_base._drop, _drop_text)  # the sinks of a stretch whose text is dropped (``_scan.stretch``)
 
 
 class _MlxMistral(_Mistral):
