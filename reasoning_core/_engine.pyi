@@ -87,4 +87,5 @@ def text_gate(st: TextGate, triggers: str, keep_triggers: str,
               general: Callable[..., Any], piece: Callable[[str], Any] | None = ...,
               piece_triggers: str = ...,
               openers: tuple[str, ...] | dict[str, tuple[str, Any]] | None = ...,
-              after_feed: Callable[[str, int, int], Any] | None = ...) -> Callable[..., Any]: ...
+              after_feed: Callable[[str, int, int], Any] | None = ...,
+              stepper: Callable[[str, str, Any], Any] | None = ...) -> Callable[..., Any]: ...

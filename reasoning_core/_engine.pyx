@@ -2031,7 +2031,8 @@ cdef bint _none_ends_in(object current_text, Py_ssize_t dlen, tuple closers) exc
 
 
 def text_gate(TextGate st not None, str triggers not None, str keep_triggers not None, keeps, general,
-              piece=None, str piece_triggers not None="", openers=None, after_feed=None):
+              piece=None, str piece_triggers not None="", openers=None, after_feed=None,
+              stepper=None):
     """The per-delta function of a vllm-mlx tool parser (its
     ``extract_tool_calls_streaming`` signature): a ``str`` delta that continues
     the stream (``previous_text is st.cur``, a ``str``, and ``current_text`` a
@@ -2057,7 +2058,10 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     plain content, nothing is sent and the state is 3) is kept, and the state
     becomes 3; ``openers`` may instead be a dict from such markers to the
     ``(keep, quiet)`` pair of the stretch read without a word that they
-    open: the delta is kept and the state becomes 6 with that pair.
+    open: the delta is kept and the state becomes 6 with that pair.  In
+    state 6, given ``stepper``, a delta that is not kept goes to it joined
+    to the deltas kept before it: ``stepper(text, current_text, request)``
+    (``st.pend`` emptied, ``st.cur`` set to ``current_text`` first).
     Anything else goes to ``general`` with the same arguments."""
     if keeps is not None and type(keeps) is tuple:
         for m in <tuple>keeps:
@@ -2141,6 +2145,16 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                         st.pend.append(delta_text)
                         st.cur = current_text
                         return None
+                if stepper is not None:
+                    pend = st.pend
+                    if pend:
+                        pend.append(delta_text)
+                        text = "".join(pend)
+                        st.pend = []
+                    else:
+                        text = delta_text
+                    st.cur = current_text
+                    return stepper(text, current_text, request)
             elif idle == 2:
                 if not _has_any(<str>delta_text, triggers):
                     st.cur = current_text

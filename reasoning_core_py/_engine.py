@@ -700,7 +700,7 @@ def _none_ends_in(current_text, dlen, closers):
 
 
 def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_triggers="", openers=None,
-              after_feed=None):
+              after_feed=None, stepper=None):
     """The per-delta function of a vllm-mlx tool parser: the compiled engine's
     ``text_gate``, in Python (one ``in`` test per character tested)."""
     if not isinstance(st, TextGate):
@@ -780,6 +780,16 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                         st.pend.append(delta_text)
                         st.cur = current_text
                         return None
+                if stepper is not None:
+                    pend = st.pend
+                    if pend:
+                        pend.append(delta_text)
+                        text = "".join(pend)
+                        st.pend = []
+                    else:
+                        text = delta_text
+                    st.cur = current_text
+                    return stepper(text, current_text, request)
             elif idle == 2:
                 if clear(delta_text, triggers):
                     st.cur = current_text

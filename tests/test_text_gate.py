@@ -29,7 +29,7 @@ class _Reader:
 
 
 def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None, openers=None, keep="<",
-         index=0, quiet=None):
+         index=0, quiet=None, stepper=False):
     """Feed ``script`` (delta, same_object, idle_after_general) through a gate;
     return what each call returned, what reached ``general`` and ``keeps``, and
     the state at the end.  ``closers``: a tuple of markers as ``keeps``."""
@@ -62,7 +62,13 @@ def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None,
         log.append(("fed", delta, end, status))
         return {"fed": delta}
 
-    f = mod.text_gate(gate_state, triggers, keep_triggers, keeps, general, piece, piece_triggers, openers, after_feed)
+    def step(text, cur, request):
+        log.append(("stepper", text, cur is gate_state.cur, list(gate_state.pend), request))
+        gate_state.idle = next(idles)
+        return {"stepped": text}
+
+    f = mod.text_gate(gate_state, triggers, keep_triggers, keeps, general, piece, piece_triggers, openers, after_feed,
+                      step if stepper else None)
     out = []
     prev = gate_state.cur
     for delta, same, idle in script:
@@ -92,9 +98,9 @@ closer_sets = st.one_of(st.none(), st.lists(st.text(alphabet="ab<[!>", min_size=
 @settings(max_examples=300, deadline=None)
 @given(t=triggers, k=keeps_t, script=scripts, pt=st.sampled_from(["<", "", "<!"]), cl=closer_sets,
        op=st.sampled_from([None, (), ("<a",), ("<a", "[b>", "<"), {"<a": ("<", None), "<": ("[", _Q_A)}]), kp=st.sampled_from(["", "<", "<!b"]),
-       ix=st.integers(0, 3), q=quiets)
-def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, op, kp, ix, q):
-    assert _run(compiled, t, k, script, pt, cl, op, kp, ix, q) == _run(pure, t, k, script, pt, cl, op, kp, ix, q)
+       ix=st.integers(0, 3), q=quiets, sp=st.booleans())
+def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, op, kp, ix, q, sp):
+    assert _run(compiled, t, k, script, pt, cl, op, kp, ix, q, sp) == _run(pure, t, k, script, pt, cl, op, kp, ix, q, sp)
 
 
 @pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
@@ -206,6 +212,19 @@ def test_what_each_state_does_with_a_plain_delta(mod):
     assert o("m<k>a</k><", "m<k>a</k><\n", "\n") == "G"     # no quiet markers: general
     s.cur, s.pend, s.keep, s.quiet = "m", [], "<", {"<k>": ("<", None)}
     assert o("m", "m<k>x", "<k>x") == "G" and s.pend == []  # more than the marker: general
+    stepped = []
+    w = mod.text_gate(s, "<", ">", None, lambda *a: "G", None, "", None, None,
+                      lambda text, cur, request: stepped.append((text, cur, request, list(s.pend), s.cur)) or "S")
+    s.cur, s.idle, s.pend, s.keep, s.quiet = "m", 6, [], "<", {"<k>": ("<", None)}
+    assert w("m", "mab", "ab") is None and w("mab", "mab<k>", "<k>") is None  # kept, as without a stepper
+    assert w("mab<k>", "mab<k>c<", "c<", request="R") == "S" and s.cur == "mab<k>c<"
+    assert stepped == [("ab<k>c<", "mab<k>c<", "R", [], "mab<k>c<")]  # joined to the kept deltas, pend emptied
+    s.cur, s.idle, s.pend = "n", 6, []
+    assert w("n", "n<", "<") == "S" and stepped[-1][0] == "<"  # nothing kept: the delta alone
+    s.cur, s.idle = "n", 1
+    assert w("n", "n<", "<") == "G"                         # not in state 6: the general path
+    s.cur, s.idle = "x", 6
+    assert w("other", "other<", "<") == "G"                 # nor when the stream does not continue
     s.idle = 1
     assert f("other", "otherz", "z") == "G"                 # not the text it saw last
     s.cur = "k"

@@ -911,6 +911,52 @@ class RcMlxToolParser(_MlxToolParser):
         piece_idle = lean_piece and type(self)._idle_state is _RcMlxPieceStreamer._idle_state
         call_triggers = self._call_triggers
 
+        def piece_step(delta_text, current_text, request):
+            # a delta with markup, joined to the deltas kept before it, read by the class's
+            # own step without the method's frame (the same work as the method): one
+            # compiled step (the kept deltas sent nothing); the gate calls it in state 6
+            me._fed = len(current_text)
+            if not me._request_read:
+                me._stream_request(request)
+            p = me._parser
+            got = _tool_base._scan.step_args(p, delta_text, _ParsedToolCallDelta)
+            # ``_stepped`` written out
+            if got is None:
+                out = {"content": delta_text}
+            elif got.__class__ is str:
+                out = me._args_piece(got)
+            elif got:
+                out = me._deltas(got)
+            else:
+                out = None
+            st.cur = current_text
+            if piece_idle:
+                # ``_RcMlxPieceStreamer._idle_state`` written out (keep the two in step)
+                ms = _tool_base._scan.stretch(p, _DROPS)
+                if ms is not None:
+                    t = _STRETCHES.get(p.__class__)
+                    kq = t.get(ms) if t is not None else None
+                    st.keep, st.quiet = kq if kq is not None else _stretch(p.__class__, ms)
+                    st.idle = 6
+                    return out
+                lane = p._lane
+                if p._cur is not None and lane is not None and p._rec is None:
+                    me._piece_lane = lane
+                    st.idle = 4
+                    return out
+                if lane.__class__ is tuple and lane[0] is p._content_markers and \
+                        p._pos == len(p._buf) and p._rec is None:
+                    st.idle = 1
+                elif call_triggers and lane is not None and (
+                        p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content) and (
+                        closers or (p._rec is None and p._pos == len(p._buf))):
+                    st.idle = 3
+                else:
+                    st.idle = 0
+            else:
+                st.idle = me._idle_state()
+            return out
+
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                     delta_token_ids, request):
             if st.idle == 5 and st.pend:
@@ -976,47 +1022,7 @@ class RcMlxToolParser(_MlxToolParser):
                             st.idle = me._idle_state()
                         return out
                     elif lean_piece:
-                        # one compiled step (the kept deltas sent nothing)
-                        if not me._request_read:
-                            me._stream_request(request)
-                        p = me._parser
-                        got = _tool_base._scan.step_args(p, delta_text, _ParsedToolCallDelta)
-                        # ``_stepped`` written out
-                        if got is None:
-                            out = {"content": delta_text}
-                        elif got.__class__ is str:
-                            out = me._args_piece(got)
-                        elif got:
-                            out = me._deltas(got)
-                        else:
-                            out = None
-                        st.cur = current_text
-                        if piece_idle:
-                            # ``_RcMlxPieceStreamer._idle_state`` written out (keep the two in step)
-                            ms = _tool_base._scan.stretch(p, _DROPS)
-                            if ms is not None:
-                                t = _STRETCHES.get(p.__class__)
-                                kq = t.get(ms) if t is not None else None
-                                st.keep, st.quiet = kq if kq is not None else _stretch(p.__class__, ms)
-                                st.idle = 6
-                                return out
-                            lane = p._lane
-                            if p._cur is not None and lane is not None and p._rec is None:
-                                me._piece_lane = lane
-                                st.idle = 4
-                                return out
-                            if lane.__class__ is tuple and lane[0] is p._content_markers and \
-                                    p._pos == len(p._buf) and p._rec is None:
-                                st.idle = 1
-                            elif call_triggers and lane is not None and (
-                                    p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content) and (
-                                    closers or (p._rec is None and p._pos == len(p._buf))):
-                                st.idle = 3
-                            else:
-                                st.idle = 0
-                        else:
-                            st.idle = me._idle_state()
-                        return out
+                        return piece_step(delta_text, current_text, request)
                     else:
                         # a composed name's machine reads it, as the method does after its shortcuts
                         if me._tools is None and request is not None and me.multi.rest_needs_listed_tool:
@@ -1068,10 +1074,11 @@ class RcMlxToolParser(_MlxToolParser):
         piece = getattr(self, "_piece", None)
         self.extract_tool_calls_streaming = _text_gate(  # type: ignore[method-assign]
             st, "".join(sorted(trig)), self._call_triggers, closers, general, piece, self._piece_triggers,
-            self._openers(), getattr(self, "_after_feed", None))
+            self._openers(), getattr(self, "_after_feed", None), piece_step if lean_piece else None)
         fin = getattr(type(self), "finalize_streaming", None)
         lean_fin = fin is RcMlxToolParser.finalize_streaming
         lean_mfin = fin is RcMlxMultiToolParser.finalize_streaming
+        lean_pfin = fin is _RcMlxPieceStreamer.finalize_streaming
         if fin is not None:
             def finalize_streaming(current_text: str = "") -> Optional[dict]:
                 if st.idle == 5 and st.pend:
@@ -1110,6 +1117,13 @@ class RcMlxToolParser(_MlxToolParser):
                         me._unclosed = ""
                         return None
                     return fin(me, current_text)
+                if lean_pfin and st.idle == 1 and not st.pend and me._parser._cur is None:
+                    # a piece streamer's parser waiting in plain content with nothing held:
+                    # its end (``finish``) reads nothing and sends nothing; it is only reset
+                    me._fed = len(st.cur)
+                    st.cur, st.idle = _NOCUR, 0
+                    me._parser.reset()
+                    return None
                 first = None
                 if st.pend:
                     # deltas kept inside a call: read before the end
@@ -2047,7 +2061,8 @@ class _PoolsideGlm45(_Glm45):
             yield
             self._lane = None
             m = until(self, ends, sink)
-        self._emit_args(_typed_value("".join(parts).strip(), frozenset()))
+        # ``_typed_value(text, frozenset())``: JSON when it parses, else a string (one compiled call)
+        self._emit_args(_tool_base._scan.value_json("".join(parts).strip(), False))
         return m
 
 
