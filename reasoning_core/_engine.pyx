@@ -2030,6 +2030,19 @@ cdef bint _none_ends_in(object current_text, Py_ssize_t dlen, tuple closers) exc
     return True
 
 
+cdef object _to_stepper(TextGate st, stepper, str delta_text, current_text, request):
+    """``stepper`` given the delta joined to the deltas kept before it."""
+    pend = st.pend
+    if pend:
+        pend.append(delta_text)
+        text = "".join(pend)
+        st.pend = []
+    else:
+        text = delta_text
+    st.cur = current_text
+    return stepper(text, current_text, request)
+
+
 def text_gate(TextGate st not None, str triggers not None, str keep_triggers not None, keeps, general,
               piece=None, str piece_triggers not None="", openers=None, after_feed=None,
               stepper=None):
@@ -2059,9 +2072,9 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     becomes 3; ``openers`` may instead be a dict from such markers to the
     ``(keep, quiet)`` pair of the stretch read without a word that they
     open: the delta is kept and the state becomes 6 with that pair.  In
-    state 6, given ``stepper``, a delta that is not kept goes to it joined
-    to the deltas kept before it: ``stepper(text, current_text, request)``
-    (``st.pend`` emptied, ``st.cur`` set to ``current_text`` first).
+    states 3 and 6, given ``stepper``, a delta that is not kept goes to it
+    joined to the deltas kept before it: ``stepper(text, current_text,
+    request)`` (``st.pend`` emptied, ``st.cur`` set to ``current_text`` first).
     Anything else goes to ``general`` with the same arguments."""
     if keeps is not None and type(keeps) is tuple:
         for m in <tuple>keeps:
@@ -2112,6 +2125,8 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                     st.pend.append(delta_text)
                     st.cur = current_text
                     return None
+                if stepper is not None:
+                    return _to_stepper(st, stepper, <str>delta_text, current_text, request)
             elif idle == 4:
                 if piece is not None and not _has_any(<str>delta_text, piece_triggers):
                     st.cur = current_text
@@ -2146,15 +2161,7 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                         st.cur = current_text
                         return None
                 if stepper is not None:
-                    pend = st.pend
-                    if pend:
-                        pend.append(delta_text)
-                        text = "".join(pend)
-                        st.pend = []
-                    else:
-                        text = delta_text
-                    st.cur = current_text
-                    return stepper(text, current_text, request)
+                    return _to_stepper(st, stepper, <str>delta_text, current_text, request)
             elif idle == 2:
                 if not _has_any(<str>delta_text, triggers):
                     st.cur = current_text

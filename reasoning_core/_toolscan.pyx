@@ -1654,6 +1654,24 @@ def step_args(p, str delta, cls):
     return _step(p, delta, cls, True)
 
 
+def push_content(p, str delta):
+    """``p._push(delta)`` for a non-empty ``delta`` (see the twin): the content
+    it gave, joined (``""`` for none)."""
+    text = _feed(p, delta)
+    if text:
+        p._cur.args.append(text)
+    cdef list events = p._events
+    if PyList_GET_SIZE(events) == 0:
+        return ""
+    p._events = []
+    cdef list parts = []
+    cdef tuple e
+    for e in events:
+        if e[0] == "c":
+            parts.append(e[2])
+    return parts[0] if PyList_GET_SIZE(parts) == 1 else "".join(parts)
+
+
 cdef object _LIST_APPEND = type([].append)
 
 
@@ -1714,7 +1732,11 @@ cdef int _resume(p, dict d) except -1:
     return 0
 
 
-cdef object _step(p, str delta, cls, bint raw):
+cdef object _feed(p, str delta):
+    """``p._push(delta)``, the scan the parser waits in fed directly while it
+    cannot finish in the chunk (see ``step``): the text of the open call's
+    arguments that the lane wrote and the parser did not (``_lane_args``), else
+    ``None``."""
     cdef str buf
     cdef object text = None
     cdef Py_ssize_t pos, h, k, n, j = -1
@@ -1776,12 +1798,18 @@ cdef object _step(p, str delta, cls, bint raw):
                     text = None
                 d["_lane_status"] = status
                 _resume(p, d)
-        if text:
-            cur = d["_cur"]
-            cur.args.append(text)
-            if raw:
-                return text
-            return [_new(cls, cur.index, None, None, text, None)]
+    return text
+
+
+cdef object _step(p, str delta, cls, bint raw):
+    cdef tuple e
+    text = _feed(p, delta)
+    if text:
+        cur = p._cur
+        cur.args.append(text)
+        if raw:
+            return text
+        return [_new(cls, cur.index, None, None, text, None)]
     events = p._events
     if PyList_GET_SIZE(events) == 0:
         return []

@@ -699,6 +699,19 @@ def _none_ends_in(current_text, dlen, closers):
     return True
 
 
+def _to_stepper(st, stepper, delta_text, current_text, request):
+    """``stepper`` given the delta joined to the deltas kept before it."""
+    pend = st.pend
+    if pend:
+        pend.append(delta_text)
+        text = "".join(pend)
+        st.pend = []
+    else:
+        text = delta_text
+    st.cur = current_text
+    return stepper(text, current_text, request)
+
+
 def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_triggers="", openers=None,
               after_feed=None, stepper=None):
     """The per-delta function of a vllm-mlx tool parser: the compiled engine's
@@ -750,6 +763,8 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                     st.pend.append(delta_text)
                     st.cur = current_text
                     return None
+                if stepper is not None:
+                    return _to_stepper(st, stepper, delta_text, current_text, request)
             elif idle == 4:
                 if piece is not None and clear(delta_text, piece_triggers):
                     st.cur = current_text
@@ -781,15 +796,7 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                         st.cur = current_text
                         return None
                 if stepper is not None:
-                    pend = st.pend
-                    if pend:
-                        pend.append(delta_text)
-                        text = "".join(pend)
-                        st.pend = []
-                    else:
-                        text = delta_text
-                    st.cur = current_text
-                    return stepper(text, current_text, request)
+                    return _to_stepper(st, stepper, delta_text, current_text, request)
             elif idle == 2:
                 if clear(delta_text, triggers):
                     st.cur = current_text

@@ -879,6 +879,21 @@ def step_args(p, delta: str, cls):
     return _step(p, delta, cls, True)
 
 
+def push_content(p, delta: str):
+    """``p._push(delta)`` for a non-empty ``delta``, the scan the parser waits
+    in fed first (as ``step``), then the content it gave, joined (``""`` for
+    none): the parser's events are taken (a new list), the argument text it
+    wrote is in its calls.  The same parser state and calls as ``_push``."""
+    text = _feed(p, delta)
+    if text:
+        p._cur.args.append(text)
+    events = p._events
+    if not events:
+        return ""
+    p._events = []
+    return "".join([e[2] for e in events if e[0] == "c"])
+
+
 def step(p, delta: str, cls):
     """``p.parse_delta(delta)`` for a checked, non-empty ``delta``: the chunk goes
     straight to the scan the parser's generator waits in (``p._lane``: a
@@ -916,7 +931,12 @@ def stretch(p, drops: tuple):
     return None
 
 
-def _step(p, delta: str, cls, raw: bool):
+def _feed(p, delta: str):
+    """``p._push(delta)``, the scan the parser waits in fed directly while it
+    cannot finish in the chunk (see ``step``): the text of the open call's
+    arguments that the lane wrote and the parser did not (``_lane_args``), else
+    ``None``."""
+    text = None
     lane = p._lane
     if lane is None or p._rec is not None:
         p._push(delta)
@@ -955,12 +975,17 @@ def _step(p, delta: str, cls, raw: bool):
                     text = None
                 p._lane_status = status
                 p._resume()
-        if text:
-            cur = p._cur
-            cur.args.append(text)
-            if raw:
-                return text
-            return [_builder(cls)(cur.index, None, None, text, None)]
+    return text
+
+
+def _step(p, delta: str, cls, raw: bool):
+    text = _feed(p, delta)
+    if text:
+        cur = p._cur
+        cur.args.append(text)
+        if raw:
+            return text
+        return [_builder(cls)(cur.index, None, None, text, None)]
     events = p._events
     if not events:
         return []

@@ -222,7 +222,12 @@ def test_what_each_state_does_with_a_plain_delta(mod):
     s.cur, s.idle, s.pend = "n", 6, []
     assert w("n", "n<", "<") == "S" and stepped[-1][0] == "<"  # nothing kept: the delta alone
     s.cur, s.idle = "n", 1
-    assert w("n", "n<", "<") == "G"                         # not in state 6: the general path
+    assert w("n", "n<", "<") == "G"                         # not in states 3 and 6: the general path
+    w3 = mod.text_gate(s, "<", ">", ("</c>",), lambda *a: "G", None, "", None, None,
+                       lambda text, cur, request: stepped.append((text, cur, request, list(s.pend), s.cur)) or "S")
+    s.cur, s.idle, s.pend = "p", 3, []
+    assert w3("p", "p<c>a", "<c>a") is None and w3("p<c>a", "p<c>a</c", "</c") is None  # kept: no closer ends
+    assert w3("p<c>a</c", "p<c>a</c>", ">") == "S" and stepped[-1] == ("<c>a</c>", "p<c>a</c>", None, [], "p<c>a</c>")
     s.cur, s.idle = "x", 6
     assert w("other", "other<", "<") == "G"                 # nor when the stream does not continue
     s.idle = 1

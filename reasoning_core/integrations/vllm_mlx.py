@@ -911,6 +911,53 @@ class RcMlxToolParser(_MlxToolParser):
         piece_idle = lean_piece and type(self)._idle_state is _RcMlxPieceStreamer._idle_state
         call_triggers = self._call_triggers
 
+        def lean_step(delta_text, current_text, request):
+            # a delta with markup, joined to the deltas kept before it, read by the base
+            # class's own step without the method's frame (the same work as the method):
+            # the parser reads it and the calls it closed are sent; the gate calls it in
+            # state 3 (a call's end)
+            me._fed = len(current_text)
+            p = me._parser
+            # ``p._push``, its scan fed first (one compiled step), and the content it gave
+            content = _tool_base._scan.push_content(p, delta_text)
+            calls = p._calls
+            sent = me._sent
+            n = len(calls)
+            if n > sent:
+                c = calls[sent]
+                if n == sent + 1 and c.ok:
+                    # one call, closed: ``_send`` written out
+                    cid = c.id
+                    cid = cid[:13] if cid and cid.startswith("call_") else _new_id()
+                    name = c.name
+                    args = "".join(c.args) or "{}"
+                    arr = me.prev_tool_call_arr
+                    entry = [{"index": len(arr), "id": cid, "type": "function",
+                              "function": {"name": name, "arguments": args}}]
+                    arr.append({"id": cid, "name": name, "arguments": args})
+                    me._sent = n
+                    out = {"tool_calls": entry, "content": content} if content else {"tool_calls": entry}
+                else:
+                    out = me._send(content, calls, False)
+            else:
+                out = {"content": content} if content else None
+            st.cur = current_text
+            if plain_idle:
+                # ``_idle_state`` written out (keep the two in step)
+                lane = p._lane
+                if lane.__class__ is tuple and lane[0] is p._content_markers and \
+                        p._pos == len(p._buf) and p._rec is None:
+                    st.idle = 1
+                elif call_triggers and lane is not None and (
+                        p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content) and (
+                        closers or (p._rec is None and p._pos == len(p._buf))):
+                    st.idle = 3
+                else:
+                    st.idle = 0
+            else:
+                st.idle = me._idle_state()
+            return out
+
         def piece_step(delta_text, current_text, request):
             # a delta with markup, joined to the deltas kept before it, read by the class's
             # own step without the method's frame (the same work as the method): one
@@ -974,53 +1021,7 @@ class RcMlxToolParser(_MlxToolParser):
                         st.pend = []
                     me._fed = len(current_text)
                     if lean:
-                        # the parser reads it and the calls it closed are sent
-                        p = me._parser
-                        p._push(delta_text)
-                        events = p._events
-                        content = ""
-                        if events:
-                            p._events = []
-                            for e in events:
-                                if e[0] == "c":
-                                    content += e[2]
-                        calls = p._calls
-                        sent = me._sent
-                        n = len(calls)
-                        if n > sent:
-                            c = calls[sent]
-                            if n == sent + 1 and c.ok:
-                                # one call, closed: ``_send`` written out
-                                cid = c.id
-                                cid = cid[:13] if cid and cid.startswith("call_") else _new_id()
-                                name = c.name
-                                args = "".join(c.args) or "{}"
-                                arr = me.prev_tool_call_arr
-                                entry = [{"index": len(arr), "id": cid, "type": "function",
-                                          "function": {"name": name, "arguments": args}}]
-                                arr.append({"id": cid, "name": name, "arguments": args})
-                                me._sent = n
-                                out = {"tool_calls": entry, "content": content} if content else {"tool_calls": entry}
-                            else:
-                                out = me._send(content, calls, False)
-                        else:
-                            out = {"content": content} if content else None
-                        st.cur = current_text
-                        if plain_idle:
-                            # ``_idle_state`` written out (keep the two in step)
-                            lane = p._lane
-                            if lane.__class__ is tuple and lane[0] is p._content_markers and \
-                                    p._pos == len(p._buf) and p._rec is None:
-                                st.idle = 1
-                            elif call_triggers and lane is not None and (
-                                    p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content) and (
-                                    closers or (p._rec is None and p._pos == len(p._buf))):
-                                st.idle = 3
-                            else:
-                                st.idle = 0
-                        else:
-                            st.idle = me._idle_state()
-                        return out
+                        return lean_step(delta_text, current_text, request)
                     elif lean_piece:
                         return piece_step(delta_text, current_text, request)
                     else:
@@ -1074,7 +1075,8 @@ class RcMlxToolParser(_MlxToolParser):
         piece = getattr(self, "_piece", None)
         self.extract_tool_calls_streaming = _text_gate(  # type: ignore[method-assign]
             st, "".join(sorted(trig)), self._call_triggers, closers, general, piece, self._piece_triggers,
-            self._openers(), getattr(self, "_after_feed", None), piece_step if lean_piece else None)
+            self._openers(), getattr(self, "_after_feed", None),
+            piece_step if lean_piece else lean_step if lean else None)
         fin = getattr(type(self), "finalize_streaming", None)
         lean_fin = fin is RcMlxToolParser.finalize_streaming
         lean_mfin = fin is RcMlxMultiToolParser.finalize_streaming
