@@ -909,6 +909,7 @@ class RcMlxToolParser(_MlxToolParser):
         lean_any = lean or lean_multi or lean_piece
         plain_idle = type(self)._idle_state is RcMlxToolParser._idle_state
         piece_idle = lean_piece and type(self)._idle_state is _RcMlxPieceStreamer._idle_state
+        args_refined = lean_piece and self._args_refined
         call_triggers = self._call_triggers
 
         def lean_step(delta_text, current_text, request):
@@ -989,7 +990,7 @@ class RcMlxToolParser(_MlxToolParser):
                 lane = p._lane
                 if p._cur is not None and lane is not None and p._rec is None:
                     me._piece_lane = lane
-                    st.idle = 4
+                    st.idle = me._args_state() if args_refined else 4
                     return out
                 if lane.__class__ is tuple and lane[0] is p._content_markers and \
                         p._pos == len(p._buf) and p._rec is None:
@@ -2136,6 +2137,11 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
 
     # whether ``_stream_request`` has nothing (more) to read from the request
     _request_read = True
+    # whether state 4 (inside a call) is refined by ``_args_state``
+    _args_refined = False
+
+    def _args_state(self) -> int:
+        return 4
 
     def _stream_request(self, request: Any) -> None:
         pass
@@ -2157,7 +2163,9 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
         lane = p._lane
         if p._cur is not None and lane is not None and p._rec is None:
             self._piece_lane = lane
-            return 4  # inside a call: the gate hands each delta to _piece
+            # inside a call: the gate hands each delta to _piece (or, inside arguments
+            # sent as written, to their reader: ``_args_state``)
+            return self._args_state() if self._args_refined else 4
         return super()._idle_state()
 
     def _openers(self) -> Optional[dict]:
@@ -2466,11 +2474,7 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
     # step (``_flush_args``), and a delta the value ends in is finished here
     # (``_after_feed``), as the scanner's step finishes a lane's feed.
 
-    def _idle_state(self) -> int:
-        idle = super()._idle_state()
-        if idle == 4:
-            return self._args_state()
-        return idle
+    _args_refined = True
 
     def _args_state(self) -> int:
         p = self._parser
