@@ -2030,6 +2030,21 @@ cdef bint _none_ends_in(object current_text, Py_ssize_t dlen, tuple closers) exc
     return True
 
 
+cdef object _keep_opener(TextGate st, openers, bint open6, str delta_text, current_text):
+    """A call's opener from plain content, kept: the state becomes 3, or 6 with
+    the ``(keep, quiet)`` pair ``openers`` (a dict) gives it."""
+    st.pend.append(delta_text)
+    st.cur = current_text
+    if open6:
+        nxt = (<dict>openers)[delta_text]
+        st.keep = <str>PyTuple_GET_ITEM(nxt, 0)
+        st.quiet = <object>PyTuple_GET_ITEM(nxt, 1)
+        st.idle = 6
+    else:
+        st.idle = 3
+    return None
+
+
 cdef object _to_stepper(TextGate st, stepper, str delta_text, current_text, request):
     """``stepper`` given the delta joined to the deltas kept before it."""
     pend = st.pend
@@ -2108,16 +2123,7 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                     st.cur = current_text
                     return {"content": delta_text} if PyUnicode_GET_LENGTH(delta_text) else None
                 if openers is not None and delta_text in openers:
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    if open6:
-                        nxt = (<dict>openers)[delta_text]
-                        st.keep = <str>PyTuple_GET_ITEM(nxt, 0)
-                        st.quiet = <object>PyTuple_GET_ITEM(nxt, 1)
-                        st.idle = 6
-                    else:
-                        st.idle = 3
-                    return None
+                    return _keep_opener(st, openers, open6, <str>delta_text, current_text)
             elif idle == 3:
                 if not _has_any(<str>delta_text, keep_triggers) or (
                         _none_ends_in(current_text, PyUnicode_GET_LENGTH(delta_text), <tuple>keeps) if closers
@@ -2167,16 +2173,7 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                     st.cur = current_text
                     return None
                 if openers is not None and delta_text in openers:
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    if open6:
-                        nxt = (<dict>openers)[delta_text]
-                        st.keep = <str>PyTuple_GET_ITEM(nxt, 0)
-                        st.quiet = <object>PyTuple_GET_ITEM(nxt, 1)
-                        st.idle = 6
-                    else:
-                        st.idle = 3
-                    return None
+                    return _keep_opener(st, openers, open6, <str>delta_text, current_text)
         return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                        delta_token_ids, request)
 

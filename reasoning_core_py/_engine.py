@@ -699,6 +699,19 @@ def _none_ends_in(current_text, dlen, closers):
     return True
 
 
+def _keep_opener(st, openers, open6, delta_text, current_text):
+    """A call's opener from plain content, kept: the state becomes 3, or 6 with
+    the ``(keep, quiet)`` pair ``openers`` (a dict) gives it."""
+    st.pend.append(delta_text)
+    st.cur = current_text
+    if open6:
+        st.keep, st.quiet = openers[delta_text]
+        st.idle = 6
+    else:
+        st.idle = 3
+    return None
+
+
 def _to_stepper(st, stepper, delta_text, current_text, request):
     """``stepper`` given the delta joined to the deltas kept before it."""
     pend = st.pend
@@ -748,14 +761,7 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                     st.cur = current_text
                     return {"content": delta_text} if delta_text else None
                 if openers is not None and delta_text in openers:
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    if open6:
-                        st.keep, st.quiet = openers[delta_text]
-                        st.idle = 6
-                    else:
-                        st.idle = 3
-                    return None
+                    return _keep_opener(st, openers, open6, delta_text, current_text)
             elif idle == 3:
                 if clear(delta_text, keep_triggers) or (
                         _none_ends_in(current_text, len(delta_text), keeps) if closers
@@ -802,14 +808,7 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                     st.cur = current_text
                     return None
                 if openers is not None and delta_text in openers:
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    if open6:
-                        st.keep, st.quiet = openers[delta_text]
-                        st.idle = 6
-                    else:
-                        st.idle = 3
-                    return None
+                    return _keep_opener(st, openers, open6, delta_text, current_text)
         return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                        delta_token_ids, request)
 

@@ -992,15 +992,7 @@ class RcMlxToolParser(_MlxToolParser):
                     me._piece_lane = lane
                     st.idle = me._args_state() if args_refined else 4
                     return out
-                if lane.__class__ is tuple and lane[0] is p._content_markers and \
-                        p._pos == len(p._buf) and p._rec is None:
-                    st.idle = 1
-                elif call_triggers and lane is not None and (
-                        p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content) and (
-                        closers or (p._rec is None and p._pos == len(p._buf))):
-                    st.idle = 3
-                else:
-                    st.idle = 0
+                st.idle = RcMlxToolParser._idle_state(me)  # (out of a call: where its super() goes)
             else:
                 st.idle = me._idle_state()
             return out

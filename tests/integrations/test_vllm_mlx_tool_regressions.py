@@ -248,6 +248,24 @@ _WHOLE.update({
 _MARKUP = r"(<[^<>]{1,40}>|\[TOOL_CALLS\]|\[ARGS\]|<\|\"\|>|\n)"
 
 
+def _markup_cut(text, markup, rng, whole=1.0):
+    """``markup`` (a regex, one group) as whole deltas (a tokenizer's special tokens;
+    each with probability ``whole``), the rest cut 1-4 characters at a time."""
+    import re
+
+    chunks = []
+    for piece in re.split(markup, text):
+        if re.fullmatch(markup, piece) and (whole >= 1 or rng.random() < whole):
+            chunks.append(piece)
+            continue
+        i = 0
+        while i < len(piece):
+            k = rng.randint(1, 4)
+            chunks.append(piece[i:i + k])
+            i += k
+    return chunks
+
+
 def _answers(parser, chunks, request=None):
     """Each delta's content (then the end's), and the call entries in order, each
     with the number of deltas read when it came; call ids numbered in order of
@@ -277,23 +295,13 @@ def _answers(parser, chunks, request=None):
 @pytest.mark.parametrize("seed", range(8))
 def test_each_delta_is_answered_as_reading_every_delta_does(cls_name, seed):
     import random
-    import re
 
     cls = next(c for c in M.TOOL_PARSERS.values() if c.__name__ == cls_name)
     rng = random.Random(seed)
     body = _WHOLE[cls_name]
     text = body if cls_name in BARE else "Let me check.\n" + body + ("\nDone." if seed % 2 else "")
     if seed < 4:  # markup whole, the rest cut 1-4 characters at a time
-        chunks = []
-        for piece in re.split(_MARKUP, text):
-            if re.fullmatch(_MARKUP, piece):
-                chunks.append(piece)
-            else:
-                i = 0
-                while i < len(piece):
-                    k = rng.randint(1, 4)
-                    chunks.append(piece[i:i + k])
-                    i += k
+        chunks = _markup_cut(text, _MARKUP, rng)
     else:
         cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, len(text) // 2)))
         chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
@@ -361,24 +369,13 @@ _POOLSIDE_ODD = ("Hi.\n<tool_call>get_weather\n<arg_key>junk<arg_key>city</arg_k
 @pytest.mark.parametrize("request_kind", ["none", "typed"])
 def test_poolside_keeps_a_key_s_tags_and_answers_each_delta_as_reading_every_delta_does(seed, request_kind):
     import random
-    import re
 
     cls = M.TOOL_PARSERS["poolside_v1"]
     request = None if request_kind == "none" else {"tools": [
         {"type": "function", "function": {"name": "get_weather", "parameters": {
             "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
         {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]}
-    rng = random.Random(seed)
-    chunks = []
-    for piece in re.split(r"(<[^<>]{1,20}>|\n)", _POOLSIDE_ODD):
-        if re.fullmatch(r"<[^<>]{1,20}>|\n", piece) and (seed < 4 or rng.random() < 0.7):
-            chunks.append(piece)  # a tag whole (a tokenizer's special token)
-            continue
-        i = 0
-        while i < len(piece):
-            k = rng.randint(1, 4)
-            chunks.append(piece[i:i + k])
-            i += k
+    chunks = _markup_cut(_POOLSIDE_ODD, r"(<[^<>]{1,20}>|\n)", random.Random(seed), 1.0 if seed < 4 else 0.7)
     want = _answers(_general_only(cls)(None), chunks, request)
     assert want[1], "the stream has no call"
     assert _answers(cls(None), chunks, request) == want  # the same answers, at the same deltas
