@@ -859,4 +859,3 @@ def test_args_lane_checks_its_arguments(backend):
             mod.ArgsLane(**args)
     with pytest.raises(TypeError):
         mod.JsonCloser().feed(None)
-
