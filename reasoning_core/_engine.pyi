@@ -79,6 +79,7 @@ class TextGate:
     reader: Any
     index: int
     quiet: dict[str, tuple[str, Any]] | None
+    budget: int
     def __init__(self, cur: Any = ...) -> None: ...
 
 

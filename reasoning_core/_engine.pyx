@@ -1987,7 +1987,10 @@ cdef class TextGate:
     of the open call's arguments and the call's index; ``quiet`` (state 6),
     ``None`` or a dict from a marker to ``(keep, quiet)``: the markers that,
     as a whole delta, the parser would read without a word and then wait in
-    another such stretch (whose ``keep`` and ``quiet`` they give)."""
+    another such stretch (whose ``keep`` and ``quiet`` they give); in state 7
+    (a run of characters the parser reads without a word, such as a name),
+    ``keep`` is the characters the run may hold and ``budget`` how many it
+    may still take."""
 
     cdef public object cur
     cdef public int idle
@@ -1996,6 +1999,7 @@ cdef class TextGate:
     cdef public object reader
     cdef public Py_ssize_t index
     cdef public object quiet
+    cdef public Py_ssize_t budget
 
     def __init__(self, cur=None):
         self.cur = cur
@@ -2005,6 +2009,7 @@ cdef class TextGate:
         self.reader = None
         self.index = 0
         self.quiet = None
+        self.budget = 0
 
 
 cdef inline bint _has_any(str text, str chars) except -1:
@@ -2013,6 +2018,15 @@ cdef inline bint _has_any(str text, str chars) except -1:
         if PyUnicode_FindChar(text, PyUnicode_ReadChar(chars, i), 0, n, 1) >= 0:
             return True
     return False
+
+
+cdef inline bint _only(str text, str chars) except -1:
+    """Every character of ``text`` is one of ``chars``."""
+    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(chars)
+    for i in range(PyUnicode_GET_LENGTH(text)):
+        if PyUnicode_FindChar(chars, PyUnicode_ReadChar(text, i), 0, n, 1) < 0:
+            return False
+    return True
 
 
 cdef bint _none_ends_in(object current_text, Py_ssize_t dlen, tuple closers) except -1:
@@ -2090,6 +2104,10 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     states 3 and 6, given ``stepper``, a delta that is not kept goes to it
     joined to the deltas kept before it: ``stepper(text, current_text,
     request)`` (``st.pend`` emptied, ``st.cur`` set to ``current_text`` first).
+    In a run the parser reads without a word (7) a delta made only of the
+    characters of ``st.keep``, and no longer than ``st.budget``, is kept in
+    ``st.pend`` (``st.budget`` goes down by its length); another goes to
+    ``stepper`` as in state 6.
     Anything else goes to ``general`` with the same arguments."""
     if keeps is not None and type(keeps) is tuple:
         for m in <tuple>keeps:
@@ -2166,6 +2184,16 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                         st.pend.append(delta_text)
                         st.cur = current_text
                         return None
+                if stepper is not None:
+                    return _to_stepper(st, stepper, <str>delta_text, current_text, request)
+            elif idle == 7:
+                if st.keep is None:
+                    raise TypeError("text_gate: TextGate.keep must be a str")
+                if PyUnicode_GET_LENGTH(delta_text) <= st.budget and _only(<str>delta_text, st.keep):
+                    st.pend.append(delta_text)
+                    st.budget -= PyUnicode_GET_LENGTH(delta_text)
+                    st.cur = current_text
+                    return None
                 if stepper is not None:
                     return _to_stepper(st, stepper, <str>delta_text, current_text, request)
             elif idle == 2:

@@ -678,7 +678,7 @@ def extends(ids: tuple, prev: tuple) -> bool:
 class TextGate:
     """A stream's state for ``text_gate`` (see the compiled engine's docstring)."""
 
-    __slots__ = ("cur", "idle", "pend", "keep", "reader", "index", "quiet")
+    __slots__ = ("cur", "idle", "pend", "keep", "reader", "index", "quiet", "budget")
 
     def __init__(self, cur=None):
         self.cur = cur
@@ -688,6 +688,7 @@ class TextGate:
         self.reader = None
         self.index = 0
         self.quiet = None
+        self.budget = 0
 
 
 def _none_ends_in(current_text, dlen, closers):
@@ -801,6 +802,17 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                         st.pend.append(delta_text)
                         st.cur = current_text
                         return None
+                if stepper is not None:
+                    return _to_stepper(st, stepper, delta_text, current_text, request)
+            elif idle == 7:
+                keep = st.keep
+                if keep is None:
+                    raise TypeError("text_gate: TextGate.keep must be a str")
+                if len(delta_text) <= st.budget and all(ch in keep for ch in delta_text):
+                    st.pend.append(delta_text)
+                    st.budget -= len(delta_text)
+                    st.cur = current_text
+                    return None
                 if stepper is not None:
                     return _to_stepper(st, stepper, delta_text, current_text, request)
             elif idle == 2:

@@ -29,13 +29,14 @@ class _Reader:
 
 
 def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None, openers=None, keep="<",
-         index=0, quiet=None, stepper=False):
+         index=0, quiet=None, stepper=False, budget=0):
     """Feed ``script`` (delta, same_object, idle_after_general) through a gate;
     return what each call returned, what reached ``general`` and ``keeps``, and
     the state at the end.  ``closers``: a tuple of markers as ``keeps``."""
     gate_state = mod.TextGate("")
     gate_state.keep = keep
     gate_state.quiet = quiet
+    gate_state.budget = budget
     gate_state.reader = reader = _Reader()
     gate_state.index = index
     log = []
@@ -77,7 +78,7 @@ def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None,
         out.append(f(prev if same else (prev + ".")[:-1], cur, delta, request="r"))  # a copy: another object
         prev = cur if gate_state.cur is cur or same else gate_state.cur
     return out, log, reader.read, (gate_state.cur, gate_state.idle, list(gate_state.pend), gate_state.keep,
-                                   gate_state.quiet)
+                                   gate_state.quiet, gate_state.budget)
 
 
 # state 6's quiet markers: a small chain of stretches (a marker read without a word
@@ -88,7 +89,7 @@ _Q_B["<a>"] = ("<", _Q_A)
 quiets = st.sampled_from([None, {}, _Q_A, _Q_B])
 deltas = st.one_of(st.text(alphabet="ab<[!>", max_size=6), st.just(""),
                    st.sampled_from(["<a>", "<b>", "[x"]))
-scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3, 4, 5, 6])), max_size=25)
+scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7])), max_size=25)
 triggers = st.sampled_from(["<", "<[", "<[!", "[", ""])
 keeps_t = st.sampled_from([">", "<>", "", "<>!"])
 closer_sets = st.one_of(st.none(), st.lists(st.text(alphabet="ab<[!>", min_size=1, max_size=4), max_size=3).map(tuple))
@@ -98,9 +99,10 @@ closer_sets = st.one_of(st.none(), st.lists(st.text(alphabet="ab<[!>", min_size=
 @settings(max_examples=300, deadline=None)
 @given(t=triggers, k=keeps_t, script=scripts, pt=st.sampled_from(["<", "", "<!"]), cl=closer_sets,
        op=st.sampled_from([None, (), ("<a",), ("<a", "[b>", "<"), {"<a": ("<", None), "<": ("[", _Q_A)}]), kp=st.sampled_from(["", "<", "<!b"]),
-       ix=st.integers(0, 3), q=quiets, sp=st.booleans())
-def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, op, kp, ix, q, sp):
-    assert _run(compiled, t, k, script, pt, cl, op, kp, ix, q, sp) == _run(pure, t, k, script, pt, cl, op, kp, ix, q, sp)
+       ix=st.integers(0, 3), q=quiets, sp=st.booleans(), b=st.integers(0, 9))
+def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, op, kp, ix, q, sp, b):
+    assert _run(compiled, t, k, script, pt, cl, op, kp, ix, q, sp, b) == \
+        _run(pure, t, k, script, pt, cl, op, kp, ix, q, sp, b)
 
 
 @pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
@@ -152,6 +154,36 @@ def test_a_closer_tuple_keeps_a_delta_unless_one_ends_in_it(mod, before, delta, 
         assert got == "G" and s.pend == []
     else:
         assert got is None and s.pend == [delta] and s.cur == before + delta
+
+
+@pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
+@settings(max_examples=200, deadline=None)
+@given(script=st.lists(st.text(alphabet="ab_<[ ", max_size=4), max_size=10), chars=st.sampled_from(["ab_", "a", ""]),
+       budget=st.integers(0, 12), stepper=st.booleans())
+def test_state_7_keeps_a_run_within_its_budget(mod, script, chars, budget, stepper):
+    """The definition of state 7: a delta made only of ``keep``'s characters and
+    no longer than what the budget has left is kept (the budget goes down);
+    another goes to the stepper, joined to the kept deltas, or to the general path."""
+    s = mod.TextGate("")
+    s.idle, s.keep, s.budget = 7, chars, budget
+    stepped = []
+    f = mod.text_gate(s, "<", "", None, lambda *a: "G", None, "", None, None,
+                      (lambda text, cur, request: stepped.append(text) or "S") if stepper else None)
+    prev, kept, left = "", [], budget
+    for d in script:
+        cur = prev + d
+        got = f(prev, cur, d)
+        if len(d) <= left and all(c in chars for c in d):
+            assert got is None
+            kept.append(d)
+            left -= len(d)
+            assert (s.pend, s.budget, s.cur) == (kept, left, cur)
+        else:
+            assert got == ("S" if stepper else "G")
+            if stepper:
+                assert stepped == ["".join(kept) + d] and s.pend == [] and s.cur == cur
+            break
+        prev = cur
 
 
 @pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
@@ -259,10 +291,11 @@ def test_bad_arguments_are_type_errors(mod):
         with pytest.raises(TypeError):
             mod.text_gate(mod.TextGate(), "<", ">", None, None, None, "", openers)
     # a state object set up wrongly fails with a TypeError, never a read of a missing string
-    gs = mod.TextGate("")
-    gs.idle, gs.keep = 6, None
-    with pytest.raises(TypeError):
-        mod.text_gate(gs, "<", ">", None, lambda *a: "general")("", "x", "x")
+    for idle in (6, 7):
+        gs = mod.TextGate("")
+        gs.idle, gs.keep, gs.budget = idle, None, 5
+        with pytest.raises(TypeError):
+            mod.text_gate(gs, "<", ">", None, lambda *a: "general")("", "x", "x")
     for quiet in ([("<a>", ("<", None))], {"<a>": "<"}, {"<a>": ("<",)}, {"<a>": (3, None)}):
         gs = mod.TextGate("")
         gs.idle, gs.keep, gs.quiet = 6, "<", quiet

@@ -980,6 +980,11 @@ class RcMlxToolParser(_MlxToolParser):
             st.cur = current_text
             if piece_idle:
                 # ``_RcMlxPieceStreamer._idle_state`` written out (keep the two in step)
+                run = p.__dict__.get("_name_run")
+                if run is not None and p._rec is None and p._pos == len(p._buf):
+                    st.keep, st.budget = run
+                    st.idle = 7
+                    return out
                 ms = _tool_base._scan.stretch(p, _DROPS)
                 if ms is not None:
                     t = _STRETCHES.get(p.__class__)
@@ -2143,6 +2148,12 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
 
     def _idle_state(self) -> int:
         p = self._parser
+        run = p.__dict__.get("_name_run")
+        if run is not None and p._rec is None and p._pos == len(p._buf):
+            # a run of characters read without a word (mistral's name), nothing held: a
+            # delta made of them, within what the run may still take, only adds to it
+            self._gate.keep, self._gate.budget = run
+            return 7
         ms = _tool_base._scan.stretch(p, _DROPS)
         if ms is not None:
             # a stretch read without a word (a name, a key, a value kept whole, the
@@ -2350,6 +2361,7 @@ from ..tools._json import DONE as _DONE, JsonReader as _JsonReader, NEED as _NEE
 from ..tools._json_formats import MistralToolParser as _Mistral  # noqa: E402
 
 _M_NAME = re.compile(r"[A-Za-z0-9_.\-]*")
+_M_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"  # _M_NAME's
 _M_WS = re.compile(r"\s*")
 
 
@@ -2386,12 +2398,35 @@ class _MlxMistral(_Mistral):
 
     format_name = "vllm_mlx_mistral"
 
+    def reset(self) -> None:
+        super().reset()
+        # while a name is read across chunks: (the characters it may hold, how many
+        # more it may take); a streaming caller may keep the deltas of the run
+        # (vllm-mlx's gate, state 7)
+        self._name_run: Optional[tuple] = None
+
     def _section(self, opener):
         yield from self._skip_ws()
         c = yield from self._peek()
         if c == "[" or c == "{" or c is None:
             return (yield from super()._section(opener))
-        name = yield from self._read(_M_NAME, 256)
+        # ``_read(_M_NAME, 256)`` written out, its wait shown as ``_name_run``
+        parts: list[str] = []
+        total = 0
+        while True:
+            m = _M_NAME.match(self._buf, self._pos)
+            parts.append(m.group())
+            total += m.end() - m.start()
+            self._pos = m.end()
+            if total > 256:
+                name = None
+                break
+            if self._pos < len(self._buf) or self._eof:
+                name = "".join(parts)
+                break
+            self._name_run = (_M_NAME_CHARS, 256 - total)
+            yield
+            self._name_run = None
         if not name:
             self._fail()
             return None

@@ -395,6 +395,41 @@ def test_poolside_keeps_a_key_s_tags_and_answers_each_delta_as_reading_every_del
         assert sum(any(t in d for t in tags) for d in seen) >= 3, seen
 
 
+# mistral's names: the gate keeps the deltas of a name (a run of name characters, within
+# the 256 a name may have) and the parser reads them with the delta after the run
+_MISTRAL_NAMES = ["get_weather[ARGS]{\"a\": 1}", "get.weather-2 [ARGS]{}", "look_up{\"q\": \"x\"}",
+                  "bad name[ARGS]{}", "x" * 250 + "_too_long_a_name[ARGS]{}", "y" * 256 + "[ARGS]{}",
+                  "z" * 257 + "[ARGS]{}", "caf\u00e9[ARGS]{}", "tail_at_the_end"]
+
+
+def test_mistral_name_characters_are_what_its_name_pattern_matches():
+    chars = M._M_NAME_CHARS
+    assert len(set(chars)) == len(chars)
+    assert {chr(i) for i in range(0x3000) if M._M_NAME.fullmatch(chr(i))} == set(chars)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("body", _MISTRAL_NAMES, ids=range(len(_MISTRAL_NAMES)))
+def test_mistral_keeps_a_name_s_deltas_and_answers_each_delta_as_reading_every_delta_does(body, seed):
+    import random
+
+    cls = M.TOOL_PARSERS["mistral"]
+    rng = random.Random(seed)
+    text = "Ok. [TOOL_CALLS]" + body + " done [TOOL_CALLS]lookup[ARGS]{}"
+    chunks = _markup_cut(text, r"(\[TOOL_CALLS\]|\[ARGS\])", rng)
+    want = _answers(_general_only(cls)(None), chunks)
+    assert _answers(cls(None), chunks) == want
+    # the name's deltas after its first were kept: reading every delta steps at each
+    seen = []
+    real = M._tool_base._scan.step_args
+    try:
+        M._tool_base._scan.step_args = lambda q, d, c: seen.append(d) or real(q, d, c)
+        assert _answers(cls(None), chunks) == want
+    finally:
+        M._tool_base._scan.step_args = real
+    assert len(seen) < len(chunks) - 2, seen
+
+
 # classes whose first tool markup may only be read at the output's start (llama's bare JSON)
 # or whose state comes from message headers (harmony): their first delta is read
 _READ_FIRST = {"LlamaRcMlxToolParser", "HarmonyRcMlxToolParser"}
@@ -549,8 +584,8 @@ def test_the_gate_state_after_each_delta_is_what_idle_state_answers(cls_name, se
         gate = p._gate
         if gate.pend or p._fed != len(cur):  # the parser has not read up to here (kept or passed through)
             continue
-        held = (gate.idle, gate.keep, gate.quiet)
+        held = (gate.idle, gate.keep, gate.quiet, gate.budget if gate.idle == 7 else None)
         assert p._idle_state() == held[0], (cls_name, ch)
-        assert (gate.keep, gate.quiet) == held[1:]
+        assert (gate.keep, gate.quiet, gate.budget if held[0] == 7 else None) == held[1:]
         checked += 1
     assert checked
