@@ -2044,6 +2044,13 @@ cdef bint _none_ends_in(object current_text, Py_ssize_t dlen, tuple closers) exc
     return True
 
 
+cdef object _kept(TextGate st, delta_text, current_text):
+    """A delta kept for the parser (answered ``None``)."""
+    st.pend.append(delta_text)
+    st.cur = current_text
+    return None
+
+
 cdef object _keep_opener(TextGate st, openers, bint open6, str delta_text, current_text):
     """A call's opener from plain content, kept: the state becomes 3, or 6 with
     the ``(keep, quiet)`` pair ``openers`` (a dict) gives it."""
@@ -2146,9 +2153,7 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                 if not _has_any(<str>delta_text, keep_triggers) or (
                         _none_ends_in(current_text, PyUnicode_GET_LENGTH(delta_text), <tuple>keeps) if closers
                         else keeps is not None and keeps(current_text, delta_text)):
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    return None
+                    return _kept(st, delta_text, current_text)
                 if stepper is not None:
                     return _to_stepper(st, stepper, <str>delta_text, current_text, request)
             elif idle == 4:
@@ -2168,9 +2173,7 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                 if st.keep is None:
                     raise TypeError("text_gate: TextGate.keep must be a str")
                 if not _has_any(<str>delta_text, st.keep):
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    return None
+                    return _kept(st, delta_text, current_text)
                 if st.quiet is not None:
                     if type(st.quiet) is not dict:
                         raise TypeError("text_gate: TextGate.quiet must be a dict or None")
@@ -2181,19 +2184,15 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                             raise TypeError("text_gate: TextGate.quiet maps a marker to a (keep, quiet) pair")
                         st.keep = <str>PyTuple_GET_ITEM(nxt, 0)
                         st.quiet = <object>PyTuple_GET_ITEM(nxt, 1)
-                        st.pend.append(delta_text)
-                        st.cur = current_text
-                        return None
+                        return _kept(st, delta_text, current_text)
                 if stepper is not None:
                     return _to_stepper(st, stepper, <str>delta_text, current_text, request)
             elif idle == 7:
                 if st.keep is None:
                     raise TypeError("text_gate: TextGate.keep must be a str")
                 if PyUnicode_GET_LENGTH(delta_text) <= st.budget and _only(<str>delta_text, st.keep):
-                    st.pend.append(delta_text)
                     st.budget -= PyUnicode_GET_LENGTH(delta_text)
-                    st.cur = current_text
-                    return None
+                    return _kept(st, delta_text, current_text)
                 if stepper is not None:
                     return _to_stepper(st, stepper, <str>delta_text, current_text, request)
             elif idle == 2:

@@ -700,6 +700,13 @@ def _none_ends_in(current_text, dlen, closers):
     return True
 
 
+def _kept(st, delta_text, current_text):
+    """A delta kept for the parser (answered ``None``)."""
+    st.pend.append(delta_text)
+    st.cur = current_text
+    return None
+
+
 def _keep_opener(st, openers, open6, delta_text, current_text):
     """A call's opener from plain content, kept: the state becomes 3, or 6 with
     the ``(keep, quiet)`` pair ``openers`` (a dict) gives it."""
@@ -767,9 +774,7 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                 if clear(delta_text, keep_triggers) or (
                         _none_ends_in(current_text, len(delta_text), keeps) if closers
                         else keeps is not None and keeps(current_text, delta_text)):
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    return None
+                    return _kept(st, delta_text, current_text)
                 if stepper is not None:
                     return _to_stepper(st, stepper, delta_text, current_text, request)
             elif idle == 4:
@@ -787,9 +792,7 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                     return after_feed(delta_text, end, status)
             elif idle == 6:
                 if clear(delta_text, st.keep):
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    return None
+                    return _kept(st, delta_text, current_text)
                 quiet = st.quiet
                 if quiet is not None:
                     if type(quiet) is not dict:
@@ -799,9 +802,7 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                         if type(nxt) is not tuple or len(nxt) != 2 or type(nxt[0]) is not str:
                             raise TypeError("text_gate: TextGate.quiet maps a marker to a (keep, quiet) pair")
                         st.keep, st.quiet = nxt
-                        st.pend.append(delta_text)
-                        st.cur = current_text
-                        return None
+                        return _kept(st, delta_text, current_text)
                 if stepper is not None:
                     return _to_stepper(st, stepper, delta_text, current_text, request)
             elif idle == 7:
@@ -809,10 +810,8 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                 if keep is None:
                     raise TypeError("text_gate: TextGate.keep must be a str")
                 if len(delta_text) <= st.budget and all(ch in keep for ch in delta_text):
-                    st.pend.append(delta_text)
                     st.budget -= len(delta_text)
-                    st.cur = current_text
-                    return None
+                    return _kept(st, delta_text, current_text)
                 if stepper is not None:
                     return _to_stepper(st, stepper, delta_text, current_text, request)
             elif idle == 2:

@@ -2410,23 +2410,7 @@ class _MlxMistral(_Mistral):
         c = yield from self._peek()
         if c == "[" or c == "{" or c is None:
             return (yield from super()._section(opener))
-        # ``_read(_M_NAME, 256)`` written out, its wait shown as ``_name_run``
-        parts: list[str] = []
-        total = 0
-        while True:
-            m = _M_NAME.match(self._buf, self._pos)
-            parts.append(m.group())
-            total += m.end() - m.start()
-            self._pos = m.end()
-            if total > 256:
-                name = None
-                break
-            if self._pos < len(self._buf) or self._eof:
-                name = "".join(parts)
-                break
-            self._name_run = (_M_NAME_CHARS, 256 - total)
-            yield
-            self._name_run = None
+        name = yield from self._read(_M_NAME, 256, _M_NAME_CHARS)  # its waits shown as _name_run
         if not name:
             self._fail()
             return None
