@@ -78,11 +78,15 @@ class TextGate:
     keep: str
     reader: Any
     index: int
+    quiet: dict[str, tuple[str, Any]] | None
+    budget: int
     def __init__(self, cur: Any = ...) -> None: ...
 
 
 def text_gate(st: TextGate, triggers: str, keep_triggers: str,
               keeps: Callable[[Any, str], bool] | tuple[str, ...] | None,
               general: Callable[..., Any], piece: Callable[[str], Any] | None = ...,
-              piece_triggers: str = ..., openers: tuple[str, ...] | None = ...,
-              after_feed: Callable[[str, int, int], Any] | None = ...) -> Callable[..., Any]: ...
+              piece_triggers: str = ...,
+              openers: tuple[str, ...] | dict[str, tuple[str, Any]] | None = ...,
+              after_feed: Callable[[str, int, int], Any] | None = ...,
+              stepper: Callable[[str, str, Any], Any] | None = ...) -> Callable[..., Any]: ...

@@ -1984,7 +1984,13 @@ cdef class TextGate:
     parser, 4 it goes to the piece function, 5 it goes to ``reader``, 6 it
     is kept for the parser unless it holds a character of ``keep``);
     ``pend``, the deltas kept; ``reader`` and ``index`` (state 5), the reader
-    of the open call's arguments and the call's index."""
+    of the open call's arguments and the call's index; ``quiet`` (state 6),
+    ``None`` or a dict from a marker to ``(keep, quiet)``: the markers that,
+    as a whole delta, the parser would read without a word and then wait in
+    another such stretch (whose ``keep`` and ``quiet`` they give); in state 7
+    (a run of characters the parser reads without a word, such as a name),
+    ``keep`` is the characters the run may hold and ``budget`` how many it
+    may still take."""
 
     cdef public object cur
     cdef public int idle
@@ -1992,6 +1998,8 @@ cdef class TextGate:
     cdef public str keep
     cdef public object reader
     cdef public Py_ssize_t index
+    cdef public object quiet
+    cdef public Py_ssize_t budget
 
     def __init__(self, cur=None):
         self.cur = cur
@@ -2000,6 +2008,8 @@ cdef class TextGate:
         self.keep = ""
         self.reader = None
         self.index = 0
+        self.quiet = None
+        self.budget = 0
 
 
 cdef inline bint _has_any(str text, str chars) except -1:
@@ -2008,6 +2018,15 @@ cdef inline bint _has_any(str text, str chars) except -1:
         if PyUnicode_FindChar(text, PyUnicode_ReadChar(chars, i), 0, n, 1) >= 0:
             return True
     return False
+
+
+cdef inline bint _only(str text, str chars) except -1:
+    """Every character of ``text`` is one of ``chars``."""
+    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(chars)
+    for i in range(PyUnicode_GET_LENGTH(text)):
+        if PyUnicode_FindChar(chars, PyUnicode_ReadChar(text, i), 0, n, 1) < 0:
+            return False
+    return True
 
 
 cdef bint _none_ends_in(object current_text, Py_ssize_t dlen, tuple closers) except -1:
@@ -2025,8 +2044,44 @@ cdef bint _none_ends_in(object current_text, Py_ssize_t dlen, tuple closers) exc
     return True
 
 
+cdef object _kept(TextGate st, delta_text, current_text):
+    """A delta kept for the parser (answered ``None``)."""
+    st.pend.append(delta_text)
+    st.cur = current_text
+    return None
+
+
+cdef object _keep_opener(TextGate st, openers, bint open6, str delta_text, current_text):
+    """A call's opener from plain content, kept: the state becomes 3, or 6 with
+    the ``(keep, quiet)`` pair ``openers`` (a dict) gives it."""
+    st.pend.append(delta_text)
+    st.cur = current_text
+    if open6:
+        nxt = (<dict>openers)[delta_text]
+        st.keep = <str>PyTuple_GET_ITEM(nxt, 0)
+        st.quiet = <object>PyTuple_GET_ITEM(nxt, 1)
+        st.idle = 6
+    else:
+        st.idle = 3
+    return None
+
+
+cdef object _to_stepper(TextGate st, stepper, str delta_text, current_text, request):
+    """``stepper`` given the delta joined to the deltas kept before it."""
+    pend = st.pend
+    if pend:
+        pend.append(delta_text)
+        text = "".join(pend)
+        st.pend = []
+    else:
+        text = delta_text
+    st.cur = current_text
+    return stepper(text, current_text, request)
+
+
 def text_gate(TextGate st not None, str triggers not None, str keep_triggers not None, keeps, general,
-              piece=None, str piece_triggers not None="", tuple openers=None, after_feed=None):
+              piece=None, str piece_triggers not None="", openers=None, after_feed=None,
+              stepper=None):
     """The per-delta function of a vllm-mlx tool parser (its
     ``extract_tool_calls_streaming`` signature): a ``str`` delta that continues
     the stream (``previous_text is st.cur``, a ``str``, and ``current_text`` a
@@ -2045,18 +2100,40 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     of the arguments of call ``st.index``, else ``after_feed(delta_text, end,
     status)`` answers it; in a stretch the
     parser reads without a word (6) a delta with none of the characters of
-    ``st.keep`` is kept in ``st.pend``.  In states 1 and 2 a
+    ``st.keep`` is kept in ``st.pend``, and so is a delta that is a key of
+    ``st.quiet`` (a dict, or ``None``): ``st.keep`` and ``st.quiet`` become
+    the ``(keep, quiet)`` pair it maps to.  In states 1 and 2 a
     delta that is exactly one of ``openers`` (markers after which, read from
     plain content, nothing is sent and the state is 3) is kept, and the state
-    becomes 3.  Anything else goes to ``general`` with the same arguments."""
+    becomes 3; ``openers`` may instead be a dict from such markers to the
+    ``(keep, quiet)`` pair of the stretch read without a word that they
+    open: the delta is kept and the state becomes 6 with that pair.  In
+    states 3 and 6, given ``stepper``, a delta that is not kept goes to it
+    joined to the deltas kept before it: ``stepper(text, current_text,
+    request)`` (``st.pend`` emptied, ``st.cur`` set to ``current_text`` first).
+    In a run the parser reads without a word (7) a delta made only of the
+    characters of ``st.keep``, and no longer than ``st.budget``, is kept in
+    ``st.pend`` (``st.budget`` goes down by its length); another goes to
+    ``stepper`` as in state 6.
+    Anything else goes to ``general`` with the same arguments."""
     if keeps is not None and type(keeps) is tuple:
         for m in <tuple>keeps:
             if type(m) is not str or not m:
                 raise TypeError("text_gate: keeps must be callable or a tuple of non-empty str")
     if openers is not None:
+        if type(openers) is not tuple and type(openers) is not dict:
+            raise TypeError("text_gate: openers must be a tuple or a dict")
         for m in openers:
             if type(m) is not str or not m:
                 raise TypeError("text_gate: openers must be a tuple of non-empty str")
+            if type(openers) is dict:
+                nxt = (<dict>openers)[m]
+                if type(nxt) is not tuple or len(nxt) != 2 or type(nxt[0]) is not str or (
+                        nxt[1] is not None and type(nxt[1]) is not dict):
+                    raise TypeError("text_gate: openers (a dict) map a marker to a (keep, quiet) pair")
+    cdef bint open6 = type(openers) is dict
+    if open6:
+        openers = dict(openers)  # as checked: a later change to the caller's dict is not seen
     cdef bint closers = type(keeps) is tuple
 
     def gate(previous_text, current_text, delta_text, previous_token_ids=None, current_token_ids=None,
@@ -2071,17 +2148,14 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                     st.cur = current_text
                     return {"content": delta_text} if PyUnicode_GET_LENGTH(delta_text) else None
                 if openers is not None and delta_text in openers:
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    st.idle = 3
-                    return None
+                    return _keep_opener(st, openers, open6, <str>delta_text, current_text)
             elif idle == 3:
                 if not _has_any(<str>delta_text, keep_triggers) or (
                         _none_ends_in(current_text, PyUnicode_GET_LENGTH(delta_text), <tuple>keeps) if closers
                         else keeps is not None and keeps(current_text, delta_text)):
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    return None
+                    return _kept(st, delta_text, current_text)
+                if stepper is not None:
+                    return _to_stepper(st, stepper, <str>delta_text, current_text, request)
             elif idle == 4:
                 if piece is not None and not _has_any(<str>delta_text, piece_triggers):
                     st.cur = current_text
@@ -2099,18 +2173,34 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                 if st.keep is None:
                     raise TypeError("text_gate: TextGate.keep must be a str")
                 if not _has_any(<str>delta_text, st.keep):
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    return None
+                    return _kept(st, delta_text, current_text)
+                if st.quiet is not None:
+                    if type(st.quiet) is not dict:
+                        raise TypeError("text_gate: TextGate.quiet must be a dict or None")
+                    nxt = (<dict>st.quiet).get(delta_text)
+                    if nxt is not None:
+                        if type(nxt) is not tuple or PyTuple_GET_SIZE(nxt) != 2 or \
+                                type(<object>PyTuple_GET_ITEM(nxt, 0)) is not str:
+                            raise TypeError("text_gate: TextGate.quiet maps a marker to a (keep, quiet) pair")
+                        st.keep = <str>PyTuple_GET_ITEM(nxt, 0)
+                        st.quiet = <object>PyTuple_GET_ITEM(nxt, 1)
+                        return _kept(st, delta_text, current_text)
+                if stepper is not None:
+                    return _to_stepper(st, stepper, <str>delta_text, current_text, request)
+            elif idle == 7:
+                if st.keep is None:
+                    raise TypeError("text_gate: TextGate.keep must be a str")
+                if PyUnicode_GET_LENGTH(delta_text) <= st.budget and _only(<str>delta_text, st.keep):
+                    st.budget -= PyUnicode_GET_LENGTH(delta_text)
+                    return _kept(st, delta_text, current_text)
+                if stepper is not None:
+                    return _to_stepper(st, stepper, <str>delta_text, current_text, request)
             elif idle == 2:
                 if not _has_any(<str>delta_text, triggers):
                     st.cur = current_text
                     return None
                 if openers is not None and delta_text in openers:
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    st.idle = 3
-                    return None
+                    return _keep_opener(st, openers, open6, <str>delta_text, current_text)
         return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                        delta_token_ids, request)
 

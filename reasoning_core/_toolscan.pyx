@@ -11,6 +11,7 @@ events into ``ParsedToolCallDelta`` objects, and the per-chunk fast lane
 """
 
 from cpython.list cimport PyList_GET_SIZE
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from cpython.dict cimport PyDict_Copy, PyDict_SetItem
 from cpython.object cimport Py_TYPE, PyObject_GenericSetAttr, PyTypeObject
 from cpython.ref cimport PyObject
@@ -1722,6 +1723,47 @@ def step_args(p, str delta, cls):
     return _step(p, delta, cls, True)
 
 
+def push_content(p, str delta):
+    """``p._push(delta)`` for a non-empty ``delta`` (see the twin): the content
+    it gave, joined (``""`` for none)."""
+    text = _feed(p, delta)
+    if text:
+        p._cur.args.append(text)
+    cdef list events = p._events
+    if PyList_GET_SIZE(events) == 0:
+        return ""
+    p._events = []
+    cdef list parts = []
+    cdef tuple e
+    for e in events:
+        if e[0] == "c":
+            parts.append(e[2])
+    return parts[0] if PyList_GET_SIZE(parts) == 1 else "".join(parts)
+
+
+cdef object _LIST_APPEND = type([].append)
+
+
+def stretch(p, tuple drops not None):
+    """The ``Markers`` of the stretch the parser waits in, reading it without
+    a word (see the twin), else ``None``."""
+    cdef dict d = p.__dict__
+    lane = d["_lane"]
+    if type(lane) is not tuple or PyTuple_GET_SIZE(lane) != 2 or d["_rec"] is not None \
+            or d["_pos"] != len(d["_buf"]):
+        return None
+    ms = <object>PyTuple_GET_ITEM(lane, 0)
+    sink = <object>PyTuple_GET_ITEM(lane, 1)
+    if ms is d["_content_markers"]:
+        return None
+    if type(sink) is _LIST_APPEND:
+        return ms if type(sink.__self__) is list and sink.__name__ == "append" else None
+    for x in drops:
+        if sink is x:
+            return ms
+    return None
+
+
 cdef dict _keeps_base = {}   # parser class -> whether its _resume is the base one
 
 
@@ -1759,7 +1801,11 @@ cdef int _resume(p, dict d) except -1:
     return 0
 
 
-cdef object _step(p, str delta, cls, bint raw):
+cdef object _feed(p, str delta):
+    """``p._push(delta)``, the scan the parser waits in fed directly while it
+    cannot finish in the chunk (see ``step``): the text of the open call's
+    arguments that the lane wrote and the parser did not (``_lane_args``), else
+    ``None``."""
     cdef str buf
     cdef object text = None
     cdef Py_ssize_t pos, h, k, n, j = -1
@@ -1821,12 +1867,18 @@ cdef object _step(p, str delta, cls, bint raw):
                     text = None
                 d["_lane_status"] = status
                 _resume(p, d)
-        if text:
-            cur = d["_cur"]
-            cur.args.append(text)
-            if raw:
-                return text
-            return [_new(cls, cur.index, None, None, text, None)]
+    return text
+
+
+cdef object _step(p, str delta, cls, bint raw):
+    cdef tuple e
+    text = _feed(p, delta)
+    if text:
+        cur = p._cur
+        cur.args.append(text)
+        if raw:
+            return text
+        return [_new(cls, cur.index, None, None, text, None)]
     events = p._events
     if PyList_GET_SIZE(events) == 0:
         return []

@@ -678,7 +678,7 @@ def extends(ids: tuple, prev: tuple) -> bool:
 class TextGate:
     """A stream's state for ``text_gate`` (see the compiled engine's docstring)."""
 
-    __slots__ = ("cur", "idle", "pend", "keep", "reader", "index")
+    __slots__ = ("cur", "idle", "pend", "keep", "reader", "index", "quiet", "budget")
 
     def __init__(self, cur=None):
         self.cur = cur
@@ -687,6 +687,8 @@ class TextGate:
         self.keep = ""
         self.reader = None
         self.index = 0
+        self.quiet = None
+        self.budget = 0
 
 
 def _none_ends_in(current_text, dlen, closers):
@@ -698,8 +700,41 @@ def _none_ends_in(current_text, dlen, closers):
     return True
 
 
+def _kept(st, delta_text, current_text):
+    """A delta kept for the parser (answered ``None``)."""
+    st.pend.append(delta_text)
+    st.cur = current_text
+    return None
+
+
+def _keep_opener(st, openers, open6, delta_text, current_text):
+    """A call's opener from plain content, kept: the state becomes 3, or 6 with
+    the ``(keep, quiet)`` pair ``openers`` (a dict) gives it."""
+    st.pend.append(delta_text)
+    st.cur = current_text
+    if open6:
+        st.keep, st.quiet = openers[delta_text]
+        st.idle = 6
+    else:
+        st.idle = 3
+    return None
+
+
+def _to_stepper(st, stepper, delta_text, current_text, request):
+    """``stepper`` given the delta joined to the deltas kept before it."""
+    pend = st.pend
+    if pend:
+        pend.append(delta_text)
+        text = "".join(pend)
+        st.pend = []
+    else:
+        text = delta_text
+    st.cur = current_text
+    return stepper(text, current_text, request)
+
+
 def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_triggers="", openers=None,
-              after_feed=None):
+              after_feed=None, stepper=None):
     """The per-delta function of a vllm-mlx tool parser: the compiled engine's
     ``text_gate``, in Python (one ``in`` test per character tested)."""
     if not isinstance(st, TextGate):
@@ -709,8 +744,14 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
     closers = type(keeps) is tuple
     if closers and not all(type(m) is str and m for m in keeps):
         raise TypeError("text_gate: keeps must be callable or a tuple of non-empty str")
-    if openers is not None and (type(openers) is not tuple or not all(type(m) is str and m for m in openers)):
-        raise TypeError("text_gate: openers must be a tuple of non-empty str")
+    if openers is not None and (type(openers) not in (tuple, dict) or not all(type(m) is str and m for m in openers)):
+        raise TypeError("text_gate: openers must be a tuple or a dict of non-empty str")
+    open6 = type(openers) is dict
+    if open6 and not all(type(v) is tuple and len(v) == 2 and type(v[0]) is str and (v[1] is None or type(v[1]) is dict)
+                         for v in openers.values()):
+        raise TypeError("text_gate: openers (a dict) map a marker to a (keep, quiet) pair")
+    if open6:
+        openers = dict(openers)  # as checked: a later change to the caller's dict is not seen
 
     def clear(delta_text, chars):
         for ch in chars:
@@ -728,17 +769,14 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                     st.cur = current_text
                     return {"content": delta_text} if delta_text else None
                 if openers is not None and delta_text in openers:
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    st.idle = 3
-                    return None
+                    return _keep_opener(st, openers, open6, delta_text, current_text)
             elif idle == 3:
                 if clear(delta_text, keep_triggers) or (
                         _none_ends_in(current_text, len(delta_text), keeps) if closers
                         else keeps is not None and keeps(current_text, delta_text)):
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    return None
+                    return _kept(st, delta_text, current_text)
+                if stepper is not None:
+                    return _to_stepper(st, stepper, delta_text, current_text, request)
             elif idle == 4:
                 if piece is not None and clear(delta_text, piece_triggers):
                     st.cur = current_text
@@ -754,18 +792,34 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                     return after_feed(delta_text, end, status)
             elif idle == 6:
                 if clear(delta_text, st.keep):
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    return None
+                    return _kept(st, delta_text, current_text)
+                quiet = st.quiet
+                if quiet is not None:
+                    if type(quiet) is not dict:
+                        raise TypeError("text_gate: TextGate.quiet must be a dict or None")
+                    nxt = quiet.get(delta_text)
+                    if nxt is not None:
+                        if type(nxt) is not tuple or len(nxt) != 2 or type(nxt[0]) is not str:
+                            raise TypeError("text_gate: TextGate.quiet maps a marker to a (keep, quiet) pair")
+                        st.keep, st.quiet = nxt
+                        return _kept(st, delta_text, current_text)
+                if stepper is not None:
+                    return _to_stepper(st, stepper, delta_text, current_text, request)
+            elif idle == 7:
+                keep = st.keep
+                if keep is None:
+                    raise TypeError("text_gate: TextGate.keep must be a str")
+                if len(delta_text) <= st.budget and all(ch in keep for ch in delta_text):
+                    st.budget -= len(delta_text)
+                    return _kept(st, delta_text, current_text)
+                if stepper is not None:
+                    return _to_stepper(st, stepper, delta_text, current_text, request)
             elif idle == 2:
                 if clear(delta_text, triggers):
                     st.cur = current_text
                     return None
                 if openers is not None and delta_text in openers:
-                    st.pend.append(delta_text)
-                    st.cur = current_text
-                    st.idle = 3
-                    return None
+                    return _keep_opener(st, openers, open6, delta_text, current_text)
         return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                        delta_token_ids, request)
 

@@ -930,6 +930,21 @@ def step_args(p, delta: str, cls):
     return _step(p, delta, cls, True)
 
 
+def push_content(p, delta: str):
+    """``p._push(delta)`` for a non-empty ``delta``, the scan the parser waits
+    in fed first (as ``step``), then the content it gave, joined (``""`` for
+    none): the parser's events are taken (a new list), the argument text it
+    wrote is in its calls.  The same parser state and calls as ``_push``."""
+    text = _feed(p, delta)
+    if text:
+        p._cur.args.append(text)
+    events = p._events
+    if not events:
+        return ""
+    p._events = []
+    return "".join([e[2] for e in events if e[0] == "c"])
+
+
 def step(p, delta: str, cls):
     """``p.parse_delta(delta)`` for a checked, non-empty ``delta``: the chunk goes
     straight to the scan the parser's generator waits in (``p._lane``: a
@@ -941,7 +956,38 @@ def step(p, delta: str, cls):
     return _step(p, delta, cls, False)
 
 
-def _step(p, delta: str, cls, raw: bool):
+_LIST_APPEND = type([].append)
+
+
+def stretch(p, drops: tuple):
+    """The ``Markers`` of the stretch the parser waits in when it reads that
+    stretch without a word, else ``None``: its lane an ``_until`` scan
+    (``(Markers, sink)``) of markers other than the content's, nothing held
+    (``_pos`` at the buffer's end) or recorded, and the sink a list's
+    ``append`` (the text kept for later) or one of ``drops`` (dropped).  Text
+    with none of the characters those markers start with only adds to it."""
+    if type(drops) is not tuple:
+        raise TypeError(f"stretch: drops must be a tuple, not {type(drops).__name__}")
+    lane = p._lane
+    if type(lane) is not tuple or len(lane) != 2 or p._rec is not None or p._pos != len(p._buf):
+        return None
+    ms, sink = lane
+    if ms is p._content_markers:
+        return None
+    if type(sink) is _LIST_APPEND:
+        return ms if type(sink.__self__) is list and sink.__name__ == "append" else None
+    for x in drops:
+        if sink is x:
+            return ms
+    return None
+
+
+def _feed(p, delta: str):
+    """``p._push(delta)``, the scan the parser waits in fed directly while it
+    cannot finish in the chunk (see ``step``): the text of the open call's
+    arguments that the lane wrote and the parser did not (``_lane_args``), else
+    ``None``."""
+    text = None
     lane = p._lane
     if lane is None or p._rec is not None:
         p._push(delta)
@@ -980,12 +1026,17 @@ def _step(p, delta: str, cls, raw: bool):
                     text = None
                 p._lane_status = status
                 p._resume()
-        if text:
-            cur = p._cur
-            cur.args.append(text)
-            if raw:
-                return text
-            return [_builder(cls)(cur.index, None, None, text, None)]
+    return text
+
+
+def _step(p, delta: str, cls, raw: bool):
+    text = _feed(p, delta)
+    if text:
+        cur = p._cur
+        cur.args.append(text)
+        if raw:
+            return text
+        return [_builder(cls)(cur.index, None, None, text, None)]
     events = p._events
     if not events:
         return []

@@ -29,12 +29,14 @@ class _Reader:
 
 
 def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None, openers=None, keep="<",
-         index=0):
+         index=0, quiet=None, stepper=False, budget=0):
     """Feed ``script`` (delta, same_object, idle_after_general) through a gate;
     return what each call returned, what reached ``general`` and ``keeps``, and
     the state at the end.  ``closers``: a tuple of markers as ``keeps``."""
     gate_state = mod.TextGate("")
     gate_state.keep = keep
+    gate_state.quiet = quiet
+    gate_state.budget = budget
     gate_state.reader = reader = _Reader()
     gate_state.index = index
     log = []
@@ -61,7 +63,13 @@ def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None,
         log.append(("fed", delta, end, status))
         return {"fed": delta}
 
-    f = mod.text_gate(gate_state, triggers, keep_triggers, keeps, general, piece, piece_triggers, openers, after_feed)
+    def step(text, cur, request):
+        log.append(("stepper", text, cur is gate_state.cur, list(gate_state.pend), request))
+        gate_state.idle = next(idles)
+        return {"stepped": text}
+
+    f = mod.text_gate(gate_state, triggers, keep_triggers, keeps, general, piece, piece_triggers, openers, after_feed,
+                      step if stepper else None)
     out = []
     prev = gate_state.cur
     for delta, same, idle in script:
@@ -69,11 +77,19 @@ def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None,
         idles = iter([idle])
         out.append(f(prev if same else (prev + ".")[:-1], cur, delta, request="r"))  # a copy: another object
         prev = cur if gate_state.cur is cur or same else gate_state.cur
-    return out, log, reader.read, (gate_state.cur, gate_state.idle, list(gate_state.pend))
+    return out, log, reader.read, (gate_state.cur, gate_state.idle, list(gate_state.pend), gate_state.keep,
+                                   gate_state.quiet, gate_state.budget)
 
 
-deltas = st.one_of(st.text(alphabet="ab<[!>", max_size=6), st.just(""))
-scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3, 4, 5, 6])), max_size=25)
+# state 6's quiet markers: a small chain of stretches (a marker read without a word
+# leads to the next stretch's keep and quiet markers), cycles included
+_Q_B = {"<b>": ("<", None)}
+_Q_A = {"<a>": ("<[", _Q_B), "[x": ("", None)}
+_Q_B["<a>"] = ("<", _Q_A)
+quiets = st.sampled_from([None, {}, _Q_A, _Q_B])
+deltas = st.one_of(st.text(alphabet="ab<[!>", max_size=6), st.just(""),
+                   st.sampled_from(["<a>", "<b>", "[x"]))
+scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7])), max_size=25)
 triggers = st.sampled_from(["<", "<[", "<[!", "[", ""])
 keeps_t = st.sampled_from([">", "<>", "", "<>!"])
 closer_sets = st.one_of(st.none(), st.lists(st.text(alphabet="ab<[!>", min_size=1, max_size=4), max_size=3).map(tuple))
@@ -82,10 +98,42 @@ closer_sets = st.one_of(st.none(), st.lists(st.text(alphabet="ab<[!>", min_size=
 @pytest.mark.skipif(compiled is None, reason="the pure-only run")
 @settings(max_examples=300, deadline=None)
 @given(t=triggers, k=keeps_t, script=scripts, pt=st.sampled_from(["<", "", "<!"]), cl=closer_sets,
-       op=st.sampled_from([None, (), ("<a",), ("<a", "[b>", "<")]), kp=st.sampled_from(["", "<", "<!b"]),
-       ix=st.integers(0, 3))
-def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, op, kp, ix):
-    assert _run(compiled, t, k, script, pt, cl, op, kp, ix) == _run(pure, t, k, script, pt, cl, op, kp, ix)
+       op=st.sampled_from([None, (), ("<a",), ("<a", "[b>", "<"), {"<a": ("<", None), "<": ("[", _Q_A)}]), kp=st.sampled_from(["", "<", "<!b"]),
+       ix=st.integers(0, 3), q=quiets, sp=st.booleans(), b=st.integers(0, 9))
+def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, op, kp, ix, q, sp, b):
+    assert _run(compiled, t, k, script, pt, cl, op, kp, ix, q, sp, b) == \
+        _run(pure, t, k, script, pt, cl, op, kp, ix, q, sp, b)
+
+
+@pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
+@settings(max_examples=200, deadline=None)
+@given(script=st.lists(st.one_of(st.text(alphabet="ab<[>", max_size=5), st.sampled_from(["<a>", "<b>", "[x"])),
+                       max_size=12),
+       q=quiets, keep=st.sampled_from(["<", "<[", ""]))
+def test_state_6_keeps_plain_deltas_and_quiet_markers(mod, script, q, keep):
+    """The definition of state 6: a delta with none of ``keep``'s characters is
+    kept; one that is a key of ``quiet`` is kept and moves ``keep`` and
+    ``quiet`` to what it maps to; anything else goes to the general path (which
+    here leaves the state as it is)."""
+    s = mod.TextGate("")
+    s.idle, s.keep, s.quiet = 6, keep, q
+    f = mod.text_gate(s, "<", "", None, lambda *a: "G")
+    prev, kept, k, qq = "", [], keep, q
+    for d in script:
+        cur = prev + d
+        got = f(prev, cur, d)
+        if not any(c in d for c in k):
+            assert got is None
+            kept.append(d)
+        elif qq is not None and d in qq:
+            assert got is None
+            kept.append(d)
+            k, qq = qq[d]
+        else:
+            assert got == "G"
+            break
+        assert (s.pend, s.keep, s.quiet, s.cur) == (kept, k, qq, cur)
+        prev = cur
 
 
 def _ends_in(text: str, dlen: int, closers: tuple) -> bool:
@@ -106,6 +154,36 @@ def test_a_closer_tuple_keeps_a_delta_unless_one_ends_in_it(mod, before, delta, 
         assert got == "G" and s.pend == []
     else:
         assert got is None and s.pend == [delta] and s.cur == before + delta
+
+
+@pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
+@settings(max_examples=200, deadline=None)
+@given(script=st.lists(st.text(alphabet="ab_<[ ", max_size=4), max_size=10), chars=st.sampled_from(["ab_", "a", ""]),
+       budget=st.integers(0, 12), stepper=st.booleans())
+def test_state_7_keeps_a_run_within_its_budget(mod, script, chars, budget, stepper):
+    """The definition of state 7: a delta made only of ``keep``'s characters and
+    no longer than what the budget has left is kept (the budget goes down);
+    another goes to the stepper, joined to the kept deltas, or to the general path."""
+    s = mod.TextGate("")
+    s.idle, s.keep, s.budget = 7, chars, budget
+    stepped = []
+    f = mod.text_gate(s, "<", "", None, lambda *a: "G", None, "", None, None,
+                      (lambda text, cur, request: stepped.append(text) or "S") if stepper else None)
+    prev, kept, left = "", [], budget
+    for d in script:
+        cur = prev + d
+        got = f(prev, cur, d)
+        if len(d) <= left and all(c in chars for c in d):
+            assert got is None
+            kept.append(d)
+            left -= len(d)
+            assert (s.pend, s.budget, s.cur) == (kept, left, cur)
+        else:
+            assert got == ("S" if stepper else "G")
+            if stepper:
+                assert stepped == ["".join(kept) + d] and s.pend == [] and s.cur == cur
+            break
+        prev = cur
 
 
 @pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
@@ -137,6 +215,16 @@ def test_what_each_state_does_with_a_plain_delta(mod):
         assert o("m", "m<t>x", "<t>x") == "G" and s.pend == []  # more than the opener: the general path
     s.cur, s.idle, s.pend = "m", 4, []
     assert o("m", "m<t>", "<t>") == "G"                     # not in states 1 and 2
+    q = {"</k>": ("\n", None)}
+    given = {"<t>": ("<", q)}
+    o6 = mod.text_gate(s, "<", ">", None, lambda *a: "G", None, "", given)
+    given["<t>"] = ("bad",)  # the gate reads the pairs it was given when it was made
+    for idle in (1, 2):
+        s.cur, s.idle, s.pend, s.keep, s.quiet = "m", idle, [], "", None
+        assert o6("m", "m<t>", "<t>") is None and s.pend == ["<t>"]  # an opener of a stretch: kept
+        assert (s.idle, s.keep, s.quiet) == (6, "<", q)
+        assert o6("m<t>", "m<t>a", "a") is None and o6("m<t>a", "m<t>a</k>", "</k>") is None
+        assert s.pend == ["<t>", "a", "</k>"] and (s.keep, s.quiet) == ("\n", None)
     r = _Reader()
     v = mod.text_gate(s, "<", "", None, lambda *a: "G", None, "", None, lambda d, e, st_: ("F", d, e, st_))
     s.cur, s.idle, s.pend, s.reader, s.index = "v", 5, [], r, 2
@@ -148,6 +236,32 @@ def test_what_each_state_does_with_a_plain_delta(mod):
     s.cur, s.idle, s.pend, s.keep = "m", 6, [], "<\n"
     assert o("m", "mab", "ab") is None and s.pend == ["ab"] and s.cur == "mab"  # read without a word: kept
     assert o("mab", "mab\n", "\n") == "G" and s.pend == ["ab"]  # one of keep's characters: general
+    s.cur, s.pend, s.quiet = "m", [], {"<k>": ("<", {"</k>": ("\n", None)})}
+    assert o("m", "m<k>", "<k>") is None and s.pend == ["<k>"] and s.keep == "<"  # a quiet marker: kept
+    assert o("m<k>", "m<k>a", "a") is None and s.quiet == {"</k>": ("\n", None)}  # the next stretch's
+    assert o("m<k>a", "m<k>a</k>", "</k>") is None and (s.keep, s.quiet) == ("\n", None)
+    assert o("m<k>a</k>", "m<k>a</k><", "<") is None and s.pend == ["<k>", "a", "</k>", "<"]
+    assert o("m<k>a</k><", "m<k>a</k><\n", "\n") == "G"     # no quiet markers: general
+    s.cur, s.pend, s.keep, s.quiet = "m", [], "<", {"<k>": ("<", None)}
+    assert o("m", "m<k>x", "<k>x") == "G" and s.pend == []  # more than the marker: general
+    stepped = []
+    w = mod.text_gate(s, "<", ">", None, lambda *a: "G", None, "", None, None,
+                      lambda text, cur, request: stepped.append((text, cur, request, list(s.pend), s.cur)) or "S")
+    s.cur, s.idle, s.pend, s.keep, s.quiet = "m", 6, [], "<", {"<k>": ("<", None)}
+    assert w("m", "mab", "ab") is None and w("mab", "mab<k>", "<k>") is None  # kept, as without a stepper
+    assert w("mab<k>", "mab<k>c<", "c<", request="R") == "S" and s.cur == "mab<k>c<"
+    assert stepped == [("ab<k>c<", "mab<k>c<", "R", [], "mab<k>c<")]  # joined to the kept deltas, pend emptied
+    s.cur, s.idle, s.pend = "n", 6, []
+    assert w("n", "n<", "<") == "S" and stepped[-1][0] == "<"  # nothing kept: the delta alone
+    s.cur, s.idle = "n", 1
+    assert w("n", "n<", "<") == "G"                         # not in states 3 and 6: the general path
+    w3 = mod.text_gate(s, "<", ">", ("</c>",), lambda *a: "G", None, "", None, None,
+                       lambda text, cur, request: stepped.append((text, cur, request, list(s.pend), s.cur)) or "S")
+    s.cur, s.idle, s.pend = "p", 3, []
+    assert w3("p", "p<c>a", "<c>a") is None and w3("p<c>a", "p<c>a</c", "</c") is None  # kept: no closer ends
+    assert w3("p<c>a</c", "p<c>a</c>", ">") == "S" and stepped[-1] == ("<c>a</c>", "p<c>a</c>", None, [], "p<c>a</c>")
+    s.cur, s.idle = "x", 6
+    assert w("other", "other<", "<") == "G"                 # nor when the stream does not continue
     s.idle = 1
     assert f("other", "otherz", "z") == "G"                 # not the text it saw last
     s.cur = "k"
@@ -173,8 +287,17 @@ def test_bad_arguments_are_type_errors(mod):
         mod.text_gate(mod.TextGate(), "<", ">", None, None, None, 5)
     with pytest.raises(TypeError):
         mod.text_gate(mod.TextGate(), "<", ">", None, None, None, "", ("<a>", ""))
+    for openers in (["<a>"], {"<a>": "<"}, {"<a>": ("<",)}, {"<a>": (1, None)}, {"<a>": ("<", [])}, {"": ("<", None)}):
+        with pytest.raises(TypeError):
+            mod.text_gate(mod.TextGate(), "<", ">", None, None, None, "", openers)
     # a state object set up wrongly fails with a TypeError, never a read of a missing string
-    gs = mod.TextGate("")
-    gs.idle, gs.keep = 6, None
-    with pytest.raises(TypeError):
-        mod.text_gate(gs, "<", ">", None, lambda *a: "general")("", "x", "x")
+    for idle in (6, 7):
+        gs = mod.TextGate("")
+        gs.idle, gs.keep, gs.budget = idle, None, 5
+        with pytest.raises(TypeError):
+            mod.text_gate(gs, "<", ">", None, lambda *a: "general")("", "x", "x")
+    for quiet in ([("<a>", ("<", None))], {"<a>": "<"}, {"<a>": ("<",)}, {"<a>": (3, None)}):
+        gs = mod.TextGate("")
+        gs.idle, gs.keep, gs.quiet = 6, "<", quiet
+        with pytest.raises(TypeError):
+            mod.text_gate(gs, "<", ">", None, lambda *a: "general")("", "<a>", "<a>")

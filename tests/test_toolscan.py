@@ -512,6 +512,108 @@ def test_step_args_in_long_arguments(fmt):
         assert _run_args("cython", fmt, chunks, _SCHEMA) == got
 
 
+def _stretch_def(p, drops):
+    """``stretch``'s definition: the parser waits in an ``_until`` scan of markers
+    other than the content's, nothing held or recorded, whose sink keeps the
+    text in a list or drops it (one of ``drops``)."""
+    lane = p._lane
+    if not (isinstance(lane, tuple) and len(lane) == 2 and p._rec is None and p._pos == len(p._buf)):
+        return None
+    ms, sink = lane
+    if ms is p._content_markers:
+        return None
+    kept = getattr(sink, "__self__", None).__class__ is list and getattr(sink, "__name__", None) == "append" \
+        and type(sink) is type([].append)
+    return ms if kept or any(sink is d for d in drops) else None
+
+
+@_examples(10)
+@given(data=st.data())
+def test_stretch_matches_its_definition_and_the_twin(fmt, data):
+    """After every chunk a parser reads, in any format, cut anywhere: ``stretch``
+    (both scanners, read-only) answers what its definition does; and some
+    chunking of some format leaves a parser in a stretch (the test can see one)."""
+    text = data.draw(format_texts(fmt))
+    chunks = _cuts(data.draw, text)
+    drops = (_base._drop,) if data.draw(st.booleans()) else ()
+    schemas = data.draw(st.booleans())
+    for backend in ["python"] + (["cython"] if compiled is not None else []):
+        with _base._use_scanner(backend):
+            p = tools.create(fmt)
+            if schemas:
+                p.set_streaming_tool_schemas(_SCHEMA)
+            for c in chunks:
+                p.parse_delta(c)
+                want = _stretch_def(p, drops)
+                assert pure.stretch(p, drops) is want
+                if compiled is not None:
+                    assert compiled.stretch(p, drops) is want
+
+
+@pytest.mark.parametrize("backend", ["cython", "python"] if compiled is not None else ["python"])
+def test_stretch_sees_a_glm45_key_and_the_text_between_tags(backend):
+    mod = compiled if backend == "cython" else pure
+    seen = []
+    with _base._use_scanner(backend):
+        p = tools.create("glm45")
+        for c in ["Hi ", "<tool_call>", "get", "\n", "<arg_key>", "ci", "</arg_key>", "\n", "<arg_value>", "3",
+                  "</arg_value>", "\n", "</tool_call>", " ok"]:
+            p.parse_delta(c)
+            ms = mod.stretch(p, (_base._drop,))
+            seen.append(None if ms is None else ms.markers)
+            assert mod.stretch(p, ()) is (ms if ms is None or p._lane[1] is not _base._drop else None)
+    g = tools.Glm45ToolParser
+    assert seen == [None, g._NAME_END.markers, g._NAME_END.markers, g._SCAN_ARGS.markers, g._KEY_END.markers,
+                    g._KEY_END.markers, g._TO_VALUE.markers, g._TO_VALUE.markers, g._VALUE_END.markers,
+                    g._VALUE_END.markers, g._SCAN_ARGS.markers,
+                    g._SCAN_ARGS.markers, None, None]
+    with pytest.raises(TypeError):
+        mod.stretch(p, [_base._drop])
+
+
+def _push_run(backend, fmt, chunks, schemas, own_push=False):
+    """Each chunk through ``backend``'s ``push_content`` (``own_push``: the
+    parser's own ``_push``, its content read from its events), on that
+    backend's scanner: the content per chunk, the calls and where the parser
+    stands at the end."""
+    with _base._use_scanner(backend) as mod:
+        p = tools.create(fmt)
+        if schemas:
+            p.set_streaming_tool_schemas(schemas)
+        got = []
+        for c in chunks:
+            if own_push:
+                p._push(c)
+                events, p._events = p._events, []
+                got.append("".join(e[2] for e in events if e[0] == "c"))
+            else:
+                got.append(mod.push_content(p, c))
+        calls = [(c.index, c.name, "".join(c.args), c.ok) for c in p._calls]
+        return got, calls, (p._buf[p._pos:], p._base + p._pos, p._cur is None, p._error_at)
+
+
+@_examples(10)
+@given(data=st.data())
+def test_push_content_is_push_then_the_content_of_its_events(fmt, data):
+    text = data.draw(format_texts(fmt))
+    chunks = [c for c in _cuts(data.draw, text) if c]
+    schemas = _SCHEMA if data.draw(st.booleans()) else None
+    want = _push_run("python", fmt, chunks, schemas, own_push=True)
+    assert _push_run("python", fmt, chunks, schemas) == want
+    if compiled is not None:
+        assert _push_run("cython", fmt, chunks, schemas) == want
+        assert _push_run("cython", fmt, chunks, schemas, own_push=True) == want
+
+
+@pytest.mark.parametrize("backend", ["cython", "python"] if compiled is not None else ["python"])
+def test_push_content_reads_prose_and_a_call_fed_to_its_scan(backend):
+    chunks = ["Hi ", "there <", "tool_call>\n<function=f>\n<parameter=a>\n1", "2\n</parameter>\n</func", "tion>",
+              "\n</tool_call> bye"]
+    got = _push_run(backend, "qwen3_coder", chunks, None)
+    assert got == _push_run(backend, "qwen3_coder", chunks, None, own_push=True)
+    assert "".join(got[0]) == "Hi there  bye" and got[1] == [(0, "f", '{"a": 12}', True)]
+
+
 @pytest.mark.parametrize("backend", ["cython", "python"] if compiled is not None else ["python"])
 def test_model_new_builds_what_the_validated_constructor_builds(backend):
     mod = compiled if backend == "cython" else pure

@@ -909,7 +909,98 @@ class RcMlxToolParser(_MlxToolParser):
         lean_any = lean or lean_multi or lean_piece
         plain_idle = type(self)._idle_state is RcMlxToolParser._idle_state
         piece_idle = lean_piece and type(self)._idle_state is _RcMlxPieceStreamer._idle_state
+        args_refined = lean_piece and self._args_refined
         call_triggers = self._call_triggers
+
+        def lean_step(delta_text, current_text, request):
+            # a delta with markup, joined to the deltas kept before it, read by the base
+            # class's own step without the method's frame (the same work as the method):
+            # the parser reads it and the calls it closed are sent; the gate calls it in
+            # state 3 (a call's end)
+            me._fed = len(current_text)
+            p = me._parser
+            # ``p._push``, its scan fed first (one compiled step), and the content it gave
+            content = _tool_base._scan.push_content(p, delta_text)
+            calls = p._calls
+            sent = me._sent
+            n = len(calls)
+            if n > sent:
+                c = calls[sent]
+                if n == sent + 1 and c.ok:
+                    # one call, closed: ``_send`` written out
+                    cid = c.id
+                    cid = cid[:13] if cid and cid.startswith("call_") else _new_id()
+                    name = c.name
+                    args = "".join(c.args) or "{}"
+                    arr = me.prev_tool_call_arr
+                    entry = [{"index": len(arr), "id": cid, "type": "function",
+                              "function": {"name": name, "arguments": args}}]
+                    arr.append({"id": cid, "name": name, "arguments": args})
+                    me._sent = n
+                    out = {"tool_calls": entry, "content": content} if content else {"tool_calls": entry}
+                else:
+                    out = me._send(content, calls, False)
+            else:
+                out = {"content": content} if content else None
+            st.cur = current_text
+            if plain_idle:
+                # ``_idle_state`` written out (keep the two in step)
+                lane = p._lane
+                if lane.__class__ is tuple and lane[0] is p._content_markers and \
+                        p._pos == len(p._buf) and p._rec is None:
+                    st.idle = 1
+                elif call_triggers and lane is not None and (
+                        p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content) and (
+                        closers or (p._rec is None and p._pos == len(p._buf))):
+                    st.idle = 3
+                else:
+                    st.idle = 0
+            else:
+                st.idle = me._idle_state()
+            return out
+
+        def piece_step(delta_text, current_text, request):
+            # a delta with markup, joined to the deltas kept before it, read by the class's
+            # own step without the method's frame (the same work as the method): one
+            # compiled step (the kept deltas sent nothing); the gate calls it in state 6
+            me._fed = len(current_text)
+            if not me._request_read:
+                me._stream_request(request)
+            p = me._parser
+            got = _tool_base._scan.step_args(p, delta_text, _ParsedToolCallDelta)
+            # ``_stepped`` written out
+            if got is None:
+                out = {"content": delta_text}
+            elif got.__class__ is str:
+                out = me._args_piece(got)
+            elif got:
+                out = me._deltas(got)
+            else:
+                out = None
+            st.cur = current_text
+            if piece_idle:
+                # ``_RcMlxPieceStreamer._idle_state`` written out (keep the two in step)
+                run = p.__dict__.get("_name_run")
+                if run is not None and p._rec is None and p._pos == len(p._buf):
+                    st.keep, st.budget = run
+                    st.idle = 7
+                    return out
+                ms = _tool_base._scan.stretch(p, _DROPS)
+                if ms is not None:
+                    t = _STRETCHES.get(p.__class__)
+                    kq = t.get(ms) if t is not None else None
+                    st.keep, st.quiet = kq if kq is not None else _stretch(p.__class__, ms)
+                    st.idle = 6
+                    return out
+                lane = p._lane
+                if p._cur is not None and lane is not None and p._rec is None:
+                    me._piece_lane = lane
+                    st.idle = me._args_state() if args_refined else 4
+                    return out
+                st.idle = RcMlxToolParser._idle_state(me)  # (out of a call: where its super() goes)
+            else:
+                st.idle = me._idle_state()
+            return out
 
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                     delta_token_ids, request):
@@ -928,96 +1019,9 @@ class RcMlxToolParser(_MlxToolParser):
                         st.pend = []
                     me._fed = len(current_text)
                     if lean:
-                        # the parser reads it and the calls it closed are sent
-                        p = me._parser
-                        p._push(delta_text)
-                        events = p._events
-                        content = ""
-                        if events:
-                            p._events = []
-                            for e in events:
-                                if e[0] == "c":
-                                    content += e[2]
-                        calls = p._calls
-                        sent = me._sent
-                        n = len(calls)
-                        if n > sent:
-                            c = calls[sent]
-                            if n == sent + 1 and c.ok:
-                                # one call, closed: ``_send`` written out
-                                cid = c.id
-                                cid = cid[:13] if cid and cid.startswith("call_") else _new_id()
-                                name = c.name
-                                args = "".join(c.args) or "{}"
-                                arr = me.prev_tool_call_arr
-                                entry = [{"index": len(arr), "id": cid, "type": "function",
-                                          "function": {"name": name, "arguments": args}}]
-                                arr.append({"id": cid, "name": name, "arguments": args})
-                                me._sent = n
-                                out = {"tool_calls": entry, "content": content} if content else {"tool_calls": entry}
-                            else:
-                                out = me._send(content, calls, False)
-                        else:
-                            out = {"content": content} if content else None
-                        st.cur = current_text
-                        if plain_idle:
-                            # ``_idle_state`` written out (keep the two in step)
-                            lane = p._lane
-                            if lane.__class__ is tuple and lane[0] is p._content_markers and \
-                                    p._pos == len(p._buf) and p._rec is None:
-                                st.idle = 1
-                            elif call_triggers and lane is not None and (
-                                    p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content) and (
-                                    closers or (p._rec is None and p._pos == len(p._buf))):
-                                st.idle = 3
-                            else:
-                                st.idle = 0
-                        else:
-                            st.idle = me._idle_state()
-                        return out
+                        return lean_step(delta_text, current_text, request)
                     elif lean_piece:
-                        # one compiled step (the kept deltas sent nothing)
-                        me._stream_request(request)
-                        p = me._parser
-                        got = _tool_base._scan.step_args(p, delta_text, _ParsedToolCallDelta)
-                        # ``_stepped`` written out
-                        if got is None:
-                            out = {"content": delta_text}
-                        elif got.__class__ is str:
-                            out = me._args_piece(got)
-                        elif got:
-                            out = me._deltas(got)
-                        else:
-                            out = None
-                        st.cur = current_text
-                        if piece_idle:
-                            # ``_RcMlxPieceStreamer._idle_state`` written out (keep the two in step)
-                            lane = p._lane
-                            if lane.__class__ is tuple and p._rec is None and p._pos == len(p._buf):
-                                ms, sink = lane
-                                if ms is not p._content_markers and (
-                                        sink.__class__ is _LIST_APPEND and sink.__self__.__class__ is list
-                                        and sink.__name__ == "append" or sink is _tool_base._drop
-                                        or sink is _drop_text):
-                                    st.keep = _FIRSTS.get(ms) or _firsts(ms)
-                                    st.idle = 6
-                                    return out
-                            if p._cur is not None and lane is not None and p._rec is None:
-                                me._piece_lane = lane
-                                st.idle = 4
-                                return out
-                            if lane.__class__ is tuple and lane[0] is p._content_markers and \
-                                    p._pos == len(p._buf) and p._rec is None:
-                                st.idle = 1
-                            elif call_triggers and lane is not None and (
-                                    p._cur is not None or lane.__class__ is not tuple or lane[1] != p._content) and (
-                                    closers or (p._rec is None and p._pos == len(p._buf))):
-                                st.idle = 3
-                            else:
-                                st.idle = 0
-                        else:
-                            st.idle = me._idle_state()
-                        return out
+                        return piece_step(delta_text, current_text, request)
                     else:
                         # a composed name's machine reads it, as the method does after its shortcuts
                         if me._tools is None and request is not None and me.multi.rest_needs_listed_tool:
@@ -1069,10 +1073,12 @@ class RcMlxToolParser(_MlxToolParser):
         piece = getattr(self, "_piece", None)
         self.extract_tool_calls_streaming = _text_gate(  # type: ignore[method-assign]
             st, "".join(sorted(trig)), self._call_triggers, closers, general, piece, self._piece_triggers,
-            self._openers(), getattr(self, "_after_feed", None))
+            self._openers(), getattr(self, "_after_feed", None),
+            piece_step if lean_piece else lean_step if lean else None)
         fin = getattr(type(self), "finalize_streaming", None)
         lean_fin = fin is RcMlxToolParser.finalize_streaming
         lean_mfin = fin is RcMlxMultiToolParser.finalize_streaming
+        lean_pfin = fin is _RcMlxPieceStreamer.finalize_streaming
         if fin is not None:
             def finalize_streaming(current_text: str = "") -> Optional[dict]:
                 if st.idle == 5 and st.pend:
@@ -1111,6 +1117,13 @@ class RcMlxToolParser(_MlxToolParser):
                         me._unclosed = ""
                         return None
                     return fin(me, current_text)
+                if lean_pfin and st.idle == 1 and not st.pend and me._parser._cur is None:
+                    # a piece streamer's parser waiting in plain content with nothing held:
+                    # its end (``finish``) reads nothing and sends nothing; it is only reset
+                    me._fed = len(st.cur)
+                    st.cur, st.idle = _NOCUR, 0
+                    me._parser.reset()
+                    return None
                 first = None
                 if st.pend:
                     # deltas kept inside a call: read before the end
@@ -2039,9 +2052,17 @@ class _PoolsideGlm45(_Glm45):
             m = yield from self._until(ends, lambda t: emit(_json_escape(t)))
             emit('"')
             return m
+        # ``_until`` into a list, written out (no generator per value)
         parts: list[str] = []
-        m = yield from self._until(ends, parts.append)
-        self._emit_args(_typed_value("".join(parts).strip(), frozenset()))
+        sink = parts.append
+        until = _tool_base._scan.until
+        m = until(self, ends, sink)
+        while m is False:
+            yield
+            self._lane = None
+            m = until(self, ends, sink)
+        # ``_typed_value(text, frozenset())``: JSON when it parses, else a string (one compiled call)
+        self._emit_args(_tool_base._scan.value_json("".join(parts).strip(), False))
         return m
 
 
@@ -2059,7 +2080,6 @@ from ..tools import _base as _tool_base  # noqa: E402
 from ..tools._types import ParsedToolCallDelta as _ParsedToolCallDelta  # noqa: E402
 
 
-_LIST_APPEND = type([].append)
 _FIRSTS: dict = {}  # a Markers object -> the characters its markers start with
 
 
@@ -2072,12 +2092,53 @@ def _firsts(ms: Any) -> str:
     return got
 
 
+_STRETCHES: dict = {}  # a parser class -> {a stretch's Markers: the gate's (keep, quiet) there}
+
+
+def _stretch(cls: type, ms: Any) -> tuple:
+    """The gate's ``(TextGate.keep, TextGate.quiet)`` where a parser of class
+    ``cls`` waits in a stretch read without a word, ending at a marker of
+    ``ms``: the characters those markers start with, and the format's
+    ``QUIET_MARKERS`` there (each mapped to the pair of the stretch it leads
+    to), only where the class reads its calls with the ``_section`` those
+    markers describe; ``None`` where it has none."""
+    t = _STRETCHES.get(cls)
+    if t is None:
+        src: dict = {}
+        for k in cls.__mro__:
+            if "QUIET_MARKERS" in k.__dict__:
+                if getattr(cls, "_section", None) is k.__dict__.get("_section"):
+                    src = k.__dict__["QUIET_MARKERS"]
+                break
+        quiet: dict = {lane: {} for lane in src}
+        for lane, moves in src.items():
+            for m, nxt in moves.items():
+                quiet[lane][m] = (_firsts(nxt), quiet.get(nxt))
+        if len(_STRETCHES) > 64:  # classes made at run time: keep the cache bounded
+            _STRETCHES.clear()
+        t = _STRETCHES[cls] = {lane: (_firsts(lane), q) for lane, q in quiet.items()}
+    got = t.get(ms)
+    if got is None:
+        if len(t) > 256:  # a format may build a stretch's markers as it reads: bounded all the same
+            t.clear()
+        got = t[ms] = (_firsts(ms), None)
+    return got
+
+
 class _RcMlxPieceStreamer(RcMlxToolParser):
     """Streaming over our format parser, answered as vllm-mlx's dict deltas:
     each delta's content and, per call, its name and argument pieces in one
     tool-call entry (O(delta): only the new text is read).  A subclass says
     how a call's entry opens (``_open_call``: its id and shape, or ``None``
     to drop the call) and what it reads from the request."""
+
+    # whether ``_stream_request`` has nothing (more) to read from the request
+    _request_read = True
+    # whether state 4 (inside a call) is refined by ``_args_state``
+    _args_refined = False
+
+    def _args_state(self) -> int:
+        return 4
 
     def _stream_request(self, request: Any) -> None:
         pass
@@ -2087,22 +2148,61 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
 
     def _idle_state(self) -> int:
         p = self._parser
+        run = p.__dict__.get("_name_run")
+        if run is not None and p._rec is None and p._pos == len(p._buf):
+            # a run of characters read without a word (mistral's name), nothing held: a
+            # delta made of them, within what the run may still take, only adds to it
+            self._gate.keep, self._gate.budget = run
+            return 7
+        ms = _tool_base._scan.stretch(p, _DROPS)
+        if ms is not None:
+            # a stretch read without a word (a name, a key, a value kept whole, the
+            # text between tags: the sink keeps or drops it), nothing held: a delta
+            # with no character a marker that ends it starts with only adds to it,
+            # and sends nothing; nor do the markers the gate may keep there too (the
+            # format's QUIET_MARKERS: read there, they lead to another such stretch)
+            self._gate.keep, self._gate.quiet = _stretch(p.__class__, ms)
+            return 6
         lane = p._lane
-        if lane.__class__ is tuple and p._rec is None and p._pos == len(p._buf):
-            ms, sink = lane
-            if ms is not p._content_markers and (
-                    sink.__class__ is _LIST_APPEND and sink.__self__.__class__ is list and sink.__name__ == "append"
-                    or sink is _tool_base._drop or sink is _drop_text):
-                # a stretch read without a word (a name, a key, a value kept whole, the
-                # text between tags: the sink keeps or drops it), nothing held: a delta
-                # with no character a marker that ends it starts with only adds to it,
-                # and sends nothing
-                self._gate.keep = _FIRSTS.get(ms) or _firsts(ms)
-                return 6
         if p._cur is not None and lane is not None and p._rec is None:
             self._piece_lane = lane
-            return 4  # inside a call: the gate hands each delta to _piece
+            # inside a call: the gate hands each delta to _piece (or, inside arguments
+            # sent as written, to their reader: ``_args_state``)
+            return self._args_state() if self._args_refined else 4
         return super()._idle_state()
+
+    def _openers(self) -> Optional[dict]:
+        """The markers that, read as a whole delta from plain content (nothing
+        held), send nothing and leave the parser in a stretch read without a
+        word (state 6): the gate keeps such a delta too, and takes that
+        stretch's ``(keep, quiet)``.  Found once per class by reading each
+        marker of the format after some content (``RcMlxToolParser._openers``)."""
+        cls = type(self)
+        if cls._idle_state is not _RcMlxPieceStreamer._idle_state:
+            return None
+        got = _OPENERS.get(cls)
+        if got is None:
+            saved, gate = self._parser, self._gate
+            held = (gate.keep, gate.quiet, self.__dict__.get("_piece_lane"))
+            found: dict = {}
+            try:
+                thinks = {a for a, _ in saved.think_pairs}
+                for m in saved._content_markers.markers:
+                    if m in thinks:
+                        continue
+                    self._parser = p = type(saved)()
+                    p._push("Sure. ")
+                    if self._idle_state() != 1:
+                        continue
+                    p._events = []
+                    p._push(m)
+                    if not p._events and not p._calls and self._idle_state() == 6:
+                        found[m] = (gate.keep, gate.quiet)
+            finally:
+                self._parser = saved
+                gate.keep, gate.quiet, self._piece_lane = held
+            got = _OPENERS[cls] = found
+        return got or None
 
     def _piece(self, delta_text: str) -> Optional[dict]:
         """State 4's delta (the gate checked the stream continues): one compiled
@@ -2155,6 +2255,20 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
     def _deltas(self, deltas: Optional[list]) -> Optional[dict]:
         if not deltas:
             return None
+        if len(deltas) == 1:
+            # one delta (a call's name, a closing piece): the loop below, written out
+            d = deltas[0]
+            if d.content is not None:
+                return {"content": d.content}
+            slot = self._open_call(d.index, d.name)
+            if slot is None:
+                return None
+            fn = slot["function"]
+            if d.name is not None:
+                fn["name"] = d.name
+            if d.arguments:
+                fn["arguments"] = fn.get("arguments", "") + d.arguments
+            return {"tool_calls": [slot]}
         content: list[str] = []
         pending: dict[int, Optional[dict]] = {}
         for d in deltas:
@@ -2200,7 +2314,7 @@ class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
         super().reset()
         self._parser = self._new_parser()
         self._tools: Optional[set] = None
-        self._schemas_set = False
+        self._request_read = False
         self._ids: dict[int, Optional[str]] = {}  # call index -> its id (None: dropped)
         self._prime()
 
@@ -2221,9 +2335,9 @@ class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
         return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=content)
 
     def _stream_request(self, request: Any) -> None:
-        if not self._schemas_set and request is not None:
+        if not self._request_read and request is not None:
             self._tools = self._configure(self._parser, request)
-            self._schemas_set = True
+            self._request_read = True
 
     def _open_call(self, i: int, name: Optional[str]) -> Optional[dict]:
         if name is not None:
@@ -2234,11 +2348,20 @@ class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
             return None
         return {"index": i, "id": cid, "type": "function", "function": {"arguments": ""}}
 
+    def _args_piece(self, text: str) -> Optional[dict]:
+        # ``_open_call(i, None)`` and the piece in one entry, written out
+        i = self._parser._cur.index
+        cid = self._ids.get(i)
+        if cid is None:
+            return None
+        return {"tool_calls": [{"index": i, "id": cid, "type": "function", "function": {"arguments": text}}]}
+
 
 from ..tools._json import DONE as _DONE, JsonReader as _JsonReader, NEED as _NEED  # noqa: E402
 from ..tools._json_formats import MistralToolParser as _Mistral  # noqa: E402
 
 _M_NAME = re.compile(r"[A-Za-z0-9_.\-]*")
+_M_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"  # _M_NAME's
 _M_WS = re.compile(r"\s*")
 
 
@@ -2264,6 +2387,9 @@ def _drop_text(_t: str) -> None:
     return None
 
 
+_DROPS = (_tool_base._drop, _drop_text)  # the sinks of a stretch whose text is dropped (``_scan.stretch``)
+
+
 class _MlxMistral(_Mistral):
     """Our mistral format with vllm-mlx's reading of it: after ``[TOOL_CALLS]``
     a name then ``[ARGS]`` or directly ``{`` (older checkpoints), and the
@@ -2272,12 +2398,19 @@ class _MlxMistral(_Mistral):
 
     format_name = "vllm_mlx_mistral"
 
+    def reset(self) -> None:
+        super().reset()
+        # while a name is read across chunks: (the characters it may hold, how many
+        # more it may take); a streaming caller may keep the deltas of the run
+        # (vllm-mlx's gate, state 7)
+        self._name_run: Optional[tuple] = None
+
     def _section(self, opener):
         yield from self._skip_ws()
         c = yield from self._peek()
         if c == "[" or c == "{" or c is None:
             return (yield from super()._section(opener))
-        name = yield from self._read(_M_NAME, 256)
+        name = yield from self._read(_M_NAME, 256, _M_NAME_CHARS)  # its waits shown as _name_run
         if not name:
             self._fail()
             return None
@@ -2352,11 +2485,7 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
     # step (``_flush_args``), and a delta the value ends in is finished here
     # (``_after_feed``), as the scanner's step finishes a lane's feed.
 
-    def _idle_state(self) -> int:
-        idle = super()._idle_state()
-        if idle == 4:
-            return self._args_state()
-        return idle
+    _args_refined = True
 
     def _args_state(self) -> int:
         p = self._parser

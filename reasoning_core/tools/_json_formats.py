@@ -170,8 +170,11 @@ class MistralToolParser(BaseToolParser):
         self._pos = end
         return m.group()
 
-    def _read(self, rx, limit):
-        """A run of characters matching ``rx``; ``None`` past ``limit``."""
+    def _read(self, rx, limit, chars=None):
+        """A run of characters matching ``rx``; ``None`` past ``limit``.  Given
+        ``chars`` (the characters ``rx`` matches), each wait for more of the run
+        is shown as ``self._name_run = (chars, how many more it may take)``
+        (``None`` once it goes on): a streaming caller may keep such deltas."""
         parts = []
         total = 0
         while True:
@@ -183,4 +186,9 @@ class MistralToolParser(BaseToolParser):
                 return None
             if self._pos < len(self._buf) or self._eof:
                 return "".join(parts)
-            yield
+            if chars is None:
+                yield
+            else:
+                self._name_run = (chars, limit - total)
+                yield
+                self._name_run = None

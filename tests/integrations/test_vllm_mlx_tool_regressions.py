@@ -248,6 +248,24 @@ _WHOLE.update({
 _MARKUP = r"(<[^<>]{1,40}>|\[TOOL_CALLS\]|\[ARGS\]|<\|\"\|>|\n)"
 
 
+def _markup_cut(text, markup, rng, whole=1.0):
+    """``markup`` (a regex, one group) as whole deltas (a tokenizer's special tokens;
+    each with probability ``whole``), the rest cut 1-4 characters at a time."""
+    import re
+
+    chunks = []
+    for piece in re.split(markup, text):
+        if re.fullmatch(markup, piece) and (whole >= 1 or rng.random() < whole):
+            chunks.append(piece)
+            continue
+        i = 0
+        while i < len(piece):
+            k = rng.randint(1, 4)
+            chunks.append(piece[i:i + k])
+            i += k
+    return chunks
+
+
 def _answers(parser, chunks, request=None):
     """Each delta's content (then the end's), and the call entries in order, each
     with the number of deltas read when it came; call ids numbered in order of
@@ -277,23 +295,13 @@ def _answers(parser, chunks, request=None):
 @pytest.mark.parametrize("seed", range(8))
 def test_each_delta_is_answered_as_reading_every_delta_does(cls_name, seed):
     import random
-    import re
 
     cls = next(c for c in M.TOOL_PARSERS.values() if c.__name__ == cls_name)
     rng = random.Random(seed)
     body = _WHOLE[cls_name]
     text = body if cls_name in BARE else "Let me check.\n" + body + ("\nDone." if seed % 2 else "")
     if seed < 4:  # markup whole, the rest cut 1-4 characters at a time
-        chunks = []
-        for piece in re.split(_MARKUP, text):
-            if re.fullmatch(_MARKUP, piece):
-                chunks.append(piece)
-            else:
-                i = 0
-                while i < len(piece):
-                    k = rng.randint(1, 4)
-                    chunks.append(piece[i:i + k])
-                    i += k
+        chunks = _markup_cut(text, _MARKUP, rng)
     else:
         cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, len(text) // 2)))
         chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
@@ -347,6 +355,79 @@ def test_poolside_streams_a_string_value_as_read_whatever_the_gate_keeps(seed):
     want = _answers(_general_only(cls)(None), chunks, request)
     assert len({n for n, _ in want[1]}) > 2, "the string value does not stream"
     assert _answers(cls(None), chunks, request) == want
+
+
+# poolside_v1's keys: the gate keeps a tag that starts or ends a key (the format's
+# QUIET_MARKERS) with the stretch's text; the delta that sends something reads them
+_POOLSIDE_ODD = ("Hi.\n<tool_call>get_weather\n<arg_key>junk<arg_key>city</arg_key> x <arg_key>city</arg_key>\n"
+                 "<arg_value>Paris</arg_value>\n\n<arg_key>days</arg_key><arg_value>3</arg_value> tail "
+                 "<arg_key>unit</arg_key></tool_call>\n<tool_call>lookup\n</tool_call> and "
+                 "<tool_call>lookup\n<arg_key>q</arg_key>\n<arg_value>a < b</arg_value>\n<arg_key>n")
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("request_kind", ["none", "typed"])
+def test_poolside_keeps_a_key_s_tags_and_answers_each_delta_as_reading_every_delta_does(seed, request_kind):
+    import random
+
+    cls = M.TOOL_PARSERS["poolside_v1"]
+    request = None if request_kind == "none" else {"tools": [
+        {"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}},
+        {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]}
+    chunks = _markup_cut(_POOLSIDE_ODD, r"(<[^<>]{1,20}>|\n)", random.Random(seed), 1.0 if seed < 4 else 0.7)
+    want = _answers(_general_only(cls)(None), chunks, request)
+    assert want[1], "the stream has no call"
+    assert _answers(cls(None), chunks, request) == want  # the same answers, at the same deltas
+    # the gate kept the key's tags: reading every delta would step at each of them
+    p = cls(None)
+    tags = {"<arg_key>", "</arg_key>"}
+    seen = []
+    real = M._tool_base._scan.step_args
+    try:
+        M._tool_base._scan.step_args = lambda q, d, c: seen.append(d) or real(q, d, c)
+        got = _answers(p, chunks, request)
+    finally:
+        M._tool_base._scan.step_args = real
+    assert got == want
+    if seed < 4:
+        assert not any(d in tags for d in seen), seen
+        assert sum(any(t in d for t in tags) for d in seen) >= 3, seen
+
+
+# mistral's names: the gate keeps the deltas of a name (a run of name characters, within
+# the 256 a name may have) and the parser reads them with the delta after the run
+_MISTRAL_NAMES = ["get_weather[ARGS]{\"a\": 1}", "get.weather-2 [ARGS]{}", "look_up{\"q\": \"x\"}",
+                  "bad name[ARGS]{}", "x" * 250 + "_too_long_a_name[ARGS]{}", "y" * 256 + "[ARGS]{}",
+                  "z" * 257 + "[ARGS]{}", "caf\u00e9[ARGS]{}", "tail_at_the_end"]
+
+
+def test_mistral_name_characters_are_what_its_name_pattern_matches():
+    chars = M._M_NAME_CHARS
+    assert len(set(chars)) == len(chars)
+    assert {chr(i) for i in range(0x3000) if M._M_NAME.fullmatch(chr(i))} == set(chars)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("body", _MISTRAL_NAMES, ids=range(len(_MISTRAL_NAMES)))
+def test_mistral_keeps_a_name_s_deltas_and_answers_each_delta_as_reading_every_delta_does(body, seed):
+    import random
+
+    cls = M.TOOL_PARSERS["mistral"]
+    rng = random.Random(seed)
+    text = "Ok. [TOOL_CALLS]" + body + " done [TOOL_CALLS]lookup[ARGS]{}"
+    chunks = _markup_cut(text, r"(\[TOOL_CALLS\]|\[ARGS\])", rng)
+    want = _answers(_general_only(cls)(None), chunks)
+    assert _answers(cls(None), chunks) == want
+    # the name's deltas after its first were kept: reading every delta steps at each
+    seen = []
+    real = M._tool_base._scan.step_args
+    try:
+        M._tool_base._scan.step_args = lambda q, d, c: seen.append(d) or real(q, d, c)
+        assert _answers(cls(None), chunks) == want
+    finally:
+        M._tool_base._scan.step_args = real
+    assert len(seen) < len(chunks) - 2, seen
 
 
 # classes whose first tool markup may only be read at the output's start (llama's bare JSON)
@@ -503,8 +584,8 @@ def test_the_gate_state_after_each_delta_is_what_idle_state_answers(cls_name, se
         gate = p._gate
         if gate.pend or p._fed != len(cur):  # the parser has not read up to here (kept or passed through)
             continue
-        held = (gate.idle, gate.keep)
+        held = (gate.idle, gate.keep, gate.quiet, gate.budget if gate.idle == 7 else None)
         assert p._idle_state() == held[0], (cls_name, ch)
-        assert gate.keep == held[1]
+        assert (gate.keep, gate.quiet, gate.budget if held[0] == 7 else None) == held[1:]
         checked += 1
     assert checked
