@@ -1726,9 +1726,10 @@ def step_args(p, str delta, cls):
 def push_content(p, str delta):
     """``p._push(delta)`` for a non-empty ``delta`` (see the twin): the content
     it gave, joined (``""`` for none)."""
-    text = _feed(p, delta)
+    cdef dict d = p.__dict__
+    text = _feed(p, delta, d)
     if text:
-        p._cur.args.append(text)
+        d["_cur"].args.append(text)
     cdef list events = p._events
     if PyList_GET_SIZE(events) == 0:
         return ""
@@ -1801,11 +1802,13 @@ cdef int _resume(p, dict d) except -1:
     return 0
 
 
-cdef object _feed(p, str delta):
+cdef object _feed(p, str delta, dict d):
     """``p._push(delta)``, the scan the parser waits in fed directly while it
     cannot finish in the chunk (see ``step``): the text of the open call's
     arguments that the lane wrote and the parser did not (``_lane_args``), else
-    ``None``."""
+    ``None``.  ``d`` is ``p.__dict__``: the parser's attributes are read and
+    written there (plain attributes: no descriptor of these names exists on
+    any parser class)."""
     cdef str buf
     cdef object text = None
     cdef Py_ssize_t pos, h, k, n, j = -1
@@ -1814,9 +1817,6 @@ cdef object _feed(p, str delta):
     cdef list events, out
     cdef JsonReader reader
     cdef Py_UCS4 firsts[16]
-    # The parser's attributes, read and written in its instance dict (plain
-    # attributes: no descriptor of these names exists on any parser class).
-    cdef dict d = p.__dict__
     lane = d["_lane"]
     if lane is None or d["_rec"] is not None:
         p._push(delta)
@@ -1872,9 +1872,10 @@ cdef object _feed(p, str delta):
 
 cdef object _step(p, str delta, cls, bint raw):
     cdef tuple e
-    text = _feed(p, delta)
+    cdef dict d = p.__dict__
+    text = _feed(p, delta, d)
     if text:
-        cur = p._cur
+        cur = d["_cur"]
         cur.args.append(text)
         if raw:
             return text
