@@ -1115,6 +1115,7 @@ class RcMlxToolParser(_MlxToolParser):
                     st.cur, st.idle = _NOCUR, 0
                     if current_text.__class__ is not str or len(current_text) <= me._fed:
                         me._unclosed = ""
+                        me._fed = 0  # (as the class's end of stream leaves it)
                         return None
                     return fin(me, current_text)
                 if lean_pfin and st.idle == 1 and not st.pend and me._parser._cur is None:
@@ -1898,6 +1899,7 @@ class RcMlxMultiToolParser(RcMlxToolParser):
         if self._unclosed and self.multi.parse_unclosed:
             content.append(self._unclosed)  # DSML: markup no call parses from is released at the end
         out = self._result("".join(content), calls)
+        self._fed = 0  # the stream is over: a reused instance counts the next one's text from its start
         if out is None and pending and self.multi.pending_ends_empty:
             return {"content": ""}  # llama: an unfinished call at the end is not shown
         return out
