@@ -512,6 +512,23 @@ def _grammar_call(p):
         finally:
             restore()
 
+
+def _whole_call_agrees(read, fmt, buf, lead):
+    """``read(mod, buf, pos)`` on both scanners: the same answer, returned; where
+    it reads a call (answers ``(..., marker, end)``), the grammar's generators
+    (the shortcuts off) on a ``fmt`` parser of ``buf[:end]`` stop at ``end`` on
+    the same marker without waiting.  Answers ``(answer, the parser's calls)``."""
+    want = read(pure, buf, len(lead))
+    if compiled is not None:
+        assert read(compiled, buf, len(lead)) == want
+    if want is None:
+        return None, None
+    m, end = want[-2:]
+    p = tools.create(fmt)
+    p._buf, p._pos, p._eof = buf[:end], len(lead), False
+    assert (_grammar_call(p), p._pos) == (m, end)
+    return want, p._calls
+
 # ------------------------------------------------------------------ a DeepSeek-V3 call read whole
 
 _DS_SEP, _DS_END, _DS_BEGIN, _DS_CALLS_END = "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁call▁begin｜>", \
@@ -558,19 +575,12 @@ def test_deepseek_call_matches_the_twin_and_the_grammar(text, lead):
     """``deepseek_call`` on both scanners: the same answer; and where it reads
     the call, the grammar's generators (the shortcuts off) read the same
     name, arguments and marker from the same text, without waiting."""
-    buf = lead + text
-    want = _deepseek_call(pure, buf, len(lead))
-    if compiled is not None:
-        assert _deepseek_call(compiled, buf, len(lead)) == want
+    want, calls = _whole_call_agrees(_deepseek_call, "deepseek_v3", lead + text, lead)
     if want is None:
         return
-    name, args, m, end = want
+    name, args, _m, _end = want
     assert json.loads(args) is not None and _base.valid_name(name)
-    p = tools.create("deepseek_v3")
-    p._buf, p._pos, p._eof = buf[:end], len(lead), False
-    got = _grammar_call(p)
-    assert (got, p._pos) == (m, end)
-    assert [(c.name, "".join(c.args), c.ok) for c in p._calls] == [(name, args, True)]
+    assert [(c.name, "".join(c.args), c.ok) for c in calls] == [(name, args, True)]
 
 
 # ------------------------------------------------------------------ a Kimi-K2 call read whole
@@ -615,16 +625,9 @@ def test_kimi_call_matches_the_twin_and_the_grammar(text, lead):
     """``kimi_call`` on both scanners: the same answer; and where it reads the
     call, the grammar's generators (the shortcuts off) read the same name,
     id, arguments and marker from the same text, without waiting."""
-    buf = lead + text
-    want = _kimi_call(pure, buf, len(lead))
-    if compiled is not None:
-        assert _kimi_call(compiled, buf, len(lead)) == want
+    want, calls = _whole_call_agrees(_kimi_call, "kimi_k2", lead + text, lead)
     if want is None:
         return
-    name, ident, args, m, end = want
+    name, ident, args, _m, _end = want
     assert json.loads(args) is not None and _base.valid_name(name)
-    p = tools.create("kimi_k2")
-    p._buf, p._pos, p._eof = buf[:end], len(lead), False
-    got = _grammar_call(p)
-    assert (got, p._pos) == (m, end)
-    assert [(c.name, c.id, "".join(c.args), c.ok) for c in p._calls] == [(name, ident, args, True)]
+    assert [(c.name, c.id, "".join(c.args), c.ok) for c in calls] == [(name, ident, args, True)]
