@@ -1471,22 +1471,48 @@ cdef inline int _slot_set(object descr, Py_ssize_t offset, object obj, object va
     return Py_TYPE(descr).tp_descr_set(descr, obj, value)
 
 
+cdef enum:
+    _MAX_SUBS = 16   # open places per level (a template with more is refused)
+
+
 cdef class _Level:
     cdef object cls
     cdef dict template
     cdef frozenset fields
     cdef bint extra
     cdef list subs        # [(key, kind)]: 0 index, 1 piece, 2 child, 3 [child], 4 a copy of the template's list
+    cdef int nsubs
+    cdef PyObject* sub_keys[_MAX_SUBS]    # subs as C arrays (the keys are held by ``subs``)
+    cdef int sub_kinds[_MAX_SUBS]
     cdef object d_dict, d_fset, d_extra, d_priv
     cdef Py_ssize_t o_fset, o_extra, o_priv    # their slot offsets (-1: set through the descriptor)
 
+    cdef void _index_subs(self):
+        cdef tuple s
+        cdef int i = 0
+        for s in self.subs:
+            self.sub_keys[i] = <PyObject*>s[0]
+            self.sub_kinds[i] = <int>s[1]
+            i += 1
+        self.nsubs = i
+
     cdef object make(self, object index, object piece, object child):
         cdef dict values = PyDict_Copy(self.template)
-        cdef tuple s
-        for s in self.subs:
-            kind = <int>s[1]
-            PyDict_SetItem(values, s[0], index if kind == 0 else piece if kind == 1 else child if kind == 2
-                           else [child] if kind == 3 else list(<list>self.template[s[0]]))
+        cdef int i, kind
+        cdef object key
+        for i in range(self.nsubs):
+            kind = self.sub_kinds[i]
+            key = <object>self.sub_keys[i]
+            if kind == 0:
+                PyDict_SetItem(values, key, index)
+            elif kind == 1:
+                PyDict_SetItem(values, key, piece)
+            elif kind == 2:
+                PyDict_SetItem(values, key, child)
+            elif kind == 3:
+                PyDict_SetItem(values, key, [child])
+            else:
+                PyDict_SetItem(values, key, list(<list>self.template[key]))
         m = rc_alloc(self.cls)
         _descr_set(self.d_dict, m, values)
         _slot_set(self.d_fset, self.o_fset, m, PySet_New(self.fields))
@@ -1548,6 +1574,9 @@ cdef class ModelShape:
                     if any(x is CHILD or x is INDEX or x is PIECE for x in v):
                         raise ValueError(f"ModelShape: level {i}: a hole inside a list must be [CHILD] alone")
                     lv.subs.append((key, 4))
+            if len(lv.subs) > _MAX_SUBS:
+                raise ValueError(f"ModelShape: level {i} has more than {_MAX_SUBS} open places")
+            lv._index_subs()
             if children != (0 if i == n - 1 else 1):
                 raise ValueError(f"ModelShape: level {i} must hold {'no' if i == n - 1 else 'one'} CHILD")
             lv.d_dict, lv.d_fset, lv.d_extra, lv.d_priv = [_data_descriptor(cls, a) for a in _MODEL_SLOTS]
@@ -1586,6 +1615,8 @@ cdef class ArgsLane:
     tree of it (built with ``None`` for the index and the piece); ``NO_ANSWER``,
     ``None``."""
     cdef object parser, cls, closer, on_close, guard, version, empty
+    cdef dict pdict       # the parser's __dict__ (its attributes live there)
+    cdef object cur       # the parser's open call, once seen to be this lane's
     cdef ModelShape shape
     cdef list pieces
     cdef set dirty
@@ -1602,7 +1633,11 @@ cdef class ArgsLane:
             raise TypeError("ArgsLane: closer and on_close (a callable) come together")
         if guard is not None and not hasattr(guard, "version"):
             raise TypeError("ArgsLane: guard must have a version attribute")
+        pdict = getattr(parser, "__dict__", None)
+        if type(pdict) is not dict:
+            raise TypeError("ArgsLane: parser must keep its attributes in a __dict__")
         self.parser, self.cls, self.shape, self.index, self.slot = parser, cls, shape, index, slot
+        self.pdict = <dict>pdict
         self.pieces, self.dirty, self.closer, self.on_close = pieces, dirty, closer, on_close
         self.guard, self.version, self.empty = guard, version, empty
 
@@ -1614,15 +1649,18 @@ cdef class ArgsLane:
     cdef object _run(self, str delta):
         # step(); self.built tells whether the answer is the shape's tree
         self.built = False
-        out = _step(self.parser, delta, self.cls, True)
+        cdef dict d = self.pdict
+        out = _step_d(self.parser, d, delta, self.cls, True)
         if type(out) is not str:
             if type(out) is list and PyList_GET_SIZE(out) == 0 and self.empty is not None:
                 self.built = True
                 return None if self.empty is NO_ANSWER else (<ModelShape>self.empty)._build(None, None)
             return out
-        cur = (<dict>self.parser.__dict__)["_cur"]
-        if cur is None or cur.index != self.index:
-            return out
+        cur = d["_cur"]
+        if cur is not self.cur:   # (a call's index never changes: once seen, identity tells)
+            if cur is None or cur.index != self.index:
+                return out
+            self.cur = cur
         if self.guard is not None and self.guard.version != self.version:
             return out
         self.built = True
@@ -1871,8 +1909,12 @@ cdef object _feed(p, str delta, dict d):
 
 
 cdef object _step(p, str delta, cls, bint raw):
+    return _step_d(p, <dict>p.__dict__, delta, cls, raw)
+
+
+cdef object _step_d(p, dict d, str delta, cls, bint raw):
+    # _step with the parser's __dict__ given
     cdef tuple e
-    cdef dict d = p.__dict__
     text = _feed(p, delta, d)
     if text:
         cur = d["_cur"]

@@ -724,6 +724,9 @@ def _check_settable(cls, name: str) -> None:
     raise ValueError(f"ModelShape: {cls.__qualname__} has no settable {name} (not a pydantic model)")
 
 
+_MAX_SUBS = 16  # open places per level (a template with more is refused)
+
+
 class ModelShape:
     """Nested pydantic models of one fixed shape with two values left open, built
     without validation (see ``model_new``): ``levels`` lists ``(cls, template,
@@ -768,6 +771,8 @@ class ModelShape:
                     if any(x is CHILD or x is INDEX or x is PIECE for x in v):
                         raise ValueError(f"ModelShape: level {i}: a hole inside a list must be [CHILD] alone")
                     subs.append((key, 4))
+            if len(subs) > _MAX_SUBS:
+                raise ValueError(f"ModelShape: level {i} has more than {_MAX_SUBS} open places")
             if children != (0 if i == n - 1 else 1):
                 raise ValueError(f"ModelShape: level {i} must hold {'no' if i == n - 1 else 'one'} CHILD")
             for a in _MODEL_SLOTS:
@@ -815,6 +820,8 @@ class ArgsLane:
             raise TypeError("ArgsLane: empty must be None, NO_ANSWER or a ModelShape")
         if not isinstance(shape, ModelShape):
             raise TypeError("ArgsLane: shape must be a ModelShape")
+        if type(getattr(parser, "__dict__", None)) is not dict:
+            raise TypeError("ArgsLane: parser must keep its attributes in a __dict__")
         if not isinstance(pieces, list):
             raise TypeError("ArgsLane: pieces must be a list")
         if dirty is not None and not isinstance(dirty, set):

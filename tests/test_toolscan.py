@@ -765,6 +765,7 @@ def test_model_shape_rejects_what_it_cannot_build(backend):
         ([(Msg, {"content": mod.CHILD, "tool_calls": [mod.CHILD]}, (), False), fn], ValueError),
         ([(Msg, {"tool_calls": [mod.CHILD, mod.CHILD]}, (), False), fn], ValueError),  # a hole inside a list
         ([(Fn, {"name": [mod.PIECE]}, (), False)], ValueError),
+        ([(Fn, {f"k{i}": [] for i in range(17)}, (), False)], ValueError),  # over 16 open places
     ):
         with pytest.raises(err):
             mod.ModelShape(levels)
@@ -862,7 +863,7 @@ def test_args_lane_checks_its_arguments(backend):
                 lane.step(bad)
     for kw in ({"shape": "s"}, {"pieces": None}, {"closer": object(), "on_close": print},
                {"closer": mod.JsonCloser()}, {"on_close": print}, {"guard": object()}, {"empty": "x"},
-               {"empty": object()}):
+               {"empty": object()}, {"parser": object()}):  # (a parser without a __dict__)
         args = dict(parser=p, cls=tools.ParsedToolCallDelta, shape=shape, index=0, slot=0, pieces=[])
         args.update(kw)
         with pytest.raises(TypeError):
