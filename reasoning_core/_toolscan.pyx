@@ -1714,6 +1714,34 @@ def sglang_tool_streaming(self, new_text, tools):
         return _lane_or_general(self, <ArgsLane>hot, <str>new_text)
     return self._streaming(new_text, tools)
 
+cdef enum:
+    _TAIL_LEN = 16
+TAIL = _TAIL_LEN  # characters of what it read that ``sglang_tool_streaming_tail`` keeps
+
+
+def sglang_tool_streaming_tail(self, new_text, tools):
+    """``sglang_tool_streaming`` for a detector that also keeps the last
+    ``TAIL`` characters it read in ``_mtail``: a result the lane builds
+    updates it, as reading ``new_text`` would; ``self._answer(out, new_text)``
+    (the lane read the text and built nothing) updates it itself."""
+    cdef dict d = self.__dict__
+    cdef Py_ssize_t n
+    hot = d.get("_hot")
+    if type(hot) is ArgsLane and type(new_text) is str and tools is d.get("_schemas_for"):
+        out = (<ArgsLane>hot)._run(<str>new_text)
+        if (<ArgsLane>hot).built:
+            n = PyUnicode_GET_LENGTH(new_text)
+            if n >= _TAIL_LEN:
+                d["_mtail"] = PyUnicode_Substring(new_text, n - _TAIL_LEN, n)
+            elif n:
+                tail = <str>d["_mtail"] + <str>new_text
+                n = PyUnicode_GET_LENGTH(tail)
+                d["_mtail"] = PyUnicode_Substring(tail, n - _TAIL_LEN, n) if n > _TAIL_LEN else tail
+            return out
+        return self._answer(out, new_text)
+    return self._streaming(new_text, tools)
+
+
 def to_deltas(list events, cls):
     """A chunk's events in text order -> ``cls`` deltas, joining neighbours of the
     same kind (pieces joined once per delta)."""

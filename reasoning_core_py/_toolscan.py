@@ -897,6 +897,25 @@ def sglang_tool_streaming(self, new_text, tools):
     return self._streaming(new_text, tools)
 
 
+TAIL = 16  # characters of what it read that ``sglang_tool_streaming_tail`` keeps
+
+
+def sglang_tool_streaming_tail(self, new_text, tools):
+    """``sglang_tool_streaming`` for a detector that also keeps the last
+    ``TAIL`` characters it read in ``_mtail``: a result the lane builds
+    updates it, as reading ``new_text`` would; ``self._answer(out, new_text)``
+    (the lane read the text and built nothing) updates it itself."""
+    d = self.__dict__
+    hot = d.get("_hot")
+    if type(hot) is ArgsLane and type(new_text) is str and tools is d.get("_schemas_for"):
+        out = hot.step(new_text)
+        if hot.built:
+            d["_mtail"] = (d["_mtail"] + new_text)[-TAIL:]
+            return out
+        return self._answer(out, new_text)
+    return self._streaming(new_text, tools)
+
+
 def to_deltas(events: list, cls) -> list:
     """A chunk's events in text order -> ``cls`` deltas, joining neighbours of the
     same kind. Pieces are collected and joined once per delta (repeated ``+=``

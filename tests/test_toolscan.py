@@ -890,6 +890,45 @@ class _Owner:
 
 
 @pytest.mark.parametrize("backend", _BACKENDS)
+def test_the_tail_entry_keeps_what_the_lane_read(backend):
+    """``sglang_tool_streaming_tail``: ``sglang_tool_streaming`` that also keeps
+    the last ``TAIL`` characters read in ``_mtail`` when the lane builds the
+    answer; an answer it does not build (``_answer``) and the general path
+    leave ``_mtail`` to the owner."""
+    mod = compiled if backend == "cython" else pure
+    Fn, Call, Msg = _models()
+
+    class T(_Owner):
+        parse_streaming_increment = mod.sglang_tool_streaming_tail
+
+    assert mod.TAIL == 16
+    text = ("Hi.\n<tool_call>\n" + '{"name": "f", "arguments": {"c": "' + "ab\\n<x>\\u00e9 0123456789" * 4
+            + '"}}\n</tool_call>\nBye.')
+    with _base._use_scanner(backend):
+        for size in (1, 3, 15, 16, 17, 40):
+            chunks = [text[i:i + size] for i in range(0, len(text), size)] + [""]
+            log: list = []
+            o, req = T(log), object()
+            o._schemas_for, o._mtail = req, "seed"
+            p = tools.create("hermes")
+            built = 0
+            for c in chunks:
+                if o._hot is None and p._cur is not None and p._cur.args:
+                    o._hot = mod.ArgsLane(p, tools.ParsedToolCallDelta, _shape(mod, Fn, Call, Msg), p._cur.index,
+                                          0, [])
+                before = o._mtail
+                got = o.parse_streaming_increment(c, req)
+                if type(got) is Msg:
+                    assert o._mtail == (before + c)[-16:]
+                    built += 1
+                else:
+                    assert got in ("general", "answer") and o._mtail == before
+                    if got == "general":
+                        mod.step_args(p, c, tools.ParsedToolCallDelta)
+            assert built > (3 if size < 16 else 0) and log
+
+
+@pytest.mark.parametrize("backend", _BACKENDS)
 def test_the_engine_entries_take_the_lane_only_when_it_applies(backend):
     """``vllm_tool_streaming`` / ``sglang_tool_streaming`` (bound as methods):
     the lane answers a delta only for its own owner state (a lane of this

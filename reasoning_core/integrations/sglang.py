@@ -1280,23 +1280,29 @@ if _FC is not None:
             self._pend: list[str] = []        # chunks kept unread
             self._blocks: list[str] = []
 
-        def parse_streaming_increment(self, new_text: str, tools: Any):
-            if tools is self._schemas_for and type(new_text) is str:
-                if self._held is not None:
-                    if "}" not in new_text and "]" not in new_text:
-                        pend = self._pend
-                        pend.append(new_text)
-                        if len(pend) >= 256:
-                            self._blocks.append("".join(pend))
-                            pend.clear()
-                        return _fc_normal_result("")
-                elif self._parser._cur is not None and "[" not in new_text and not self._pend \
-                        and not self._blocks and not self._hitems:
-                    # inside a call of the [TOOL_CALLS] [...] form (nothing held): no
-                    # compact call can start in this chunk, so the common hot path reads it
-                    self._mtail = (self._mtail + new_text)[-16:]
-                    return super().parse_streaming_increment(new_text, tools)
+        # Inside a call's arguments (nothing held: a held call has no lane) the
+        # lane answers, compiled, and keeps _mtail; the rest goes to _streaming
+        # or, when the lane read the text and built nothing, to _answer.
+        parse_streaming_increment = _tool_json.SCAN.sglang_tool_streaming_tail
+
+        def _streaming(self, new_text: str, tools: Any):
+            if tools is self._schemas_for and type(new_text) is str and self._held is not None:
+                if "}" not in new_text and "]" not in new_text:
+                    pend = self._pend
+                    pend.append(new_text)
+                    if len(pend) >= 256:
+                        self._blocks.append("".join(pend))
+                        pend.clear()
+                    return _fc_normal_result("")
             return self._read(new_text, tools)
+
+        def _answer(self, deltas: Any, new_text: str):
+            # the lane read new_text (nothing was kept: no call is held)
+            tail = self._mtail + new_text if len(new_text) < 16 else new_text
+            self._mtail = tail[-16:]
+            if type(deltas) is str:
+                deltas = [_PTD(index=self._parser._cur.index, arguments=deltas)]
+            return self._result(deltas, new_text, tail, False)
 
         def _take(self, text: str) -> str:
             if self._blocks or self._pend:
@@ -1318,13 +1324,19 @@ if _FC is not None:
                 deltas = self._step_text(text)
             if final:
                 deltas = (deltas or []) + (p.finish() or [])
+            return self._result(deltas, text, tail, final)
+
+        def _result(self, deltas: Any, text: str, tail: str, final: bool):
             if deltas is None:
                 if not self._hitems:
                     if self._emitted and self.stream_drop_ws_after_call:
                         return _fc_normal_result(self._after_call(text))
                     return _fc_normal_result(text)
                 deltas = [_PTD(index=0, content=text)]
-            return self._convert(self._regroup(deltas, tail, final))
+            out = self._convert(self._regroup(deltas, tail, final))
+            if self._held is not None:
+                self._hot = None  # a held call's chunks are kept unread: no lane reads them
+            return out
 
         def _regroup(self, deltas: list, tail: str, final: bool) -> list:
             out: list = []

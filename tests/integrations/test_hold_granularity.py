@@ -223,6 +223,26 @@ def test_sglang_mistral_compact_cut_inside_the_json(sgl):
     assert args == _bare_args("mistral", chunks)
 
 
+@pytest.mark.parametrize("seed,rng", CASES[:25], ids=[f"s{s}" for s, _ in CASES[:25]])
+def test_sglang_mistral_list_then_compact_calls_do_not_depend_on_the_chunks(sgl, seed, rng):
+    # A [TOOL_CALLS] [...] call streams on the lane (compiled, keeping the last
+    # characters read); a compact call after it is still held and sent whole.
+    # Arguments with brackets and "[ARGS" inside strings, cut every way.
+    listed = {"path": "a[1].py", "content": "x = [1, 2]  # [ARGS] " + _value(rng) + "y" * rng.randint(0, 40)}
+    compact = {"path": "b.py", "content": "[TOOL_CALLS] " + _value(rng)}
+    text = ("Sure.\n[TOOL_CALLS] [" + json.dumps({"name": NAMES[0], "arguments": listed}) + "]"
+            + "[TOOL_CALLS]%s[ARGS]%s" % (NAMES[1], json.dumps(compact)))
+    whole = _sgl_stream(sgl, "rc_mistral", [text], check_books=True)
+    assert whole[1] == {0: NAMES[0], 1: NAMES[1]}
+    assert {k: json.loads(v) for k, v in whole[2].items()} == {0: listed, 1: compact}
+    for most in (1, 4, 17):
+        chunks = [text[i:i + n] for i, n in _cuts(rng, len(text), most)]
+        _, names, args, det = _sgl_stream(sgl, "rc_mistral", chunks, check_books=True)
+        assert (names, args) == whole[1:3], (seed, most, chunks)
+        assert args == _bare_args("mistral", chunks)
+        assert det._hot is None or det._held is None
+
+
 def test_sglang_plain_text_and_other_formats_stream_every_delta(sgl):
     # SGLang's kimi_k2 and glm45 send argument text at every delta: ours too.
     text = ('<|tool_calls_section_begin|><|tool_call_begin|>functions.write_file:0<|tool_call_argument_begin|>'
