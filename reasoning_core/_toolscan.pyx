@@ -282,6 +282,10 @@ cdef inline int _hexval(Py_UCS4 ch):
     return -1
 
 
+cdef extern from "Python.h":
+    int _list_cut "PyList_SetSlice"(object lst, Py_ssize_t low, Py_ssize_t high, PyObject* items) except -1
+
+
 cdef class JsonReader:
     """Reads exactly one JSON value from successive buffers (see the twin).
 
@@ -327,7 +331,7 @@ cdef class JsonReader:
         cdef Py_ssize_t k = PyList_GET_SIZE(out)
         if k:
             self.sink(out[0] if k == 1 else "".join(out))
-            del out[:]
+            _list_cut(out, 0, k, NULL)
         return pos, status
 
     cdef int _feed(self, str buf, Py_ssize_t* ppos, bint eof) except -1:
@@ -1918,7 +1922,7 @@ cdef object _feed(p, str delta, dict d):
                 k = PyList_GET_SIZE(out)
                 if k:
                     text = out[0] if k == 1 else "".join(out)
-                    del out[:]
+                    _list_cut(out, 0, k, NULL)
                     if not d["_lane_args"]:
                         reader.sink(text)
                         text = None
