@@ -35,6 +35,8 @@ from .._tables import END, START, TERM, ids_of_kind
 from .._tokenizer import tables_for, tables_for_async
 from ..families import ENGINE_PARSER_NAMES, Family, get_family
 from ..parser import FamilyParser, parser_class
+from .. import tools as _rc_tools
+from ..tools import _base as _tool_base
 from . import REPLACE_ENV, replace_requested  # noqa: F401  (re-exported: the one switch)
 from ._common import ArgHold as _ArgHold, regroup_held as _regroup_held
 
@@ -598,15 +600,11 @@ class RcMaxToolParser:
                 native.__init__(self)
             except Exception:  # noqa: BLE001 - grammar state only; parsing is ours
                 pass
-        from .. import tools as rc_tools
-
-        self._rc = rc_tools.create(self.tool_format)
+        self._rc = _rc_tools.create(self.tool_format)
         self._types = _max_tool_types()
-        from ..tools import _base as tool_base
-
         # parse_delta building MAX's ParsedToolCallDelta directly (the scanner's
-        # checked fast builder, or its constructor)
-        self._step = tool_base._scan.step
+        # checked fast builder, or its constructor; the scanner in use: a test may swap it)
+        self._step = _tool_base._scan.step
         self._delta_t = self._types[1]
 
     @classmethod

@@ -77,7 +77,7 @@ StreamingParseResult = _rp.StreamingParseResult
 
 from ..families import ENGINE_PARSER_NAMES, RUNTIME_ENGINE_NAMES, Family, family_for_tokenizer, get_family
 from ..text import TextReasoningParser
-from ..tools import _json as _tool_json
+from ..tools import _base as _tool_base, _json as _tool_json
 from ..tools._tagged_json_formats import DOTS_CALL as _DOTS_OPEN, DOTS_END as _DOTS_CLOSE
 from ..tools._types import ParsedToolCallDelta as _PTD
 from ._common import ArgHold as _ArgHold, BlockReader as _BlockReader, json_closer as _json_closer, null_text_class as _null_text_class
@@ -915,9 +915,7 @@ if _FC is not None:
             self._schemas_for: Any = _UNSEEN  # the tools list the schemas were read from
             self._tool_names: dict[str, int] = {}
             # parse_delta, answering a piece of the open call's arguments as a str
-            from ..tools import _base as tool_base
-
-            self._step = tool_base._scan.step_args
+            self._step = _tool_base._scan.step_args
             # The call whose arguments stream now: its pieces recorded (dirty
             # set, JSON closer) and its result built in one compiled step (an
             # ArgsLane), or None.
@@ -1074,9 +1072,7 @@ if _FC is not None:
 
         def _lane(self, i: int, slot: int) -> Any:
             """The lane of our call ``i`` (sent as ``slot``), or None."""
-            from ..tools import _base as tool_base  # the scanner in use (a test may swap it)
-
-            scan = tool_base._scan
+            scan = _tool_base._scan  # the scanner in use (a test may swap it)
             if type(_FC_ARGS_SHAPE) is not scan.ModelShape:
                 return None
             args = self.streamed_args_for_tool
