@@ -1787,6 +1787,26 @@ def step(p, str delta, cls):
     return _step(p, delta, cls, False)
 
 
+cdef object _STEP = step
+
+
+def max_tool_step(self, delta):
+    """MAX's ``parse_delta`` for an integration class that keeps our parser
+    in ``_rc``, MAX's delta class in ``_delta_t`` and the scanner's ``step``
+    it uses in ``_step`` (a class attribute: it binds as a method).  A
+    non-empty ``str`` delta is that step, answered in MAX's class (this
+    module's step with no Python frame); everything else goes to
+    ``self._parse_other(delta)``."""
+    cdef dict d = self.__dict__
+    if type(delta) is str and PyUnicode_GET_LENGTH(delta):
+        st = d.get("_step")
+        if st is _STEP:
+            return _step(d["_rc"], <str>delta, d["_delta_t"], False)
+        if st is not None:
+            return st(d["_rc"], delta, d["_delta_t"])
+    return self._parse_other(delta)
+
+
 def step_args(p, str delta, cls):
     """``step``, except that a result made of one piece of the open call's
     arguments (``p._cur``) comes back as that piece's text (a ``str``)."""

@@ -982,6 +982,20 @@ def step(p, delta: str, cls):
     return _step(p, delta, cls, False)
 
 
+def max_tool_step(self, delta):
+    """MAX's ``parse_delta`` for an integration class that keeps our parser
+    in ``_rc``, MAX's delta class in ``_delta_t`` and the scanner's ``step``
+    it uses in ``_step`` (a class attribute: it binds as a method).  A
+    non-empty ``str`` delta is that step, answered in MAX's class;
+    everything else goes to ``self._parse_other(delta)``."""
+    d = self.__dict__
+    if type(delta) is str and delta:
+        st = d.get("_step")
+        if st is not None:
+            return st(d["_rc"], delta, d["_delta_t"])
+    return self._parse_other(delta)
+
+
 _LIST_APPEND = type([].append)
 
 

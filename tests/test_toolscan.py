@@ -890,6 +890,50 @@ class _Owner:
 
 
 @pytest.mark.parametrize("backend", _BACKENDS)
+def test_the_max_entry_steps_a_plain_delta_and_hands_on_the_rest(backend):
+    """``max_tool_step`` (bound as ``parse_delta``): a non-empty plain ``str``
+    is one step of the scanner kept in ``_step`` (this module's or another's),
+    with our parser and the delta class kept; anything else goes to
+    ``_parse_other``, as does every delta when no step is kept."""
+    mod = compiled if backend == "cython" else pure
+    other = pure if mod is compiled else compiled
+
+    class M:
+        parse_delta = mod.max_tool_step
+
+        def __init__(self, log, step):
+            self._rc, self._delta_t, self.log = tools.create("hermes"), tools.ParsedToolCallDelta, log
+            if step is not None:
+                self._step = step
+
+        def _parse_other(self, delta):
+            self.log.append(delta)
+            return "other"
+
+    class Sub(str):
+        pass
+
+    text = 'Hi.\n<tool_call>\n{"name": "f", "arguments": {"c": "ab\\n<x>\\u00e9"}}\n</tool_call>\nBye.'
+    for step in (mod.step, other.step if other is not None else None):
+        if step is None:
+            continue
+        with _base._use_scanner("cython" if step is getattr(compiled, "step", None) else "python"):
+            for size in (1, 3, 7):
+                log: list = []
+                o, ref = M(log, step), tools.create("hermes")
+                for c in [text[i:i + size] for i in range(0, len(text), size)]:
+                    got, want = o.parse_delta(c), step(ref, c, tools.ParsedToolCallDelta)
+                    assert (got if got is None or got == [] else [_snapshot(d) for d in got]) == (
+                        want if want is None or want == [] else [_snapshot(d) for d in want])
+                assert log == []
+                for bad in ("", Sub("x"), None, b"x"):
+                    assert o.parse_delta(bad) == "other"
+                assert log == ["", "x", None, b"x"] and type(log[1]) is Sub
+    log = []
+    assert M(log, None).parse_delta("x") == "other" and log == ["x"]
+
+
+@pytest.mark.parametrize("backend", _BACKENDS)
 def test_the_tail_entry_keeps_what_the_lane_read(backend):
     """``sglang_tool_streaming_tail``: ``sglang_tool_streaming`` that also keeps
     the last ``TAIL`` characters read in ``_mtail`` when the lane builds the

@@ -36,7 +36,7 @@ from .._tokenizer import tables_for, tables_for_async
 from ..families import ENGINE_PARSER_NAMES, Family, get_family
 from ..parser import FamilyParser, parser_class
 from .. import tools as _rc_tools
-from ..tools import _base as _tool_base
+from ..tools import _base as _tool_base, _json as _tool_json
 from . import REPLACE_ENV, replace_requested  # noqa: F401  (re-exported: the one switch)
 from ._common import ArgHold as _ArgHold, regroup_held as _regroup_held
 
@@ -625,9 +625,13 @@ class RcMaxToolParser:
         return resp_t(content=content,
                       tool_calls=[call_t(id=c.id, name=c.name, arguments=c.arguments) for c in res.tool_calls])
 
-    def parse_delta(self, delta: str):
-        if type(delta) is str and delta:
-            return self._step(self._rc, delta, self._delta_t)
+    # MAX's per-delta method, compiled (or its twin): a non-empty str delta is
+    # one step of the scanner in _step, building MAX's ParsedToolCallDelta
+    # directly, with no Python frame; everything else goes to _parse_other.
+    parse_delta = _tool_json.SCAN.max_tool_step
+
+    def _parse_other(self, delta: Any):
+        """The general path of ``parse_delta``."""
         out = self._rc.parse_delta(delta)  # its checks: a str subclass, an empty delta, a wrong type
         if out is None:
             return None
