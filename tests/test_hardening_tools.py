@@ -232,6 +232,29 @@ PY_EXPECTED = {
 }
 
 
+@pytest.mark.parametrize("fmt", ["qwen3_coder", "glm45", "hermes"])
+def test_i11_10_schema_types_are_read_per_tool_on_first_use(fmt):
+    # Types come from a tool's schema the first time one of its values needs
+    # them; names the model writes that are no tool are never kept.
+    schemas = {f"t{i}": PY_SCHEMA["f"] for i in range(50)} | {"f": PY_SCHEMA["f"]}
+    p = tools.create(fmt)
+    p.set_streaming_tool_schemas(schemas)
+    for i in range(200):
+        if fmt == "hermes":
+            text = '<tool_call>\n{"name": "nope%d", "arguments": {"i": 7}}\n</tool_call>' % i
+        else:
+            text = _xml_call(fmt, {"i": "7"}).replace("=f>", f"=nope{i}>").replace(">f\n", f">nope{i}\n")
+        p.parse_delta(text)
+        p.finish()
+    assert p._param_types == {}
+    if fmt == "hermes":  # JSON arguments: no schema is read
+        return
+    out = (p.parse_delta("go " + _xml_call(fmt, PY_VALUES)) or []) + p.finish()
+    args = "".join(d.arguments for d in out if d.arguments)
+    assert json.loads(args) == PY_EXPECTED
+    assert set(p._param_types) == {"f"}  # read for the tool called, not the other 50
+
+
 def _xml_call(fmt: str, values: dict) -> str:
     if fmt in ("qwen3_coder", "qwen3_5"):
         params = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in values.items())

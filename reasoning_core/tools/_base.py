@@ -227,16 +227,10 @@ class BaseToolParser:
                     f"the schema for tool {name!r} must be a dict or None, got {type(schema).__name__}"
                 )
         self._schemas = dict(schemas)
-        table = {}
-        for name, schema in self._schemas.items():
-            if isinstance(schema, dict) and isinstance(schema.get("function"), dict):
-                schema = schema["function"]
-            if isinstance(schema, dict) and isinstance(schema.get("parameters"), dict):
-                schema = schema["parameters"]
-            props = schema.get("properties") if isinstance(schema, dict) else None
-            if isinstance(props, dict):
-                table[name] = {k: schema_types(v) for k, v in props.items()}
-        self._param_types = table
+        # each tool's property types, read from its schema the first time a
+        # value of that tool needs them (_types_for): a request with many tools
+        # pays for the ones it calls, and JSON-argument formats for none
+        self._param_types = {}
 
     def parse_delta(self, delta: str) -> Optional[list[ParsedToolCallDelta]]:
         """``None``: the whole delta is content, pass it through. ``[]``: consumed or
@@ -630,8 +624,18 @@ class BaseToolParser:
             self._fail()
         return None
 
-    def _types_for(self, fname: str, key: str) -> frozenset:
+    def _tool_types(self, fname: str) -> dict:
+        """The property types of tool ``fname``'s schema (``{}``: none known),
+        read from it on first use."""
         t = self._param_types.get(fname)
+        if t is None:
+            if fname not in self._schemas:  # (names the model wrote are not cached)
+                return _NO_PROPS
+            t = self._param_types[fname] = _property_types(self._schemas[fname])
+        return t
+
+    def _types_for(self, fname: str, key: str) -> frozenset:
+        t = self._tool_types(fname)
         return t.get(key, _NO_TYPES) if t else _NO_TYPES
 
     def _xml_value(self, fname: str, key: str, ends: Markers):
@@ -703,6 +707,23 @@ class BaseToolParser:
     def _param_prefix(self, count: int, key: str) -> None:
         self._emit_args(("{" if count == 0 else ", ") + dump_str(key) + ": ")
 
+
+
+_NO_PROPS: dict = {}  # (never written)
+
+
+def _property_types(schema) -> dict:
+    """``{property: schema_types(...)}`` of one tool's schema (an OpenAI tool
+    entry, a ``{"parameters": ...}`` wrapper or the parameters schema itself);
+    ``{}`` when it lists no properties."""
+    if isinstance(schema, dict) and isinstance(schema.get("function"), dict):
+        schema = schema["function"]
+    if isinstance(schema, dict) and isinstance(schema.get("parameters"), dict):
+        schema = schema["parameters"]
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return {}
+    return {k: schema_types(v) for k, v in props.items()}
 
 
 def _to_deltas(events: list) -> list[ParsedToolCallDelta]:

@@ -70,7 +70,7 @@ class _ParamElements(BaseToolParser):
         call's end: read in one compiled pass (``_scan.xml_params``: the same
         arguments, in one piece); ``None`` otherwise (nothing read)."""
         cls = type(self)
-        if self.undeclared_as_string or self._param_types.get(name) or cls._xml_value is not BaseToolParser._xml_value \
+        if self.undeclared_as_string or self._tool_types(name) or cls._xml_value is not BaseToolParser._xml_value \
                 or cls._emit_args is not BaseToolParser._emit_args \
                 or cls._param_prefix is not BaseToolParser._param_prefix:
             return None
