@@ -89,4 +89,7 @@ def text_gate(st: TextGate, triggers: str, keep_triggers: str,
               piece_triggers: str = ...,
               openers: tuple[str, ...] | dict[str, tuple[str, Any]] | None = ...,
               after_feed: Callable[[str, int, int], Any] | None = ...,
-              stepper: Callable[[str, str, Any], Any] | None = ...) -> Callable[..., Any]: ...
+              stepper: Callable[[str, str, Any], Any] | None = ...,
+              calls: tuple[str, str, int, str, Callable[[list[str]], Any], Callable[[str], Any],
+                           Callable[[], Any]] | None = ...,
+              holds: tuple[str, ...] | None = ...) -> Callable[..., Any]: ...

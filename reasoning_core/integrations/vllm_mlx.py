@@ -890,6 +890,15 @@ class RcMlxToolParser(_MlxToolParser):
             got = _OPENERS[cls] = tuple(found)
         return got or None
 
+    def _gate_calls(self) -> Optional[tuple]:
+        """``text_gate``'s ``calls`` (a call the gate reads itself), or ``None``."""
+        return None
+
+    def _gate_holds(self) -> Optional[tuple]:
+        """``text_gate``'s ``holds`` (state 1 is the parser waiting in plain
+        content for these markers, nothing held), or ``None``."""
+        return None
+
     def _install_fast_path(self) -> None:
         trig = self._triggers() if self._fast else None
         if not trig or len(trig) > 3:
@@ -1071,10 +1080,13 @@ class RcMlxToolParser(_MlxToolParser):
 
         # the gate itself is the engine's (compiled: no Python frame for a plain delta)
         piece = getattr(self, "_piece", None)
+        calls = self._gate_calls() if lean_piece else None
+        replay = calls[6] if calls else None
+        holds = self._gate_holds() if lean_piece else None
         self.extract_tool_calls_streaming = _text_gate(  # type: ignore[method-assign]
             st, "".join(sorted(trig)), self._call_triggers, closers, general, piece, self._piece_triggers,
             self._openers(), getattr(self, "_after_feed", None),
-            piece_step if lean_piece else lean_step if lean else None)
+            piece_step if lean_piece else lean_step if lean else None, calls, holds)
         fin = getattr(type(self), "finalize_streaming", None)
         lean_fin = fin is RcMlxToolParser.finalize_streaming
         lean_mfin = fin is RcMlxMultiToolParser.finalize_streaming
@@ -1083,6 +1095,8 @@ class RcMlxToolParser(_MlxToolParser):
             def finalize_streaming(current_text: str = "") -> Optional[dict]:
                 if st.idle == 5 and st.pend:
                     me._flush_args()
+                elif st.idle == 9 and replay is not None:
+                    replay()  # the call the gate read so far: read by the parser before the end
                 if lean_fin and not st.pend:
                     # the base class's end of stream, without its frames (same work);
                     # a parser waiting in plain content with nothing held has nothing
@@ -1124,6 +1138,7 @@ class RcMlxToolParser(_MlxToolParser):
                     me._fed = len(st.cur)
                     st.cur, st.idle = _NOCUR, 0
                     me._parser.reset()
+                    me._end_ids()
                     return None
                 first = None
                 if st.pend:
@@ -2298,7 +2313,17 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
         return out or None
 
     def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
-        return self._deltas(self._parser.finish())
+        out = self._deltas(self._parser.finish())
+        self._end_ids()
+        return out
+
+    def _end_ids(self) -> None:
+        """The stream is over: the call ids of its indexes are forgotten (a
+        reused instance numbers the next stream's calls from 0 again, and
+        sends each one's id)."""
+        ids = self.__dict__.get("_ids")
+        if ids:
+            ids.clear()
 
 
 class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
@@ -2361,9 +2386,11 @@ class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
 
 from ..tools._json import DONE as _DONE, JsonReader as _JsonReader, NEED as _NEED  # noqa: E402
 from ..tools._json_formats import MistralToolParser as _Mistral  # noqa: E402
+from ..tools._base import _Call  # noqa: E402
 
 _M_NAME = re.compile(r"[A-Za-z0-9_.\-]*")
 _M_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"  # _M_NAME's
+_M_NAME_LIMIT = 256  # the longest name read (vllm-mlx's name buffer limit)
 _M_WS = re.compile(r"\s*")
 
 
@@ -2412,7 +2439,7 @@ class _MlxMistral(_Mistral):
         c = yield from self._peek()
         if c == "[" or c == "{" or c is None:
             return (yield from super()._section(opener))
-        name = yield from self._read(_M_NAME, 256, _M_NAME_CHARS)  # its waits shown as _name_run
+        name = yield from self._read(_M_NAME, _M_NAME_LIMIT, _M_NAME_CHARS)  # its waits shown as _name_run
         if not name:
             self._fail()
             return None
@@ -2461,7 +2488,72 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
         super().reset()
         self._parser = _MlxMistral()
         self._ids: dict[int, str] = {}
+        self._gate_call: Optional[tuple] = None  # (index, id, name, where its arguments start in pend)
         self._prime()
+
+    # -- a call the gate reads itself (states 8 and 9, ``text_gate``'s ``calls``):
+    # from plain content (the parser waits for a marker with nothing held),
+    # ``[TOOL_CALLS]``, the name's deltas and ``[ARGS]`` each as whole deltas,
+    # then argument deltas each read whole by the arguments' JSON reader.  The
+    # parser does not read them: at ``[ARGS]`` the gate sends the name (what
+    # the parser's step sends there), each argument delta is sent as written,
+    # and the delta the value ends at the end of closes the call in the
+    # parser's records (``close_call``: its call list and offsets, as if it had
+    # read the call, its generator waiting again in plain content, where a
+    # call leaves it).  Any other delta first has the parser read the call so
+    # far (``replay``: it sends again what the gate sent, which is dropped)
+    # and then goes on as without the gate.
+
+    def _gate_calls(self) -> Optional[tuple]:
+        me = self
+        st = self._gate
+        reader = _JsonReader
+
+        def open_call(pend: list) -> dict:
+            p = me._parser
+            i = len(p._calls)
+            cid = _mistral_id()
+            name = "".join(pend[1:-1])
+            me._gate_call = (i, cid, name, len(pend))
+            me._ids[i] = cid
+            st.reader = reader(_drop_text, True).feed
+            st.index = i
+            return {"tool_calls": [{"index": i, "type": "function", "function": {"name": name}, "id": cid}]}
+
+        def close_call(delta_text: str) -> dict:
+            pend = st.pend
+            st.pend = []
+            i, cid, name, k = me._gate_call
+            args = pend[k:]
+            args.append(delta_text)
+            n = len(delta_text)
+            for d in pend:
+                n += len(d)
+            p = me._parser
+            at = p._base + p._pos  # where the parser's next character would be
+            if p._marker_at is None:
+                p._marker_at = at
+            p._calls.append(_Call(i, cid, name, args, True))
+            p._base = at + n
+            p._buf = ""
+            p._pos = 0
+            st.idle = 1
+            return {"tool_calls": [{"index": i, "type": "function", "function": {"arguments": delta_text}}]}
+
+        def replay() -> None:
+            pend = st.pend
+            st.pend = []
+            st.idle = 0
+            if pend:
+                me._parser.parse_delta("".join(pend))  # what it sends was sent
+            me._fed = len(st.cur) if st.cur.__class__ is str else me._fed
+
+        return ("[TOOL_CALLS]", _M_NAME_CHARS, _M_NAME_LIMIT, "[ARGS]", open_call, close_call, replay)
+
+    def _gate_holds(self) -> Optional[tuple]:
+        # state 1 is ``RcMlxToolParser._idle_state``'s: the parser's content lane
+        # (``_run``'s markers), nothing held
+        return tuple(self._parser._content_markers.markers)
 
     def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
         if "[TOOL_CALLS]" not in model_output:
