@@ -430,6 +430,87 @@ def test_mistral_keeps_a_name_s_deltas_and_answers_each_delta_as_reading_every_d
     assert len(seen) < len(chunks) - 2, seen
 
 
+# mistral: the gate reads a call itself ([TOOL_CALLS], the name, [ARGS] as whole deltas, then
+# argument deltas its JSON reader reads whole) and holds a cut-off marker in plain content; any
+# other delta has the parser read what the gate kept.  Streams built from well-formed calls,
+# broken ones and prose with marker-like text, cut at random with the markers whole or not.
+def _mistral_streams():
+    from hypothesis import strategies as hs
+
+    leaf = hs.one_of(hs.integers(-5, 500), hs.booleans(), hs.none(), hs.floats(allow_nan=False, width=16),
+                     hs.text(alphabet='ab "\\[]{}<>\u00e9\U0001f600\n', max_size=6),
+                     hs.sampled_from(["[TOOL_CALLS]x", "[ARGS]", '"}', "[THINK]"]))
+    value = hs.recursive(leaf, lambda kids: hs.one_of(hs.lists(kids, max_size=3),
+                                                      hs.dictionaries(hs.text("ab[", max_size=3), kids, max_size=3)),
+                         max_leaves=6)
+    args = hs.dictionaries(hs.text("abc", min_size=1, max_size=4), value, max_size=3).map(
+        lambda d: json.dumps(d, ensure_ascii=False))
+    broken = hs.sampled_from(['{"a": tru', '{"a" 1}', "{,}", '{"a": 1}}', '{"a": 1} tail', "[1]", "{", ""])
+    name = hs.one_of(hs.sampled_from(["get_weather", "lookup", "a.b-c_1", "x" * 255, "y" * 256, "z" * 257]),
+                     hs.text(alphabet="abc _[{", min_size=0, max_size=5))
+    call = hs.tuples(name, hs.sampled_from(["[ARGS]", "", " [ARGS]", "[AR"]), hs.one_of(args, args, broken)).map(
+        lambda t: "[TOOL_CALLS]" + "".join(t))
+    prose = hs.text(alphabet="ab .[]<>T", max_size=8) | hs.sampled_from(
+        ["[1] ", "[TOOL", "[THINK]", "<think>", "[/THINK]", "[T", "<thi", "[TOOL_CALLS", "[[", "\n"])
+    return hs.lists(hs.one_of(prose, call, call), min_size=1, max_size=6).map("".join)
+
+
+def _mistral_chunks(text, data, whole):
+    """``text`` cut at random (``data`` draws the cuts), markers whole where ``whole``."""
+    import random
+
+    rng = random.Random(data)
+    if whole:
+        return _markup_cut(text, r"(\[TOOL_CALLS\]|\[ARGS\]|\[THINK\]|\[/THINK\]|<think>)", rng)
+    if len(text) < 2:
+        return [text]
+    cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, len(text) - 1)))
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+
+
+def test_mistral_gate_streams_as_reading_every_delta_does():
+    from hypothesis import given, settings, strategies as hs
+
+    cls = M.TOOL_PARSERS["mistral"]
+
+    @settings(max_examples=300, deadline=None)
+    @given(text=_mistral_streams(), seed=hs.integers(0, 2**16), whole=hs.booleans())
+    def check(text, seed, whole):
+        chunks = _mistral_chunks(text, seed, whole)
+        want = _answers(_general_only(cls)(None), chunks)
+        p = cls(None)
+        assert _answers(p, chunks) == want
+        # an instance reused after its end of stream too
+        assert _answers(p, chunks) == want
+
+    check()
+
+
+def test_mistral_gate_reads_well_formed_calls_without_a_parser_step():
+    """With the markers whole and the arguments cut where the JSON reader reads
+    each piece whole, the parser never steps: the gate reads the calls, and a
+    ``[`` in prose (held, then released) too; the answers are those of reading
+    every delta, and a ``[TOOL_CALLS]`` inside a string stays data."""
+    cls = M.TOOL_PARSERS["mistral"]
+    chunks = ["Sure", " [", "1", "] see", " <", "b>.", "\n", "[TOOL_CALLS]", "get", "_weather", "[ARGS]",
+              '{"', "city", '": "', "Pa", " [TOOL_CALLS]", "x", '", "n"', ": [1", ", {}]", "}",
+              "[TOOL_CALLS]", "lookup", "[ARGS]", "{}", " ok"]
+    want = _answers(_general_only(cls)(None), chunks)
+    seen = []
+    real = M._tool_base._scan.step_args
+    try:
+        M._tool_base._scan.step_args = lambda q, d, c: seen.append(d) or real(q, d, c)
+        got = _answers(cls(None), chunks)
+    finally:
+        M._tool_base._scan.step_args = real
+    assert got == want
+    assert seen == []
+    calls = [c for _, c in want[1]]
+    assert [c["function"].get("name") for c in calls if "name" in c["function"]] == ["get_weather", "lookup"]
+    args = "".join(c["function"].get("arguments", "") for c in calls if c["index"] == 0)
+    assert json.loads(args) == {"city": "Pa [TOOL_CALLS]x", "n": [1, {}]}
+
+
 # classes whose first tool markup may only be read at the output's start (llama's bare JSON)
 # or whose state comes from message headers (harmony): their first delta is read
 _READ_FIRST = {"LlamaRcMlxToolParser", "HarmonyRcMlxToolParser"}
