@@ -2102,6 +2102,41 @@ cdef Py_ssize_t _held_at(str text, tuple markers) except -3:
     return -1
 
 
+cdef inline bint _json_plain(str text) except -1:
+    """No character of ``text`` ends a plain run of a JSON string (a quote, a
+    backslash, a control character, a surrogate)."""
+    cdef Py_ssize_t i
+    cdef Py_UCS4 c
+    for i in range(PyUnicode_GET_LENGTH(text)):
+        c = PyUnicode_READ_CHAR(text, i)
+        if c == 34 or c == 92 or c < 0x20 or 0xD800 <= c <= 0xDFFF:
+            return False
+    return True
+
+
+cdef Py_ssize_t _json_lex(str text, Py_ssize_t t) except -1:
+    """Where JSON text read whole stands after ``text``, from ``t`` (0 outside
+    a string, 1 inside one, 2 after its backslash, 3-6 inside a ``\\u``
+    escape, 6 - t + 1 of its digits read)."""
+    cdef Py_ssize_t i
+    cdef Py_UCS4 c
+    for i in range(PyUnicode_GET_LENGTH(text)):
+        c = PyUnicode_READ_CHAR(text, i)
+        if t == 0:
+            if c == 34:
+                t = 1
+        elif t == 1:
+            if c == 34:
+                t = 0
+            elif c == 92:
+                t = 2
+        elif t == 2:
+            t = 6 if c == 117 else 1
+        else:
+            t = t - 1 if t > 3 else 1
+    return t
+
+
 cdef object _content_held(TextGate st, str text, Py_ssize_t at, current_text):
     """``text`` read against state 1's markers (``at``, from ``_held_at``, not
     -2): the content before ``at`` answered, the rest kept (state 10)."""
@@ -2174,8 +2209,13 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     length); ``args_marker`` after at least one such character is kept, the
     state becomes 9 and ``open_call(st.pend)`` answers it (and sets
     ``st.reader`` to a ``feed(buf, pos, eof)`` function); another delta goes
-    to ``stepper`` as in state 6.  In 9 a non-empty delta is fed to
-    ``st.reader``: read whole with the value going on (status 0), it is kept
+    to ``stepper`` as in state 6.  In 9 ``st.budget`` is where the arguments
+    read so far stand (0 outside a string, 1 inside one, 2 after its ``\\``,
+    3-6 inside a ``\\u`` escape; set to 0 at ``args_marker``): at 1 a
+    non-empty delta with no ``"``, ``\\``, control character or surrogate
+    goes on the string (a JSON reader would read it whole, its state
+    unchanged) and is kept and answered as below without the reader;
+    otherwise a non-empty delta is fed to ``st.reader``: read whole with the value going on (status 0), it is kept
     and answered as that piece of the arguments of call ``st.index``; read
     whole with the value ending at its end (status 1), ``close_call(delta_text)``
     answers it.  Any other delta in state 9, and any delta that leaves the
@@ -2265,11 +2305,17 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
             elif idle == 9:
                 n = PyUnicode_GET_LENGTH(delta_text)
                 if c_open is not None and n:
+                    if st.budget == 1 and _json_plain(<str>delta_text):
+                        st.pend.append(delta_text)
+                        st.cur = current_text
+                        return {"tool_calls": [{"index": st.index, "type": "function",
+                                                "function": {"arguments": delta_text}}]}
                     r = st.reader(delta_text, 0, False)
                     end = r[0]
                     if end == n:
                         status = r[1]
                         if status == 0:
+                            st.budget = _json_lex(<str>delta_text, st.budget)
                             st.pend.append(delta_text)
                             st.cur = current_text
                             return {"tool_calls": [{"index": st.index, "type": "function",
@@ -2286,6 +2332,7 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                     if st.budget < c_limit and delta_text == c_args:
                         st.pend.append(delta_text)
                         st.cur = current_text
+                        st.budget = 0
                         st.idle = 9
                         return c_opencall(st.pend)
                     if stepper is not None:

@@ -736,6 +736,35 @@ def _held_at(text, markers):
     return -1
 
 
+def _json_plain(text):
+    """No character of ``text`` ends a plain run of a JSON string (a quote, a
+    backslash, a control character, a surrogate)."""
+    for c in text:
+        if c == '"' or c == "\\" or c < " " or "\ud800" <= c <= "\udfff":
+            return False
+    return True
+
+
+def _json_lex(text, t):
+    """Where JSON text read whole stands after ``text``, from ``t`` (0 outside
+    a string, 1 inside one, 2 after its backslash, 3-6 inside a ``\\u``
+    escape)."""
+    for c in text:
+        if t == 0:
+            if c == '"':
+                t = 1
+        elif t == 1:
+            if c == '"':
+                t = 0
+            elif c == "\\":
+                t = 2
+        elif t == 2:
+            t = 6 if c == "u" else 1
+        else:
+            t = t - 1 if t > 3 else 1
+    return t
+
+
 def _content_held(st, text, at, current_text):
     """``text`` read against state 1's markers (``at``, from ``_held_at``, not
     -2): the content before ``at`` answered, the rest kept (state 10)."""
@@ -835,9 +864,15 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
             elif idle == 9:
                 n = len(delta_text)
                 if c_open is not None and n:
+                    if st.budget == 1 and _json_plain(delta_text):
+                        st.pend.append(delta_text)
+                        st.cur = current_text
+                        return {"tool_calls": [{"index": st.index, "type": "function",
+                                                "function": {"arguments": delta_text}}]}
                     end, status = st.reader(delta_text, 0, False)
                     if end == n:
                         if status == 0:
+                            st.budget = _json_lex(delta_text, st.budget)
                             st.pend.append(delta_text)
                             st.cur = current_text
                             return {"tool_calls": [{"index": st.index, "type": "function",
@@ -854,6 +889,7 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                     if st.budget < c_limit and delta_text == c_args:
                         st.pend.append(delta_text)
                         st.cur = current_text
+                        st.budget = 0
                         st.idle = 9
                         return c_opencall(st.pend)
                     if stepper is not None:

@@ -299,6 +299,20 @@ def test_states_8_and_9_read_a_call_and_replay_it_on_anything_else(mod):
     assert s.pend == ["<o>", "a", "<a>", "xy"] and r.read == [("9", "xy")]      # read whole, going on: kept
     assert f("<o>a<a>xy", "<o>a<a>xyz!", "z!") == "C" and log[-1] == ("close", ["<o>", "a", "<a>", "xy"], "z!")
     assert s.idle == 1 and s.cur == "<o>a<a>xyz!"
+    # where the arguments stand (st.budget): a delta inside a string with no quote, backslash,
+    # control character or surrogate is not fed to the reader; escapes are followed through
+    s.cur, s.idle, s.pend = "", 1, []
+    f("", "<o>", "<o>"), f("<o>", "<o>a", "a"), f("<o>a", "<o>a<a>", "<a>")
+    assert s.budget == 0
+    prev, r.read[:] = s.cur, []
+    for d, fed, after in (('{"k', True, 1), ("ey", False, 1), ('\\', True, 2), ("u", True, 6), ("00", True, 4),
+                          ("e", True, 3), ("9x", True, 1), ("\u00e9 ", False, 1), ("\x01", True, 1),
+                          ('\\"', True, 1), ('"', True, 0), (": ", True, 0), ('"v\\', True, 2), ("n", True, 1),
+                          ("\ud800", True, 1), ("w", False, 1)):
+        n_read, cur = len(r.read), prev + d
+        assert f(prev, cur, d) == {"tool_calls": [{"index": 4, "type": "function", "function": {"arguments": d}}]}
+        assert (len(r.read) > n_read, s.budget) == (fed, after), d
+        prev = cur
     for tail, status in (("z!w", "ends inside"), ("z?", "fails"), ("", "empty")):
         s.cur, s.idle, s.pend = "", 1, []
         f("", "<o>", "<o>"), f("<o>", "<o>a", "a"), f("<o>a", "<o>a<a>", "<a>")

@@ -780,6 +780,9 @@ class RcMlxToolParser(_MlxToolParser):
         self._parser = self._rc_tools.create(self.tool_format)
         self._sent = 0
         self._fed = 0  # characters of the output read so far
+        # a stream ended with the parser waiting in plain content, nothing held: its
+        # reset is left to the next stream's first delta (the general path) or end
+        self._stale = False
         # the per-delta gate's state (the engine's TextGate): ``cur`` the current_text
         # of the last delta, ``idle`` what a plain delta gets next (1 passed through as
         # content, 2 dropped, 3 kept: inside a call, until a delta may end it; 0 read),
@@ -1013,6 +1016,8 @@ class RcMlxToolParser(_MlxToolParser):
 
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                     delta_token_ids, request):
+            if me._stale:
+                me._restart()
             if st.idle == 5 and st.pend:
                 me._flush_args()  # argument pieces the gate sent and its reader read
             first = None
@@ -1093,6 +1098,8 @@ class RcMlxToolParser(_MlxToolParser):
         lean_pfin = fin is _RcMlxPieceStreamer.finalize_streaming
         if fin is not None:
             def finalize_streaming(current_text: str = "") -> Optional[dict]:
+                if me._stale:
+                    me._restart()
                 if st.idle == 5 and st.pend:
                     me._flush_args()
                 elif st.idle == 9 and replay is not None:
@@ -1137,8 +1144,9 @@ class RcMlxToolParser(_MlxToolParser):
                     # its end (``finish``) reads nothing and sends nothing; it is only reset
                     me._fed = len(st.cur)
                     st.cur, st.idle = _NOCUR, 0
-                    me._parser.reset()
-                    me._end_ids()
+                    # its parser, reset, and its call ids forgotten, when the instance is used
+                    # again (``_restart``): vllm-mlx's server builds a parser per stream
+                    me._stale = True
                     return None
                 first = None
                 if st.pend:
@@ -2317,6 +2325,12 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
         self._end_ids()
         return out
 
+    def _restart(self) -> None:
+        """The reset a quiet end of stream left to the next use (``_stale``)."""
+        self._stale = False
+        self._parser.reset()
+        self._end_ids()
+
     def _end_ids(self) -> None:
         """The stream is over: the call ids of its indexes are forgotten (a
         reused instance numbers the next stream's calls from 0 again, and
@@ -2391,6 +2405,7 @@ from ..tools._base import _Call  # noqa: E402
 _M_NAME = re.compile(r"[A-Za-z0-9_.\-]*")
 _M_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"  # _M_NAME's
 _M_NAME_LIMIT = 256  # the longest name read (vllm-mlx's name buffer limit)
+_M_FRAME = len("[TOOL_CALLS]") + len("[ARGS]")
 _M_WS = re.compile(r"\s*")
 
 
@@ -2513,8 +2528,10 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
             p = me._parser
             i = len(p._calls)
             cid = _mistral_id()
-            name = "".join(pend[1:-1])
-            me._gate_call = (i, cid, name, len(pend))
+            name = pend[1] if len(pend) == 3 else "".join(pend[1:-1])
+            # the call's index, id, name, where its arguments start in pend, and where
+            # its text starts in the output
+            me._gate_call = (i, cid, name, len(pend), len(st.cur) - len(name) - _M_FRAME)
             me._ids[i] = cid
             st.reader = reader(_drop_text, True).feed
             st.index = i
@@ -2523,20 +2540,14 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
         def close_call(delta_text: str) -> dict:
             pend = st.pend
             st.pend = []
-            i, cid, name, k = me._gate_call
+            i, cid, name, k, start = me._gate_call
             args = pend[k:]
             args.append(delta_text)
-            n = len(delta_text)
-            for d in pend:
-                n += len(d)
             p = me._parser
-            at = p._base + p._pos  # where the parser's next character would be
             if p._marker_at is None:
-                p._marker_at = at
+                p._marker_at = p._base + p._pos  # where the parser's next character was
             p._calls.append(_Call(i, cid, name, args, True))
-            p._base = at + n
-            p._buf = ""
-            p._pos = 0
+            p._base += len(st.cur) - start  # the call's text, read (its buffer was read to its end)
             st.idle = 1
             return {"tool_calls": [{"index": i, "type": "function", "function": {"arguments": delta_text}}]}
 

@@ -438,13 +438,14 @@ def _mistral_streams():
     from hypothesis import strategies as hs
 
     leaf = hs.one_of(hs.integers(-5, 500), hs.booleans(), hs.none(), hs.floats(allow_nan=False, width=16),
-                     hs.text(alphabet='ab "\\[]{}<>\u00e9\U0001f600\n', max_size=6),
+                     hs.text(alphabet='ab "\\[]{}<>\u00e9\U0001f600\n\x01/', max_size=6),
                      hs.sampled_from(["[TOOL_CALLS]x", "[ARGS]", '"}', "[THINK]"]))
     value = hs.recursive(leaf, lambda kids: hs.one_of(hs.lists(kids, max_size=3),
                                                       hs.dictionaries(hs.text("ab[", max_size=3), kids, max_size=3)),
                          max_leaves=6)
-    args = hs.dictionaries(hs.text("abc", min_size=1, max_size=4), value, max_size=3).map(
-        lambda d: json.dumps(d, ensure_ascii=False))
+    # written as a model may: escapes as \\uXXXX (surrogate pairs too) or the characters themselves
+    args = hs.tuples(hs.dictionaries(hs.text("abc", min_size=1, max_size=4), value, max_size=3), hs.booleans()).map(
+        lambda t: json.dumps(t[0], ensure_ascii=t[1]))
     broken = hs.sampled_from(['{"a": tru', '{"a" 1}', "{,}", '{"a": 1}}', '{"a": 1} tail', "[1]", "{", ""])
     name = hs.one_of(hs.sampled_from(["get_weather", "lookup", "a.b-c_1", "x" * 255, "y" * 256, "z" * 257]),
                      hs.text(alphabet="abc _[{", min_size=0, max_size=5))
