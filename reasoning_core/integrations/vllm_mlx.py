@@ -2533,7 +2533,9 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
             # its text starts in the output
             me._gate_call = (i, cid, name, len(pend), len(st.cur) - len(name) - _M_FRAME)
             me._ids[i] = cid
-            st.reader = reader(_drop_text, True).feed
+            # the reader's canonical text is not used (the arguments are sent as written):
+            # a builtin sink is the cheapest to hand it to
+            st.reader = reader(len, True).feed
             st.index = i
             return {"tool_calls": [{"index": i, "type": "function", "function": {"name": name}, "id": cid}]}
 
