@@ -27,7 +27,9 @@ parser loses or misplaces text) are listed in ``docs/engines/vllm-mlx.md``.
 from __future__ import annotations
 
 import logging
+import os
 import re
+import secrets
 import sys
 from dataclasses import dataclass, replace as _replace
 from typing import Any, Optional
@@ -2485,9 +2487,22 @@ class _MlxMistral(_Mistral):
         return status == _DONE
 
 
+_M_IDS: list = []  # mistral call ids, drawn 128 at a time (as ``new_call_id``'s pool)
+
+
 def _mistral_id() -> str:
-    # vllm-mlx's mistral ids: 9 alphanumeric characters (Mistral's templates check them)
-    return _pooled_id()[5:14]
+    # vllm-mlx's mistral ids: 9 alphanumeric characters (Mistral's templates check them);
+    # here 9 hex digits (36 bits from the OS's CSPRNG), one urandom call per 128 ids
+    try:
+        return _M_IDS.pop()
+    except IndexError:
+        h = secrets.token_hex(576)  # 128 ids of 9 digits
+        _M_IDS.extend([h[i:i + 9] for i in range(0, 1152, 9)])
+        return _M_IDS.pop()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_M_IDS.clear)  # a forked child draws its own
 
 
 class RcMlxMistralToolParser(_RcMlxPieceStreamer):

@@ -512,6 +512,27 @@ def test_mistral_gate_reads_well_formed_calls_without_a_parser_step():
     assert json.loads(args) == {"city": "Pa [TOOL_CALLS]x", "n": [1, {}]}
 
 
+def test_mistral_call_ids_are_nine_alphanumerics_each_its_own():
+    """Mistral's templates check a call id (9 alphanumeric characters, vllm-mlx's
+    ``generate_mistral_tool_id``): streamed by the gate, by the parser, and one-shot."""
+    import random
+
+    cls = M.TOOL_PARSERS["mistral"]
+    text = "".join(f"[TOOL_CALLS]f{i}[ARGS]{{}}" for i in range(150))
+    ids = []
+    for chunks in (_markup_cut(text, r"(\[TOOL_CALLS\]|\[ARGS\])", random.Random(1)), [text]):
+        p = cls(None)
+        prev = ""
+        for ch in chunks:
+            got = p.extract_tool_calls_streaming(prev, prev + ch, ch) or {}
+            prev += ch
+            ids += [c["id"] for c in got.get("tool_calls") or [] if "id" in c]
+        ids += [c["id"] for c in (p.finalize_streaming(prev) or {}).get("tool_calls") or [] if "id" in c]
+    ids += [c["id"] for c in cls(None).extract_tool_calls(text).tool_calls]
+    assert len(ids) == 450 and len(set(ids)) == 450
+    assert all(len(i) == 9 and i.isascii() and i.isalnum() for i in ids)
+
+
 # classes whose first tool markup may only be read at the output's start (llama's bare JSON)
 # or whose state comes from message headers (harmony): their first delta is read
 _READ_FIRST = {"LlamaRcMlxToolParser", "HarmonyRcMlxToolParser"}
