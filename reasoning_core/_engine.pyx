@@ -2232,7 +2232,7 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     otherwise a non-empty delta is fed to ``st.reader``: read whole with the value going on (status 0), it is kept
     and answered as that piece of the arguments of call ``st.index``; read
     whole with the value ending at its end (status 1), ``close_call(delta_text)``
-    answers it.  Any other delta in state 9, and any delta that leaves the
+    is called (it is to leave state 9) and the delta answered as that piece.  Any other delta in state 9, and any delta that leaves the
     gate in state 9 for ``general``, first calls ``replay()`` (which is to
     empty ``st.pend`` and leave state 9).
     Given ``holds`` (a tuple of markers: where state 1 is plain content that
@@ -2334,7 +2334,8 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                             return _args_answer(st.index, delta_text)
                         if status == 1:
                             st.cur = current_text
-                            return c_close(delta_text)
+                            c_close(delta_text)
+                            return _args_answer(st.index, delta_text)
             elif idle == 8:
                 if c_open is not None:
                     n = PyUnicode_GET_LENGTH(delta_text)

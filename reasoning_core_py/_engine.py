@@ -879,7 +879,9 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                                                     "function": {"arguments": delta_text}}]}
                         if status == 1:
                             st.cur = current_text
-                            return c_close(delta_text)
+                            c_close(delta_text)
+                            return {"tool_calls": [{"index": st.index, "type": "function",
+                                                    "function": {"arguments": delta_text}}]}
             elif idle == 8:
                 if c_open is not None:
                     n = len(delta_text)

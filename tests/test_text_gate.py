@@ -86,7 +86,6 @@ def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None,
         log.append(("close", list(gate_state.pend), delta))
         gate_state.pend = []
         gate_state.idle = 1
-        return {"close": delta}
 
     def replay():
         log.append(("replay", list(gate_state.pend)))
@@ -275,7 +274,6 @@ def test_states_8_and_9_read_a_call_and_replay_it_on_anything_else(mod):
     def close_call(delta):
         log.append(("close", list(s.pend), delta))
         s.pend, s.idle = [], 1
-        return "C"
 
     def replay():
         log.append(("replay", list(s.pend)))
@@ -297,7 +295,9 @@ def test_states_8_and_9_read_a_call_and_replay_it_on_anything_else(mod):
     assert f("<o>a<a>", "<o>a<a>xy", "xy") == {"tool_calls": [{"index": 4, "type": "function",
                                                                  "function": {"arguments": "xy"}}]}
     assert s.pend == ["<o>", "a", "<a>", "xy"] and r.read == [("9", "xy")]      # read whole, going on: kept
-    assert f("<o>a<a>xy", "<o>a<a>xyz!", "z!") == "C" and log[-1] == ("close", ["<o>", "a", "<a>", "xy"], "z!")
+    assert f("<o>a<a>xy", "<o>a<a>xyz!", "z!") == {"tool_calls": [{"index": 4, "type": "function",
+                                                                   "function": {"arguments": "z!"}}]}
+    assert log[-1] == ("close", ["<o>", "a", "<a>", "xy"], "z!")            # the value ends: closed
     assert s.idle == 1 and s.cur == "<o>a<a>xyz!"
     # where the arguments stand (st.budget): a delta inside a string with no quote, backslash,
     # control character or surrogate is not fed to the reader; escapes are followed through

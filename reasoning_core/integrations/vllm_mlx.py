@@ -2538,11 +2538,14 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
         me = self
         st = self._gate
         reader = _JsonReader
+        pop = _M_IDS.pop
 
         def open_call(pend: list) -> dict:
-            p = me._parser
-            i = len(p._calls)
-            cid = _mistral_id()
+            i = len(me._parser._calls)
+            try:
+                cid = pop()  # ``_mistral_id``, written out
+            except IndexError:
+                cid = _mistral_id()
             name = pend[1] if len(pend) == 3 else "".join(pend[1:-1])
             # the call's index, id, name, where its arguments start in pend, and where
             # its text starts in the output
@@ -2554,7 +2557,8 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
             st.index = i
             return {"tool_calls": [{"index": i, "type": "function", "function": {"name": name}, "id": cid}]}
 
-        def close_call(delta_text: str) -> dict:
+        def close_call(delta_text: str) -> None:
+            # (the gate answers the delta: the last piece of the arguments)
             pend = st.pend
             st.pend = []
             i, cid, name, k, start = me._gate_call
@@ -2566,7 +2570,6 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
             p._calls.append(_Call(i, cid, name, args, True))
             p._base += len(st.cur) - start  # the call's text, read (its buffer was read to its end)
             st.idle = 1
-            return {"tool_calls": [{"index": i, "type": "function", "function": {"arguments": delta_text}}]}
 
         def replay() -> None:
             pend = st.pend
