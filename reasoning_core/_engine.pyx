@@ -1997,7 +1997,9 @@ cdef class TextGate:
     may still take; in states 8 and 9 (a call the gate reads itself, given
     ``text_gate``'s ``calls``) ``pend`` holds the call's text so far,
     ``budget`` how many more characters its name may take (8), and
-    ``reader`` the feed function of its arguments' reader (9)."""
+    ``reader`` the feed function of its arguments' reader (9); ``done``, the
+    calls the gate read to their end (each the list of its deltas), for the
+    caller to take."""
 
     cdef public object cur
     cdef public int idle
@@ -2007,6 +2009,7 @@ cdef class TextGate:
     cdef public Py_ssize_t index
     cdef public object quiet
     cdef public Py_ssize_t budget
+    cdef public list done
 
     def __init__(self, cur=None):
         self.cur = cur
@@ -2017,6 +2020,7 @@ cdef class TextGate:
         self.index = 0
         self.quiet = None
         self.budget = 0
+        self.done = []
 
 
 cdef inline bint _has_any(str text, str chars) except -1:
@@ -2215,7 +2219,7 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     ``st.pend`` (``st.budget`` goes down by its length); another goes to
     ``stepper`` as in state 6.
     Given ``calls``, ``(opener, name_chars, name_limit, args_marker, open_call,
-    close_call, replay)``, the gate reads a call ``opener NAME args_marker
+    replay)``, the gate reads a call ``opener NAME args_marker
     VALUE`` itself while it comes in whole pieces: in state 1 a delta that is
     ``opener`` (nothing kept) is kept, ``st.budget`` becomes ``name_limit``
     and the state 8; in 8 a non-empty delta made only of ``name_chars``, no
@@ -2231,8 +2235,9 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     unchanged) and is kept and answered as below without the reader;
     otherwise a non-empty delta is fed to ``st.reader``: read whole with the value going on (status 0), it is kept
     and answered as that piece of the arguments of call ``st.index``; read
-    whole with the value ending at its end (status 1), ``close_call(delta_text)``
-    is called (it is to leave state 9) and the delta answered as that piece.  Any other delta in state 9, and any delta that leaves the
+    whole with the value ending at its end (status 1), it is answered as that
+    piece too, the call's deltas (``st.pend`` and it) go to ``st.done`` as one
+    list, and the state becomes 1.  Any other delta in state 9, and any delta that leaves the
     gate in state 9 for ``general``, first calls ``replay()`` (which is to
     empty ``st.pend`` and leave state 9).
     Given ``holds`` (a tuple of markers: where state 1 is plain content that
@@ -2270,20 +2275,20 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
         for m in <tuple>holds:
             if type(m) is not str or not m:
                 raise TypeError("text_gate: holds must be a non-empty tuple of non-empty str")
-    cdef object c_open = None, c_names = None, c_args = None, c_opencall = None, c_close = None, c_replay = None
+    cdef object c_open = None, c_names = None, c_args = None, c_opencall = None, c_replay = None
     cdef Py_ssize_t c_limit = 0
     if calls is not None:
-        if type(calls) is not tuple or len(calls) != 7:
+        if type(calls) is not tuple or len(calls) != 6:
             raise TypeError("text_gate: calls must be a tuple (opener, name_chars, name_limit, args_marker, "
-                            "open_call, close_call, replay)")
-        c_open, c_names, c_limit_o, c_args, c_opencall, c_close, c_replay = calls
+                            "open_call, replay)")
+        c_open, c_names, c_limit_o, c_args, c_opencall, c_replay = calls
         if type(c_open) is not str or not c_open or type(c_args) is not str or not c_args \
                 or type(c_names) is not str:
             raise TypeError("text_gate: calls' opener and args_marker must be non-empty str, name_chars a str")
         if type(c_limit_o) is not int or c_limit_o < 0:
             raise TypeError("text_gate: calls' name_limit must be an int >= 0")
-        if not (callable(c_opencall) and callable(c_close) and callable(c_replay)):
-            raise TypeError("text_gate: calls' open_call, close_call and replay must be callable")
+        if not (callable(c_opencall) and callable(c_replay)):
+            raise TypeError("text_gate: calls' open_call and replay must be callable")
         c_limit = c_limit_o
 
     def gate(previous_text, current_text, delta_text, previous_token_ids=None, current_token_ids=None,
@@ -2334,7 +2339,11 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                             return _args_answer(st.index, delta_text)
                         if status == 1:
                             st.cur = current_text
-                            c_close(delta_text)
+                            pend = st.pend
+                            pend.append(delta_text)
+                            st.done.append(pend)
+                            st.pend = []
+                            st.idle = 1
                             return _args_answer(st.index, delta_text)
             elif idle == 8:
                 if c_open is not None:

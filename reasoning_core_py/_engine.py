@@ -678,7 +678,7 @@ def extends(ids: tuple, prev: tuple) -> bool:
 class TextGate:
     """A stream's state for ``text_gate`` (see the compiled engine's docstring)."""
 
-    __slots__ = ("cur", "idle", "pend", "keep", "reader", "index", "quiet", "budget")
+    __slots__ = ("cur", "idle", "pend", "keep", "reader", "index", "quiet", "budget", "done")
 
     def __init__(self, cur=None):
         self.cur = cur
@@ -689,6 +689,7 @@ class TextGate:
         self.index = 0
         self.quiet = None
         self.budget = 0
+        self.done = []
 
 
 def _none_ends_in(current_text, dlen, closers):
@@ -813,20 +814,20 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
         openers = dict(openers)  # as checked: a later change to the caller's dict is not seen
     if holds is not None and (type(holds) is not tuple or not holds or not all(type(m) is str and m for m in holds)):
         raise TypeError("text_gate: holds must be a non-empty tuple of non-empty str")
-    c_open = c_names = c_args = c_opencall = c_close = c_replay = None
+    c_open = c_names = c_args = c_opencall = c_replay = None
     c_limit = 0
     if calls is not None:
-        if type(calls) is not tuple or len(calls) != 7:
+        if type(calls) is not tuple or len(calls) != 6:
             raise TypeError("text_gate: calls must be a tuple (opener, name_chars, name_limit, args_marker, "
-                            "open_call, close_call, replay)")
-        c_open, c_names, c_limit, c_args, c_opencall, c_close, c_replay = calls
+                            "open_call, replay)")
+        c_open, c_names, c_limit, c_args, c_opencall, c_replay = calls
         if type(c_open) is not str or not c_open or type(c_args) is not str or not c_args \
                 or type(c_names) is not str:
             raise TypeError("text_gate: calls' opener and args_marker must be non-empty str, name_chars a str")
         if type(c_limit) is not int or c_limit < 0:
             raise TypeError("text_gate: calls' name_limit must be an int >= 0")
-        if not (callable(c_opencall) and callable(c_close) and callable(c_replay)):
-            raise TypeError("text_gate: calls' open_call, close_call and replay must be callable")
+        if not (callable(c_opencall) and callable(c_replay)):
+            raise TypeError("text_gate: calls' open_call and replay must be callable")
 
     def clear(delta_text, chars):
         for ch in chars:
@@ -879,7 +880,11 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                                                     "function": {"arguments": delta_text}}]}
                         if status == 1:
                             st.cur = current_text
-                            c_close(delta_text)
+                            pend = st.pend
+                            pend.append(delta_text)
+                            st.done.append(pend)
+                            st.pend = []
+                            st.idle = 1
                             return {"tool_calls": [{"index": st.index, "type": "function",
                                                     "function": {"arguments": delta_text}}]}
             elif idle == 8:

@@ -82,11 +82,6 @@ def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None,
         gate_state.reader = reader
         return {"open": "".join(pend)}
 
-    def close_call(delta):
-        log.append(("close", list(gate_state.pend), delta))
-        gate_state.pend = []
-        gate_state.idle = 1
-
     def replay():
         log.append(("replay", list(gate_state.pend)))
         gate_state.pend = []
@@ -94,7 +89,7 @@ def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None,
 
     f = mod.text_gate(gate_state, triggers, keep_triggers, keeps, general, piece, piece_triggers, openers, after_feed,
                       step if stepper else None,
-                      ("<o>", "ab", 3, "<a>", open_call, close_call, replay) if calls else None, holds)
+                      ("<o>", "ab", 3, "<a>", open_call, replay) if calls else None, holds)
     out = []
     prev = gate_state.cur
     for delta, same, idle in script:
@@ -103,7 +98,7 @@ def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None,
         out.append(f(prev if same else (prev + ".")[:-1], cur, delta, request="r"))  # a copy: another object
         prev = cur if gate_state.cur is cur or same else gate_state.cur
     return out, log, reader.read, (gate_state.cur, gate_state.idle, list(gate_state.pend), gate_state.keep,
-                                   gate_state.quiet, gate_state.budget)
+                                   gate_state.quiet, gate_state.budget, gate_state.done)
 
 
 # state 6's quiet markers: a small chain of stretches (a marker read without a word
@@ -271,16 +266,12 @@ def test_states_8_and_9_read_a_call_and_replay_it_on_anything_else(mod):
         s.reader, s.index = r, 4
         return "O"
 
-    def close_call(delta):
-        log.append(("close", list(s.pend), delta))
-        s.pend, s.idle = [], 1
-
     def replay():
         log.append(("replay", list(s.pend)))
         s.pend, s.idle = [], 0
 
     stepped = []
-    calls = ("<o>", "ab", 3, "<a>", open_call, close_call, replay)
+    calls = ("<o>", "ab", 3, "<a>", open_call, replay)
     f = mod.text_gate(s, "<", "", None, lambda *a: log.append(("general", a[2], s.idle)) or "G", None, "", None,
                       None, lambda text, cur, request: stepped.append(text) or "S", calls)
     s.idle = 1
@@ -297,7 +288,7 @@ def test_states_8_and_9_read_a_call_and_replay_it_on_anything_else(mod):
     assert s.pend == ["<o>", "a", "<a>", "xy"] and r.read == [("9", "xy")]      # read whole, going on: kept
     assert f("<o>a<a>xy", "<o>a<a>xyz!", "z!") == {"tool_calls": [{"index": 4, "type": "function",
                                                                    "function": {"arguments": "z!"}}]}
-    assert log[-1] == ("close", ["<o>", "a", "<a>", "xy"], "z!")            # the value ends: closed
+    assert s.done == [["<o>", "a", "<a>", "xy", "z!"]] and s.pend == []     # the value ends: the call is done
     assert s.idle == 1 and s.cur == "<o>a<a>xyz!"
     # where the arguments stand (st.budget): a delta inside a string with no quote, backslash,
     # control character or surrogate is not fed to the reader; escapes are followed through
@@ -431,9 +422,9 @@ def test_bad_arguments_are_type_errors(mod):
     for openers in (["<a>"], {"<a>": "<"}, {"<a>": ("<",)}, {"<a>": (1, None)}, {"<a>": ("<", [])}, {"": ("<", None)}):
         with pytest.raises(TypeError):
             mod.text_gate(mod.TextGate(), "<", ">", None, None, None, "", openers)
-    ok = ("<o>", "ab", 3, "<a>", len, len, len)
-    for calls in (["<o>"], ok[:6], ("", *ok[1:]), (*ok[:3], "", *ok[4:]), (ok[0], None, *ok[2:]),
-                  (*ok[:2], -1, *ok[3:]), (*ok[:2], "3", *ok[3:]), (*ok[:4], None, *ok[5:]), (*ok[:6], 5)):
+    ok = ("<o>", "ab", 3, "<a>", len, len)
+    for calls in (["<o>"], ok[:5], (*ok, len), ("", *ok[1:]), (*ok[:3], "", *ok[4:]), (ok[0], None, *ok[2:]),
+                  (*ok[:2], -1, *ok[3:]), (*ok[:2], "3", *ok[3:]), (*ok[:4], None, ok[5]), (*ok[:5], 5)):
         with pytest.raises(TypeError):
             mod.text_gate(mod.TextGate(), "<", ">", None, None, None, "", None, None, None, calls)
     for holds in ((), ("",), ("<a", 3), ["<a"]):

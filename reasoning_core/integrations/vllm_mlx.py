@@ -793,7 +793,7 @@ class RcMlxToolParser(_MlxToolParser):
         if gate is None:
             gate = self._gate = _TextGate(_NOCUR)
         else:  # a reused instance: the installed gate function keeps this object
-            gate.cur, gate.idle, gate.pend = _NOCUR, 0, []
+            gate.cur, gate.idle, gate.pend, gate.done = _NOCUR, 0, [], []
         if type(self).reset is RcMlxToolParser.reset:
             self._prime()
 
@@ -899,6 +899,11 @@ class RcMlxToolParser(_MlxToolParser):
         """``text_gate``'s ``calls`` (a call the gate reads itself), or ``None``."""
         return None
 
+    def _gate_sync(self) -> None:
+        """The calls the gate read to their end (``TextGate.done``) written into
+        the parser's records, as if it had read them (a class with ``calls``)."""
+        raise NotImplementedError
+
     def _gate_holds(self) -> Optional[tuple]:
         """``text_gate``'s ``holds`` (state 1 is the parser waiting in plain
         content for these markers, nothing held), or ``None``."""
@@ -980,6 +985,8 @@ class RcMlxToolParser(_MlxToolParser):
             me._fed = len(current_text)
             if not me._request_read:
                 me._stream_request(request)
+            if st.done:
+                me._gate_sync()
             p = me._parser
             got = _tool_base._scan.step_args(p, delta_text, _ParsedToolCallDelta)
             # ``_stepped`` written out
@@ -1020,6 +1027,8 @@ class RcMlxToolParser(_MlxToolParser):
                     delta_token_ids, request):
             if me._stale:
                 me._restart()
+            if st.done:
+                me._gate_sync()  # the calls the gate read, into the parser's records
             if st.idle == 5 and st.pend:
                 me._flush_args()  # argument pieces the gate sent and its reader read
             first = None
@@ -1088,7 +1097,7 @@ class RcMlxToolParser(_MlxToolParser):
         # the gate itself is the engine's (compiled: no Python frame for a plain delta)
         piece = getattr(self, "_piece", None)
         calls = self._gate_calls() if lean_piece else None
-        replay = calls[6] if calls else None
+        replay = calls[5] if calls else None
         holds = self._gate_holds() if lean_piece else None
         self.extract_tool_calls_streaming = _text_gate(  # type: ignore[method-assign]
             st, "".join(sorted(trig)), self._call_triggers, closers, general, piece, self._piece_triggers,
@@ -1102,6 +1111,8 @@ class RcMlxToolParser(_MlxToolParser):
             def finalize_streaming(current_text: str = "") -> Optional[dict]:
                 if me._stale:
                     me._restart()
+                if st.done and not (lean_pfin and st.idle == 1 and not st.pend):
+                    me._gate_sync()  # (an end that only resets the parser needs no records)
                 if st.idle == 5 and st.pend:
                     me._flush_args()
                 elif st.idle == 9 and replay is not None:
@@ -2331,6 +2342,7 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
         """The reset a quiet end of stream left to the next use (``_stale``)."""
         self._stale = False
         self._parser.reset()
+        self._gate.done = []  # calls the gate read, never needed in the parser's records
         self._end_ids()
 
     def _end_ids(self) -> None:
@@ -2407,7 +2419,6 @@ from ..tools._base import _Call  # noqa: E402
 _M_NAME = re.compile(r"[A-Za-z0-9_.\-]*")
 _M_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"  # _M_NAME's
 _M_NAME_LIMIT = 256  # the longest name read (vllm-mlx's name buffer limit)
-_M_FRAME = len("[TOOL_CALLS]") + len("[ARGS]")
 _M_WS = re.compile(r"\s*")
 
 
@@ -2518,7 +2529,6 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
         super().reset()
         self._parser = _MlxMistral()
         self._ids: dict[int, str] = {}
-        self._gate_call: Optional[tuple] = None  # (index, id, name, where its arguments start in pend)
         self._prime()
 
     # -- a call the gate reads itself (states 8 and 9, ``text_gate``'s ``calls``):
@@ -2528,11 +2538,12 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
     # parser does not read them: at ``[ARGS]`` the gate sends the name (what
     # the parser's step sends there), each argument delta is sent as written,
     # and the delta the value ends at the end of closes the call in the
-    # parser's records (``close_call``: its call list and offsets, as if it had
+    # parser's records (``_gate_sync``: its call list and offsets, as if it had
     # read the call, its generator waiting again in plain content, where a
-    # call leaves it).  Any other delta first has the parser read the call so
-    # far (``replay``: it sends again what the gate sent, which is dropped)
-    # and then goes on as without the gate.
+    # call leaves it), when the parser is next used; an end of stream that only
+    # resets the parser needs none.  Any other delta first has the parser read
+    # the call so far (``replay``: it sends again what the gate sent, which is
+    # dropped) and then goes on as without the gate.
 
     def _gate_calls(self) -> Optional[tuple]:
         me = self
@@ -2541,15 +2552,12 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
         pop = _M_IDS.pop
 
         def open_call(pend: list) -> dict:
-            i = len(me._parser._calls)
+            i = len(me._parser._calls) + len(st.done)  # the calls the gate read count too
             try:
                 cid = pop()  # ``_mistral_id``, written out
             except IndexError:
                 cid = _mistral_id()
             name = pend[1] if len(pend) == 3 else "".join(pend[1:-1])
-            # the call's index, id, name, where its arguments start in pend, and where
-            # its text starts in the output
-            me._gate_call = (i, cid, name, len(pend), len(st.cur) - len(name) - _M_FRAME)
             me._ids[i] = cid
             # the reader's canonical text is not used (the arguments are sent as written):
             # a builtin sink is the cheapest to hand it to
@@ -2557,21 +2565,9 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
             st.index = i
             return {"tool_calls": [{"index": i, "type": "function", "function": {"name": name}, "id": cid}]}
 
-        def close_call(delta_text: str) -> None:
-            # (the gate answers the delta: the last piece of the arguments)
-            pend = st.pend
-            st.pend = []
-            i, cid, name, k, start = me._gate_call
-            args = pend[k:]
-            args.append(delta_text)
-            p = me._parser
-            if p._marker_at is None:
-                p._marker_at = p._base + p._pos  # where the parser's next character was
-            p._calls.append(_Call(i, cid, name, args, True))
-            p._base += len(st.cur) - start  # the call's text, read (its buffer was read to its end)
-            st.idle = 1
-
         def replay() -> None:
+            if st.done:
+                me._gate_sync()
             pend = st.pend
             st.pend = []
             st.idle = 0
@@ -2579,7 +2575,22 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
                 me._parser.parse_delta("".join(pend))  # what it sends was sent
             me._fed = len(st.cur) if st.cur.__class__ is str else me._fed
 
-        return ("[TOOL_CALLS]", _M_NAME_CHARS, _M_NAME_LIMIT, "[ARGS]", open_call, close_call, replay)
+        return ("[TOOL_CALLS]", _M_NAME_CHARS, _M_NAME_LIMIT, "[ARGS]", open_call, replay)
+
+    def _gate_sync(self) -> None:
+        st = self._gate
+        done = st.done
+        st.done = []
+        p = self._parser
+        ids = self._ids
+        for pend in done:
+            # [TOOL_CALLS], the name's deltas, [ARGS], the arguments' deltas
+            k = pend.index("[ARGS]", 1)
+            i = len(p._calls)
+            if p._marker_at is None:
+                p._marker_at = p._base + p._pos  # where the parser's next character was
+            p._calls.append(_Call(i, ids[i], "".join(pend[1:k]), pend[k + 1:], True))
+            p._base += sum(map(len, pend))  # the call's text, read (its buffer was read to its end)
 
     def _gate_holds(self) -> Optional[tuple]:
         # state 1 is ``RcMlxToolParser._idle_state``'s: the parser's content lane
@@ -2625,6 +2636,8 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
         return 4
 
     def _piece(self, delta_text: str) -> Optional[dict]:
+        if self._gate.done:
+            self._gate_sync()
         out = _RcMlxPieceStreamer._piece(self, delta_text)
         st = self._gate
         if st.idle == 4:
@@ -2644,6 +2657,8 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
         self._fed += n
 
     def _after_feed(self, delta_text: str, end: int, status: int) -> Optional[dict]:
+        if self._gate.done:
+            self._gate_sync()
         if self._gate.pend:
             self._flush_args()
         self._fed += len(delta_text)

@@ -449,10 +449,11 @@ def _mistral_streams():
     broken = hs.sampled_from(['{"a": tru', '{"a" 1}', "{,}", '{"a": 1}}', '{"a": 1} tail', "[1]", "{", ""])
     name = hs.one_of(hs.sampled_from(["get_weather", "lookup", "a.b-c_1", "x" * 255, "y" * 256, "z" * 257]),
                      hs.text(alphabet="abc _[{", min_size=0, max_size=5))
-    call = hs.tuples(name, hs.sampled_from(["[ARGS]", "", " [ARGS]", "[AR"]), hs.one_of(args, args, broken)).map(
+    call = hs.tuples(name, hs.sampled_from(["[ARGS]"] * 4 + ["", " [ARGS]", "[AR"]), hs.one_of(args, args, broken)).map(
         lambda t: "[TOOL_CALLS]" + "".join(t))
-    prose = hs.text(alphabet="ab .[]<>T", max_size=8) | hs.sampled_from(
-        ["[1] ", "[TOOL", "[THINK]", "<think>", "[/THINK]", "[T", "<thi", "[TOOL_CALLS", "[[", "\n"])
+    prose = hs.one_of(hs.text(alphabet="ab .[]<>T", max_size=8), hs.sampled_from(
+        ["[1] ", "[TOOL", "[T", "<thi", "[TOOL_CALLS", "[[", "\n", "<b>"]), hs.sampled_from(
+        ["[THINK]a[/THINK]", "<think>b</think>", "[THINK]", "[/THINK]"]).filter(lambda _: True))
     return hs.lists(hs.one_of(prose, call, call), min_size=1, max_size=6).map("".join)
 
 
@@ -462,7 +463,8 @@ def _mistral_chunks(text, data, whole):
 
     rng = random.Random(data)
     if whole:
-        return _markup_cut(text, r"(\[TOOL_CALLS\]|\[ARGS\]|\[THINK\]|\[/THINK\]|<think>)", rng)
+        # a "}" alone too: a value's end is a delta's end (where the gate closes a call)
+        return _markup_cut(text, r"(\[TOOL_CALLS\]|\[ARGS\]|\[THINK\]|\[/THINK\]|<think>|\})", rng)
     if len(text) < 2:
         return [text]
     cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, len(text) - 1)))
@@ -475,7 +477,7 @@ def test_mistral_gate_streams_as_reading_every_delta_does():
     cls = M.TOOL_PARSERS["mistral"]
 
     @settings(max_examples=300, deadline=None)
-    @given(text=_mistral_streams(), seed=hs.integers(0, 2**16), whole=hs.booleans())
+    @given(text=_mistral_streams(), seed=hs.integers(0, 2**16), whole=hs.sampled_from([True, True, False]))
     def check(text, seed, whole):
         chunks = _mistral_chunks(text, seed, whole)
         want = _answers(_general_only(cls)(None), chunks)
@@ -485,6 +487,57 @@ def test_mistral_gate_streams_as_reading_every_delta_does():
         assert _answers(p, chunks) == want
 
     check()
+
+
+def _mistral_mixed(rng):
+    """Deltas of a stream mixing calls the gate reads (markers whole, each value ending at
+    a delta's end) with prose and calls it hands to the parser (a space before the name,
+    a marker cut, a value that ends inside a delta, broken JSON), in random order."""
+    def cut(text, lo=1, hi=4):
+        out, i = [], 0
+        while i < len(text):
+            k = rng.randint(lo, hi)
+            out.append(text[i:i + k])
+            i += k
+        return out
+
+    def value(depth=0):
+        r = rng.random()
+        if depth < 2 and r < 0.3:
+            return {rng.choice(["a", "b[", 'c"', "d\\"]): value(depth + 1) for _ in range(rng.randint(0, 3))}
+        if depth < 2 and r < 0.4:
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        return rng.choice([0, -12, 3.5, True, None, "", "Paris", 'say "hi"', "a\\b", "[TOOL_CALLS]x", "S\u00e3o",
+                           "\U0001f600", "tab\t", "}]"])
+
+    chunks = []
+    for _ in range(rng.randint(2, 6)):
+        name = rng.choice(["get_weather", "lookup", "a.b-c_1", "f"])
+        args = json.dumps({"k": value(), "m": value()}, ensure_ascii=rng.random() < 0.5)
+        r = rng.random()
+        if r < 0.2:
+            chunks += cut(rng.choice(["Sure [1]. ", "a <b> c ", "[TOOL", "x[", "\n"]))
+        elif r < 0.7:  # read by the gate
+            chunks += ["[TOOL_CALLS]", *cut(name, 1, 3), "[ARGS]", *cut(args)]
+        elif r < 0.8:
+            chunks += ["[TOOL_CALLS]", *cut(" " + name), "[ARGS]", *cut(args)]
+        elif r < 0.9:
+            chunks += cut("[TOOL_CALLS]" + name + "[ARGS]" + args + rng.choice(["", " ok", "}"]), 2, 9)
+        else:
+            chunks += ["[TOOL_CALLS]", name, "[ARGS]", *cut(args[:-1] + rng.choice(["x", "]", ", }"]))]
+    return chunks
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_mistral_calls_the_gate_read_then_ones_the_parser_reads_as_reading_every_delta(seed):
+    import random
+
+    cls = M.TOOL_PARSERS["mistral"]
+    chunks = _mistral_mixed(random.Random(seed))
+    want = _answers(_general_only(cls)(None), chunks)
+    p = cls(None)
+    assert _answers(p, chunks) == want
+    assert _answers(p, chunks) == want  # reused after its end of stream
 
 
 def test_mistral_gate_reads_well_formed_calls_without_a_parser_step():
