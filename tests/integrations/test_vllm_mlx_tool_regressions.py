@@ -540,6 +540,19 @@ def test_mistral_calls_the_gate_read_then_ones_the_parser_reads_as_reading_every
     assert _answers(p, chunks) == want  # reused after its end of stream
 
 
+@pytest.mark.parametrize("tail", [[], [" "], ["x"], [", }"], ['"b'], ["\\"]])
+def test_mistral_stream_ending_inside_a_gate_read_call_is_ended_as_reading_every_delta(tail):
+    """The stream ends (or goes wrong) while the gate reads a call's arguments: the end
+    has the parser read what the gate kept first; a call before it, done by the gate,
+    is in the parser's records by then."""
+    cls = M.TOOL_PARSERS["mistral"]
+    chunks = ["Ok", "[TOOL_CALLS]", "f", "[ARGS]", "{}", "[TOOL_CALLS]", "get", "[ARGS]", '{"a"', ": 1", *tail]
+    want = _answers(_general_only(cls)(None), chunks)
+    p = cls(None)
+    assert _answers(p, chunks) == want
+    assert _answers(p, chunks) == want
+
+
 def test_mistral_gate_reads_well_formed_calls_without_a_parser_step():
     """With the markers whole and the arguments cut where the JSON reader reads
     each piece whole, the parser never steps: the gate reads the calls, and a
