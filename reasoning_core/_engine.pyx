@@ -1997,7 +1997,9 @@ cdef class TextGate:
     may still take; in states 8 and 9 (a call the gate reads itself, given
     ``text_gate``'s ``calls``) ``pend`` holds the call's text so far,
     ``budget`` how many more characters its name may take (8), and
-    ``reader`` the feed function of its arguments' reader (9); ``done``, the
+    ``reader`` the feed function of its arguments' reader (9); in state 10
+    (plain content with a marker cut off by the last delta's end, given
+    ``holds``) ``pend`` holds that marker's start; ``done``, the
     calls the gate read to their end (each the list of its deltas), for the
     caller to take."""
 
