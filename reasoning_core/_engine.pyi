@@ -80,6 +80,7 @@ class TextGate:
     index: int
     quiet: dict[str, tuple[str, Any]] | None
     budget: int
+    done: list[list[str]]
     def __init__(self, cur: Any = ...) -> None: ...
 
 
@@ -89,4 +90,6 @@ def text_gate(st: TextGate, triggers: str, keep_triggers: str,
               piece_triggers: str = ...,
               openers: tuple[str, ...] | dict[str, tuple[str, Any]] | None = ...,
               after_feed: Callable[[str, int, int], Any] | None = ...,
-              stepper: Callable[[str, str, Any], Any] | None = ...) -> Callable[..., Any]: ...
+              stepper: Callable[[str, str, Any], Any] | None = ...,
+              calls: tuple[str, str, int, str, Callable[[list[str]], Any], Callable[[], Any]] | None = ...,
+              holds: tuple[str, ...] | None = ...) -> Callable[..., Any]: ...

@@ -10,6 +10,7 @@ length, which is why bounds checking can be off there.
 """
 cimport cython
 cimport numpy as cnp
+from cpython.dict cimport PyDict_Copy
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_GetSlice, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
@@ -1974,6 +1975,9 @@ cdef extern from "Python.h":
     Py_ssize_t PyUnicode_FindChar(object text, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
     Py_UCS4 PyUnicode_ReadChar(object text, Py_ssize_t index) except? <Py_UCS4>-1
     Py_ssize_t PyUnicode_Find(object text, object sub, Py_ssize_t start, Py_ssize_t end, int direction) except -2
+    Py_UCS4 PyUnicode_READ_CHAR(object text, Py_ssize_t index)
+    Py_ssize_t PyUnicode_Tailmatch(object text, object sub, Py_ssize_t start, Py_ssize_t end, int direction) except -1
+    object PyUnicode_Substring(object text, Py_ssize_t start, Py_ssize_t end)
 
 
 cdef class TextGate:
@@ -1990,7 +1994,14 @@ cdef class TextGate:
     another such stretch (whose ``keep`` and ``quiet`` they give); in state 7
     (a run of characters the parser reads without a word, such as a name),
     ``keep`` is the characters the run may hold and ``budget`` how many it
-    may still take."""
+    may still take; in states 8 and 9 (a call the gate reads itself, given
+    ``text_gate``'s ``calls``) ``pend`` holds the call's text so far,
+    ``budget`` how many more characters its name may take (8), and
+    ``reader`` the feed function of its arguments' reader (9); in state 10
+    (plain content with a marker cut off by the last delta's end, given
+    ``holds``) ``pend`` holds that marker's start; ``done``, the
+    calls the gate read to their end (each the list of its deltas), for the
+    caller to take."""
 
     cdef public object cur
     cdef public int idle
@@ -2000,6 +2011,7 @@ cdef class TextGate:
     cdef public Py_ssize_t index
     cdef public object quiet
     cdef public Py_ssize_t budget
+    cdef public list done
 
     def __init__(self, cur=None):
         self.cur = cur
@@ -2010,6 +2022,7 @@ cdef class TextGate:
         self.index = 0
         self.quiet = None
         self.budget = 0
+        self.done = []
 
 
 cdef inline bint _has_any(str text, str chars) except -1:
@@ -2066,6 +2079,98 @@ cdef object _keep_opener(TextGate st, openers, bint open6, str delta_text, curre
     return None
 
 
+cdef Py_ssize_t _held_at(str text, tuple markers) except -3:
+    """Where the first of ``markers`` starts in ``text``: -2 for a whole one,
+    its start for one cut off by the end of ``text`` (-1: neither); at one
+    start, a cut-off marker is seen before a whole one (the parser's scan)."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, k, ml, j, nm = PyTuple_GET_SIZE(markers)
+    cdef str m
+    cdef bint ok
+    cdef Py_UCS4 c
+    for i in range(n):
+        c = PyUnicode_READ_CHAR(text, i)
+        for j in range(nm):
+            m = <str>PyTuple_GET_ITEM(markers, j)
+            ml = PyUnicode_GET_LENGTH(m)
+            if ml > n - i and PyUnicode_READ_CHAR(m, 0) == c:
+                ok = True
+                for k in range(1, n - i):
+                    if PyUnicode_READ_CHAR(text, i + k) != PyUnicode_READ_CHAR(m, k):
+                        ok = False
+                        break
+                if ok:
+                    return i
+        for j in range(nm):
+            m = <str>PyTuple_GET_ITEM(markers, j)
+            ml = PyUnicode_GET_LENGTH(m)
+            if ml <= n - i and PyUnicode_READ_CHAR(m, 0) == c:
+                if PyUnicode_Tailmatch(text, m, i, i + ml, -1):
+                    return -2
+    return -1
+
+
+cdef dict _ARGS_CALL = {"index": 0, "type": "function", "function": None}
+
+
+cdef inline object _args_answer(Py_ssize_t index, object text):
+    """``{"tool_calls": [{"index": index, "type": "function", "function":
+    {"arguments": text}}]}`` (the entry copied from a template: cheaper than
+    building it key by key)."""
+    cdef dict call = PyDict_Copy(_ARGS_CALL)
+    call["index"] = index
+    call["function"] = {"arguments": text}
+    return {"tool_calls": [call]}
+
+
+cdef inline bint _json_plain(str text) except -1:
+    """No character of ``text`` ends a plain run of a JSON string (a quote, a
+    backslash, a control character, a surrogate)."""
+    cdef Py_ssize_t i
+    cdef Py_UCS4 c
+    for i in range(PyUnicode_GET_LENGTH(text)):
+        c = PyUnicode_READ_CHAR(text, i)
+        if c == 34 or c == 92 or c < 0x20 or 0xD800 <= c <= 0xDFFF:
+            return False
+    return True
+
+
+cdef Py_ssize_t _json_lex(str text, Py_ssize_t t) except -1:
+    """Where JSON text read whole stands after ``text``, from ``t`` (0 outside
+    a string, 1 inside one, 2 after its backslash, 3-6 inside a ``\\u``
+    escape, 6 - t + 1 of its digits read)."""
+    cdef Py_ssize_t i
+    cdef Py_UCS4 c
+    for i in range(PyUnicode_GET_LENGTH(text)):
+        c = PyUnicode_READ_CHAR(text, i)
+        if t == 0:
+            if c == 34:
+                t = 1
+        elif t == 1:
+            if c == 34:
+                t = 0
+            elif c == 92:
+                t = 2
+        elif t == 2:
+            t = 6 if c == 117 else 1
+        else:
+            t = t - 1 if t > 3 else 1
+    return t
+
+
+cdef object _content_held(TextGate st, str text, Py_ssize_t at, current_text):
+    """``text`` read against state 1's markers (``at``, from ``_held_at``, not
+    -2): the content before ``at`` answered, the rest kept (state 10)."""
+    st.cur = current_text
+    if at < 0:
+        if st.pend:
+            st.pend = []
+        st.idle = 1
+        return {"content": text} if PyUnicode_GET_LENGTH(text) else None
+    st.pend = [PyUnicode_Substring(text, at, PyUnicode_GET_LENGTH(text))]
+    st.idle = 10
+    return {"content": PyUnicode_Substring(text, 0, at)} if at else None
+
+
 cdef object _to_stepper(TextGate st, stepper, str delta_text, current_text, request):
     """``stepper`` given the delta joined to the deltas kept before it."""
     pend = st.pend
@@ -2081,7 +2186,7 @@ cdef object _to_stepper(TextGate st, stepper, str delta_text, current_text, requ
 
 def text_gate(TextGate st not None, str triggers not None, str keep_triggers not None, keeps, general,
               piece=None, str piece_triggers not None="", openers=None, after_feed=None,
-              stepper=None):
+              stepper=None, calls=None, holds=None):
     """The per-delta function of a vllm-mlx tool parser (its
     ``extract_tool_calls_streaming`` signature): a ``str`` delta that continues
     the stream (``previous_text is st.cur``, a ``str``, and ``current_text`` a
@@ -2115,6 +2220,37 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     characters of ``st.keep``, and no longer than ``st.budget``, is kept in
     ``st.pend`` (``st.budget`` goes down by its length); another goes to
     ``stepper`` as in state 6.
+    Given ``calls``, ``(opener, name_chars, name_limit, args_marker, open_call,
+    replay)``, the gate reads a call ``opener NAME args_marker
+    VALUE`` itself while it comes in whole pieces: in state 1 a delta that is
+    ``opener`` (nothing kept) is kept, ``st.budget`` becomes ``name_limit``
+    and the state 8; in 8 a non-empty delta made only of ``name_chars``, no
+    longer than ``st.budget``, is kept (``st.budget`` goes down by its
+    length); ``args_marker`` after at least one such character is kept, the
+    state becomes 9 and ``open_call(st.pend)`` answers it (and sets
+    ``st.reader`` to a ``feed(buf, pos, eof)`` function); another delta goes
+    to ``stepper`` as in state 6.  In 9 ``st.budget`` is where the arguments
+    read so far stand (0 outside a string, 1 inside one, 2 after its ``\\``,
+    3-6 inside a ``\\u`` escape; set to 0 at ``args_marker``): at 1 a
+    non-empty delta with no ``"``, ``\\``, control character or surrogate
+    goes on the string (a JSON reader would read it whole, its state
+    unchanged) and is kept and answered as below without the reader;
+    otherwise a non-empty delta is fed to ``st.reader``: read whole with the value going on (status 0), it is kept
+    and answered as that piece of the arguments of call ``st.index``; read
+    whole with the value ending at its end (status 1), it is answered as that
+    piece too, the call's deltas (``st.pend`` and it) go to ``st.done`` as one
+    list, and the state becomes 1.  Any other delta in state 9, and any delta that leaves the
+    gate in state 9 for ``general``, first calls ``replay()`` (which is to
+    empty ``st.pend`` and leave state 9).
+    Given ``holds`` (a tuple of markers: where state 1 is plain content that
+    a parser reads with them, nothing held), a delta in state 1 with one of
+    ``triggers`` is read against them: where none of them starts in it (whole,
+    or cut off by its end) it is content as it is; where a cut-off one starts
+    first (at ``i``), ``delta_text[:i]`` is content (``None`` when empty),
+    the rest is kept and the state becomes 10.  In 10 the kept text and the
+    delta are read the same way together (content, or content and a new kept
+    rest); where a whole marker starts first, the delta goes to ``stepper``
+    joined to the kept text, as in state 6.
     Anything else goes to ``general`` with the same arguments."""
     if keeps is not None and type(keeps) is tuple:
         for m in <tuple>keeps:
@@ -2135,10 +2271,32 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
     if open6:
         openers = dict(openers)  # as checked: a later change to the caller's dict is not seen
     cdef bint closers = type(keeps) is tuple
+    if holds is not None:
+        if type(holds) is not tuple or not holds:
+            raise TypeError("text_gate: holds must be a non-empty tuple of non-empty str")
+        for m in <tuple>holds:
+            if type(m) is not str or not m:
+                raise TypeError("text_gate: holds must be a non-empty tuple of non-empty str")
+    cdef object c_open = None, c_names = None, c_args = None, c_opencall = None, c_replay = None
+    cdef Py_ssize_t c_limit = 0
+    if calls is not None:
+        if type(calls) is not tuple or len(calls) != 6:
+            raise TypeError("text_gate: calls must be a tuple (opener, name_chars, name_limit, args_marker, "
+                            "open_call, replay)")
+        c_open, c_names, c_limit_o, c_args, c_opencall, c_replay = calls
+        if type(c_open) is not str or not c_open or type(c_args) is not str or not c_args \
+                or type(c_names) is not str:
+            raise TypeError("text_gate: calls' opener and args_marker must be non-empty str, name_chars a str")
+        if type(c_limit_o) is not int or c_limit_o < 0:
+            raise TypeError("text_gate: calls' name_limit must be an int >= 0")
+        if not (callable(c_opencall) and callable(c_replay)):
+            raise TypeError("text_gate: calls' open_call and replay must be callable")
+        c_limit = c_limit_o
 
     def gate(previous_text, current_text, delta_text, previous_token_ids=None, current_token_ids=None,
              delta_token_ids=None, request=None):
         cdef int idle
+        cdef Py_ssize_t n, end, at
         if previous_text is st.cur and type(delta_text) is str and type(current_text) is str and \
                 type(previous_text) is str and PyUnicode_GET_LENGTH(current_text) == \
                 PyUnicode_GET_LENGTH(previous_text) + PyUnicode_GET_LENGTH(delta_text):
@@ -2149,6 +2307,60 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                     return {"content": delta_text} if PyUnicode_GET_LENGTH(delta_text) else None
                 if openers is not None and delta_text in openers:
                     return _keep_opener(st, openers, open6, <str>delta_text, current_text)
+                if c_open is not None and not st.pend and delta_text == c_open:
+                    st.budget = c_limit
+                    st.idle = 8
+                    return _kept(st, delta_text, current_text)
+                if holds is not None and not st.pend:
+                    at = _held_at(<str>delta_text, <tuple>holds)
+                    if at != -2:
+                        return _content_held(st, <str>delta_text, at, current_text)
+            elif idle == 10:
+                if holds is not None and PyList_GET_SIZE(st.pend) == 1:
+                    text = <str><object>PyList_GET_ITEM(st.pend, 0) + <str>delta_text
+                    at = _held_at(text, <tuple>holds)
+                    if at != -2:
+                        return _content_held(st, text, at, current_text)
+                    if stepper is not None:
+                        return _to_stepper(st, stepper, <str>delta_text, current_text, request)
+            elif idle == 9:
+                n = PyUnicode_GET_LENGTH(delta_text)
+                if c_open is not None and n:
+                    if st.budget == 1 and _json_plain(<str>delta_text):
+                        st.pend.append(delta_text)
+                        st.cur = current_text
+                        return _args_answer(st.index, delta_text)
+                    r = st.reader(delta_text, 0, False)
+                    end = r[0]
+                    if end == n:
+                        status = r[1]
+                        if status == 0:
+                            st.budget = _json_lex(<str>delta_text, st.budget)
+                            st.pend.append(delta_text)
+                            st.cur = current_text
+                            return _args_answer(st.index, delta_text)
+                        if status == 1:
+                            st.cur = current_text
+                            pend = st.pend
+                            pend.append(delta_text)
+                            st.done.append(pend)
+                            st.pend = []
+                            st.idle = 1
+                            return _args_answer(st.index, delta_text)
+            elif idle == 8:
+                if c_open is not None:
+                    n = PyUnicode_GET_LENGTH(delta_text)
+                    if n and n <= st.budget and _only(<str>delta_text, <str>c_names):
+                        st.budget -= n
+                        return _kept(st, delta_text, current_text)
+                    if st.budget < c_limit and delta_text == c_args:
+                        st.pend.append(delta_text)
+                        st.cur = current_text
+                        st.budget = 0
+                        st.idle = 9
+                        return c_opencall(st.pend)
+                    if stepper is not None:
+                        return _to_stepper(st, stepper, <str>delta_text, current_text, request)
             elif idle == 3:
                 if not _has_any(<str>delta_text, keep_triggers) or (
                         _none_ends_in(current_text, PyUnicode_GET_LENGTH(delta_text), <tuple>keeps) if closers
@@ -2166,8 +2378,7 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                     st.cur = current_text
                     if r[1] == 0 and r[0] == PyUnicode_GET_LENGTH(delta_text):
                         st.pend.append(delta_text)
-                        return {"tool_calls": [{"index": st.index, "type": "function",
-                                                "function": {"arguments": delta_text}}]}
+                        return _args_answer(st.index, delta_text)
                     return after_feed(delta_text, r[0], r[1])
             elif idle == 6:
                 if st.keep is None:
@@ -2201,6 +2412,8 @@ def text_gate(TextGate st not None, str triggers not None, str keep_triggers not
                     return None
                 if openers is not None and delta_text in openers:
                     return _keep_opener(st, openers, open6, <str>delta_text, current_text)
+        if st.idle == 9 and c_replay is not None:
+            c_replay()  # the call the gate read so far, read by the parser before this delta
         return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                        delta_token_ids, request)
 

@@ -678,7 +678,7 @@ def extends(ids: tuple, prev: tuple) -> bool:
 class TextGate:
     """A stream's state for ``text_gate`` (see the compiled engine's docstring)."""
 
-    __slots__ = ("cur", "idle", "pend", "keep", "reader", "index", "quiet", "budget")
+    __slots__ = ("cur", "idle", "pend", "keep", "reader", "index", "quiet", "budget", "done")
 
     def __init__(self, cur=None):
         self.cur = cur
@@ -689,6 +689,7 @@ class TextGate:
         self.index = 0
         self.quiet = None
         self.budget = 0
+        self.done = []
 
 
 def _none_ends_in(current_text, dlen, closers):
@@ -720,6 +721,65 @@ def _keep_opener(st, openers, open6, delta_text, current_text):
     return None
 
 
+def _held_at(text, markers):
+    """Where the first of ``markers`` starts in ``text``: -2 for a whole one,
+    its start for one cut off by the end of ``text`` (-1: neither); at one
+    start, a cut-off marker is seen before a whole one (the parser's scan)."""
+    n = len(text)
+    for i in range(n):
+        rest = text[i:]
+        for m in markers:
+            if len(m) > n - i and m.startswith(rest):
+                return i
+        for m in markers:
+            if text.startswith(m, i):
+                return -2
+    return -1
+
+
+def _json_plain(text):
+    """No character of ``text`` ends a plain run of a JSON string (a quote, a
+    backslash, a control character, a surrogate)."""
+    for c in text:
+        if c == '"' or c == "\\" or c < " " or "\ud800" <= c <= "\udfff":
+            return False
+    return True
+
+
+def _json_lex(text, t):
+    """Where JSON text read whole stands after ``text``, from ``t`` (0 outside
+    a string, 1 inside one, 2 after its backslash, 3-6 inside a ``\\u``
+    escape)."""
+    for c in text:
+        if t == 0:
+            if c == '"':
+                t = 1
+        elif t == 1:
+            if c == '"':
+                t = 0
+            elif c == "\\":
+                t = 2
+        elif t == 2:
+            t = 6 if c == "u" else 1
+        else:
+            t = t - 1 if t > 3 else 1
+    return t
+
+
+def _content_held(st, text, at, current_text):
+    """``text`` read against state 1's markers (``at``, from ``_held_at``, not
+    -2): the content before ``at`` answered, the rest kept (state 10)."""
+    st.cur = current_text
+    if at < 0:
+        if st.pend:
+            st.pend = []
+        st.idle = 1
+        return {"content": text} if text else None
+    st.pend = [text[at:]]
+    st.idle = 10
+    return {"content": text[:at]} if at else None
+
+
 def _to_stepper(st, stepper, delta_text, current_text, request):
     """``stepper`` given the delta joined to the deltas kept before it."""
     pend = st.pend
@@ -734,7 +794,7 @@ def _to_stepper(st, stepper, delta_text, current_text, request):
 
 
 def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_triggers="", openers=None,
-              after_feed=None, stepper=None):
+              after_feed=None, stepper=None, calls=None, holds=None):
     """The per-delta function of a vllm-mlx tool parser: the compiled engine's
     ``text_gate``, in Python (one ``in`` test per character tested)."""
     if not isinstance(st, TextGate):
@@ -752,6 +812,22 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
         raise TypeError("text_gate: openers (a dict) map a marker to a (keep, quiet) pair")
     if open6:
         openers = dict(openers)  # as checked: a later change to the caller's dict is not seen
+    if holds is not None and (type(holds) is not tuple or not holds or not all(type(m) is str and m for m in holds)):
+        raise TypeError("text_gate: holds must be a non-empty tuple of non-empty str")
+    c_open = c_names = c_args = c_opencall = c_replay = None
+    c_limit = 0
+    if calls is not None:
+        if type(calls) is not tuple or len(calls) != 6:
+            raise TypeError("text_gate: calls must be a tuple (opener, name_chars, name_limit, args_marker, "
+                            "open_call, replay)")
+        c_open, c_names, c_limit, c_args, c_opencall, c_replay = calls
+        if type(c_open) is not str or not c_open or type(c_args) is not str or not c_args \
+                or type(c_names) is not str:
+            raise TypeError("text_gate: calls' opener and args_marker must be non-empty str, name_chars a str")
+        if type(c_limit) is not int or c_limit < 0:
+            raise TypeError("text_gate: calls' name_limit must be an int >= 0")
+        if not (callable(c_opencall) and callable(c_replay)):
+            raise TypeError("text_gate: calls' open_call and replay must be callable")
 
     def clear(delta_text, chars):
         for ch in chars:
@@ -770,6 +846,61 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                     return {"content": delta_text} if delta_text else None
                 if openers is not None and delta_text in openers:
                     return _keep_opener(st, openers, open6, delta_text, current_text)
+                if c_open is not None and not st.pend and delta_text == c_open:
+                    st.budget = c_limit
+                    st.idle = 8
+                    return _kept(st, delta_text, current_text)
+                if holds is not None and not st.pend:
+                    at = _held_at(delta_text, holds)
+                    if at != -2:
+                        return _content_held(st, delta_text, at, current_text)
+            elif idle == 10:
+                if holds is not None and len(st.pend) == 1:
+                    text = st.pend[0] + delta_text
+                    at = _held_at(text, holds)
+                    if at != -2:
+                        return _content_held(st, text, at, current_text)
+                    if stepper is not None:
+                        return _to_stepper(st, stepper, delta_text, current_text, request)
+            elif idle == 9:
+                n = len(delta_text)
+                if c_open is not None and n:
+                    if st.budget == 1 and _json_plain(delta_text):
+                        st.pend.append(delta_text)
+                        st.cur = current_text
+                        return {"tool_calls": [{"index": st.index, "type": "function",
+                                                "function": {"arguments": delta_text}}]}
+                    end, status = st.reader(delta_text, 0, False)
+                    if end == n:
+                        if status == 0:
+                            st.budget = _json_lex(delta_text, st.budget)
+                            st.pend.append(delta_text)
+                            st.cur = current_text
+                            return {"tool_calls": [{"index": st.index, "type": "function",
+                                                    "function": {"arguments": delta_text}}]}
+                        if status == 1:
+                            st.cur = current_text
+                            pend = st.pend
+                            pend.append(delta_text)
+                            st.done.append(pend)
+                            st.pend = []
+                            st.idle = 1
+                            return {"tool_calls": [{"index": st.index, "type": "function",
+                                                    "function": {"arguments": delta_text}}]}
+            elif idle == 8:
+                if c_open is not None:
+                    n = len(delta_text)
+                    if n and n <= st.budget and all(ch in c_names for ch in delta_text):
+                        st.budget -= n
+                        return _kept(st, delta_text, current_text)
+                    if st.budget < c_limit and delta_text == c_args:
+                        st.pend.append(delta_text)
+                        st.cur = current_text
+                        st.budget = 0
+                        st.idle = 9
+                        return c_opencall(st.pend)
+                    if stepper is not None:
+                        return _to_stepper(st, stepper, delta_text, current_text, request)
             elif idle == 3:
                 if clear(delta_text, keep_triggers) or (
                         _none_ends_in(current_text, len(delta_text), keeps) if closers
@@ -820,6 +951,8 @@ def text_gate(st, triggers, keep_triggers, keeps, general, piece=None, piece_tri
                     return None
                 if openers is not None and delta_text in openers:
                     return _keep_opener(st, openers, open6, delta_text, current_text)
+        if st.idle == 9 and c_replay is not None:
+            c_replay()  # the call the gate read so far, read by the parser before this delta
         return general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                        delta_token_ids, request)
 

@@ -27,9 +27,18 @@ class _Reader:
         i = buf.find("!", pos)
         return (len(buf), 0) if i < 0 else (i, 1)
 
+    def __call__(self, buf, pos, eof):
+        """State 9's feed: a value that ends after its first "!" (status 1), fails
+        at its first "?" (status 2), else goes on (0)."""
+        self.read.append(("9", buf[pos:]))
+        i, j = buf.find("!", pos), buf.find("?", pos)
+        if j >= 0 and (i < 0 or j < i):
+            return j, 2
+        return (len(buf), 0) if i < 0 else (i + 1, 1)
+
 
 def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None, openers=None, keep="<",
-         index=0, quiet=None, stepper=False, budget=0):
+         index=0, quiet=None, stepper=False, budget=0, calls=False, holds=None):
     """Feed ``script`` (delta, same_object, idle_after_general) through a gate;
     return what each call returned, what reached ``general`` and ``keeps``, and
     the state at the end.  ``closers``: a tuple of markers as ``keeps``."""
@@ -68,8 +77,19 @@ def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None,
         gate_state.idle = next(idles)
         return {"stepped": text}
 
+    def open_call(pend):
+        log.append(("open", list(pend)))
+        gate_state.reader = reader
+        return {"open": "".join(pend)}
+
+    def replay():
+        log.append(("replay", list(gate_state.pend)))
+        gate_state.pend = []
+        gate_state.idle = 0
+
     f = mod.text_gate(gate_state, triggers, keep_triggers, keeps, general, piece, piece_triggers, openers, after_feed,
-                      step if stepper else None)
+                      step if stepper else None,
+                      ("<o>", "ab", 3, "<a>", open_call, replay) if calls else None, holds)
     out = []
     prev = gate_state.cur
     for delta, same, idle in script:
@@ -78,7 +98,7 @@ def _run(mod, triggers, keep_triggers, script, piece_triggers="<", closers=None,
         out.append(f(prev if same else (prev + ".")[:-1], cur, delta, request="r"))  # a copy: another object
         prev = cur if gate_state.cur is cur or same else gate_state.cur
     return out, log, reader.read, (gate_state.cur, gate_state.idle, list(gate_state.pend), gate_state.keep,
-                                   gate_state.quiet, gate_state.budget)
+                                   gate_state.quiet, gate_state.budget, gate_state.done)
 
 
 # state 6's quiet markers: a small chain of stretches (a marker read without a word
@@ -87,9 +107,11 @@ _Q_B = {"<b>": ("<", None)}
 _Q_A = {"<a>": ("<[", _Q_B), "[x": ("", None)}
 _Q_B["<a>"] = ("<", _Q_A)
 quiets = st.sampled_from([None, {}, _Q_A, _Q_B])
-deltas = st.one_of(st.text(alphabet="ab<[!>", max_size=6), st.just(""),
-                   st.sampled_from(["<a>", "<b>", "[x"]))
-scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7])), max_size=25)
+deltas = st.one_of(st.text(alphabet="ab<[!>?o", max_size=6), st.just(""),
+                   st.sampled_from(["<a>", "<b>", "[x", "<o>", "<", "[", "ab"]))
+scripts = st.lists(st.tuples(deltas, st.booleans(), st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10])),
+                   max_size=25)
+holds_t = st.sampled_from([None, ("<o>",), ("<o>", "[x", "<a>"), ("[x", "[", "<o")])
 triggers = st.sampled_from(["<", "<[", "<[!", "[", ""])
 keeps_t = st.sampled_from([">", "<>", "", "<>!"])
 closer_sets = st.one_of(st.none(), st.lists(st.text(alphabet="ab<[!>", min_size=1, max_size=4), max_size=3).map(tuple))
@@ -99,10 +121,10 @@ closer_sets = st.one_of(st.none(), st.lists(st.text(alphabet="ab<[!>", min_size=
 @settings(max_examples=300, deadline=None)
 @given(t=triggers, k=keeps_t, script=scripts, pt=st.sampled_from(["<", "", "<!"]), cl=closer_sets,
        op=st.sampled_from([None, (), ("<a",), ("<a", "[b>", "<"), {"<a": ("<", None), "<": ("[", _Q_A)}]), kp=st.sampled_from(["", "<", "<!b"]),
-       ix=st.integers(0, 3), q=quiets, sp=st.booleans(), b=st.integers(0, 9))
-def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, op, kp, ix, q, sp, b):
-    assert _run(compiled, t, k, script, pt, cl, op, kp, ix, q, sp, b) == \
-        _run(pure, t, k, script, pt, cl, op, kp, ix, q, sp, b)
+       ix=st.integers(0, 3), q=quiets, sp=st.booleans(), b=st.integers(0, 9), ca=st.booleans(), h=holds_t)
+def test_compiled_and_pure_gates_agree(t, k, script, pt, cl, op, kp, ix, q, sp, b, ca, h):
+    assert _run(compiled, t, k, script, pt, cl, op, kp, ix, q, sp, b, ca, h) == \
+        _run(pure, t, k, script, pt, cl, op, kp, ix, q, sp, b, ca, h)
 
 
 @pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
@@ -184,6 +206,116 @@ def test_state_7_keeps_a_run_within_its_budget(mod, script, chars, budget, stepp
                 assert stepped == ["".join(kept) + d] and s.pend == [] and s.cur == cur
             break
         prev = cur
+
+
+def _held_at(text, markers):
+    """The definition: the first start where a marker of ``markers`` is cut off
+    by the end of ``text`` (the start), or stands whole (-2), a cut-off one seen
+    first at one start; -1 for neither."""
+    for i in range(len(text)):
+        if any(len(m) > len(text) - i and m.startswith(text[i:]) for m in markers):
+            return i
+        if any(text.startswith(m, i) for m in markers):
+            return -2
+    return -1
+
+
+@pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
+@settings(max_examples=300, deadline=None)
+@given(script=st.lists(st.one_of(st.text(alphabet="ab<[x>", max_size=5), st.sampled_from(["<o>", "[x", "<", "["])),
+                       max_size=12),
+       holds=st.sampled_from([("<o>",), ("<o>", "[x"), ("[x", "[", "<o"), ("<o>", "<")]), stepper=st.booleans())
+def test_states_1_and_10_send_plain_content_and_hold_a_cut_off_marker(mod, script, holds, stepper):
+    """The definition of states 1 and 10 given ``holds``: the kept text and the
+    delta together are content up to where a marker cut off by their end
+    starts (the rest kept, state 10), or all content (state 1); where a whole
+    marker starts first, the delta goes to the stepper joined to the kept text,
+    or to the general path."""
+    s = mod.TextGate("")
+    s.idle = 1
+    stepped = []
+    f = mod.text_gate(s, "<[", "", None, lambda *a: "G", None, "", None, None,
+                      (lambda text, cur, request: stepped.append(text) or "S") if stepper else None, None, holds)
+    prev, kept = "", ""
+    for d in script:
+        cur = prev + d
+        got = f(prev, cur, d)
+        text = kept + d
+        at = _held_at(text, holds) if (kept or any(c in d for c in "<[")) else -1
+        if at == -2:
+            if kept and stepper:
+                assert got == "S" and stepped == [text] and s.pend == []
+            else:
+                assert got == ("S" if kept and stepper else "G")
+            break
+        want_content = text if at < 0 else text[:at]
+        assert got == ({"content": want_content} if want_content else None)
+        kept = "" if at < 0 else text[at:]
+        assert (s.pend, s.idle, s.cur) == ([kept] if kept else [], 10 if kept else 1, cur)
+        prev = cur
+
+
+@pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
+def test_states_8_and_9_read_a_call_and_replay_it_on_anything_else(mod):
+    s = mod.TextGate("")
+    log = []
+    r = _Reader()
+
+    def open_call(pend):
+        log.append(("open", list(pend)))
+        s.reader, s.index = r, 4
+        return "O"
+
+    def replay():
+        log.append(("replay", list(s.pend)))
+        s.pend, s.idle = [], 0
+
+    stepped = []
+    calls = ("<o>", "ab", 3, "<a>", open_call, replay)
+    f = mod.text_gate(s, "<", "", None, lambda *a: log.append(("general", a[2], s.idle)) or "G", None, "", None,
+                      None, lambda text, cur, request: stepped.append(text) or "S", calls)
+    s.idle = 1
+    assert f("", "<o>", "<o>") is None and (s.idle, s.pend, s.budget) == (8, ["<o>"], 3)  # the opener: kept
+    assert f("<o>", "<o>ab", "ab") is None and s.budget == 1                    # name characters: kept
+    assert f("<o>ab", "<o>abab", "ab") == "S" and stepped == ["<o>abab"]         # past the limit: the stepper
+    s.cur, s.idle, s.pend = "", 1, []
+    assert f("", "<o>", "<o>") is None and f("<o>", "<o><a>", "<a>") == "S"     # no name yet: the stepper
+    s.cur, s.idle, s.pend = "", 1, []
+    assert f("", "<o>", "<o>") is None and f("<o>", "<o>a", "a") is None
+    assert f("<o>a", "<o>a<a>", "<a>") == "O" and s.idle == 9 and log[-1] == ("open", ["<o>", "a", "<a>"])
+    assert f("<o>a<a>", "<o>a<a>xy", "xy") == {"tool_calls": [{"index": 4, "type": "function",
+                                                                 "function": {"arguments": "xy"}}]}
+    assert s.pend == ["<o>", "a", "<a>", "xy"] and r.read == [("9", "xy")]      # read whole, going on: kept
+    assert f("<o>a<a>xy", "<o>a<a>xyz!", "z!") == {"tool_calls": [{"index": 4, "type": "function",
+                                                                   "function": {"arguments": "z!"}}]}
+    assert s.done == [["<o>", "a", "<a>", "xy", "z!"]] and s.pend == []     # the value ends: the call is done
+    assert s.idle == 1 and s.cur == "<o>a<a>xyz!"
+    # where the arguments stand (st.budget): a delta inside a string with no quote, backslash,
+    # control character or surrogate is not fed to the reader; escapes are followed through
+    s.cur, s.idle, s.pend = "", 1, []
+    f("", "<o>", "<o>"), f("<o>", "<o>a", "a"), f("<o>a", "<o>a<a>", "<a>")
+    assert s.budget == 0
+    prev, r.read[:] = s.cur, []
+    for d, fed, after in (('{"k', True, 1), ("ey", False, 1), ('\\', True, 2), ("u", True, 6), ("00", True, 4),
+                          ("e", True, 3), ("9x", True, 1), ("\u00e9 ", False, 1), ("\x01", True, 1),
+                          ('\\"', True, 1), ('"', True, 0), (": ", True, 0), ('"v\\', True, 2), ("n", True, 1),
+                          ("\ud800", True, 1), ("w", False, 1)):
+        n_read, cur = len(r.read), prev + d
+        assert f(prev, cur, d) == {"tool_calls": [{"index": 4, "type": "function", "function": {"arguments": d}}]}
+        assert (len(r.read) > n_read, s.budget) == (fed, after), d
+        prev = cur
+    for tail, status in (("z!w", "ends inside"), ("z?", "fails"), ("", "empty")):
+        s.cur, s.idle, s.pend = "", 1, []
+        f("", "<o>", "<o>"), f("<o>", "<o>a", "a"), f("<o>a", "<o>a<a>", "<a>")
+        assert f("<o>a<a>", "<o>a<a>" + tail, tail) == "G", status               # anything else: replayed first
+        assert log[-2:] == [("replay", ["<o>", "a", "<a>"]), ("general", tail, 0)]
+    s.cur, s.idle, s.pend = "", 1, []
+    f("", "<o>", "<o>"), f("<o>", "<o>a", "a"), f("<o>a", "<o>a<a>", "<a>")
+    assert f("other", "otherq", "q") == "G" and log[-2][0] == "replay"           # a stream that does not go on
+    g = mod.text_gate(s, "<", "", None, lambda *a: "G")                          # no calls: states 8 and 9 unread
+    for idle in (8, 9):
+        s.cur, s.idle, s.pend = "", idle, []
+        assert g("", "ab", "ab") == "G"
 
 
 @pytest.mark.parametrize("mod", BACKENDS, ids=lambda m: m.__name__)
@@ -290,6 +422,14 @@ def test_bad_arguments_are_type_errors(mod):
     for openers in (["<a>"], {"<a>": "<"}, {"<a>": ("<",)}, {"<a>": (1, None)}, {"<a>": ("<", [])}, {"": ("<", None)}):
         with pytest.raises(TypeError):
             mod.text_gate(mod.TextGate(), "<", ">", None, None, None, "", openers)
+    ok = ("<o>", "ab", 3, "<a>", len, len)
+    for calls in (["<o>"], ok[:5], (*ok, len), ("", *ok[1:]), (*ok[:3], "", *ok[4:]), (ok[0], None, *ok[2:]),
+                  (*ok[:2], -1, *ok[3:]), (*ok[:2], "3", *ok[3:]), (*ok[:4], None, ok[5]), (*ok[:5], 5)):
+        with pytest.raises(TypeError):
+            mod.text_gate(mod.TextGate(), "<", ">", None, None, None, "", None, None, None, calls)
+    for holds in ((), ("",), ("<a", 3), ["<a"]):
+        with pytest.raises(TypeError):
+            mod.text_gate(mod.TextGate(), "<", ">", None, None, None, "", None, None, None, None, holds)
     # a state object set up wrongly fails with a TypeError, never a read of a missing string
     for idle in (6, 7):
         gs = mod.TextGate("")

@@ -27,7 +27,9 @@ parser loses or misplaces text) are listed in ``docs/engines/vllm-mlx.md``.
 from __future__ import annotations
 
 import logging
+import os
 import re
+import secrets
 import sys
 from dataclasses import dataclass, replace as _replace
 from typing import Any, Optional
@@ -780,6 +782,9 @@ class RcMlxToolParser(_MlxToolParser):
         self._parser = self._rc_tools.create(self.tool_format)
         self._sent = 0
         self._fed = 0  # characters of the output read so far
+        # a stream ended with the parser waiting in plain content, nothing held: its
+        # reset is left to the next stream's first delta (the general path) or end
+        self._stale = False
         # the per-delta gate's state (the engine's TextGate): ``cur`` the current_text
         # of the last delta, ``idle`` what a plain delta gets next (1 passed through as
         # content, 2 dropped, 3 kept: inside a call, until a delta may end it; 0 read),
@@ -788,7 +793,7 @@ class RcMlxToolParser(_MlxToolParser):
         if gate is None:
             gate = self._gate = _TextGate(_NOCUR)
         else:  # a reused instance: the installed gate function keeps this object
-            gate.cur, gate.idle, gate.pend = _NOCUR, 0, []
+            gate.cur, gate.idle, gate.pend, gate.done = _NOCUR, 0, [], []
         if type(self).reset is RcMlxToolParser.reset:
             self._prime()
 
@@ -890,6 +895,20 @@ class RcMlxToolParser(_MlxToolParser):
             got = _OPENERS[cls] = tuple(found)
         return got or None
 
+    def _gate_calls(self) -> Optional[tuple]:
+        """``text_gate``'s ``calls`` (a call the gate reads itself), or ``None``."""
+        return None
+
+    def _gate_sync(self) -> None:
+        """The calls the gate read to their end (``TextGate.done``) written into
+        the parser's records, as if it had read them (a class with ``calls``)."""
+        raise NotImplementedError
+
+    def _gate_holds(self) -> Optional[tuple]:
+        """``text_gate``'s ``holds`` (state 1 is the parser waiting in plain
+        content for these markers, nothing held), or ``None``."""
+        return None
+
     def _install_fast_path(self) -> None:
         trig = self._triggers() if self._fast else None
         if not trig or len(trig) > 3:
@@ -966,6 +985,8 @@ class RcMlxToolParser(_MlxToolParser):
             me._fed = len(current_text)
             if not me._request_read:
                 me._stream_request(request)
+            if st.done:
+                me._gate_sync()
             p = me._parser
             got = _tool_base._scan.step_args(p, delta_text, _ParsedToolCallDelta)
             # ``_stepped`` written out
@@ -1004,6 +1025,10 @@ class RcMlxToolParser(_MlxToolParser):
 
         def general(previous_text, current_text, delta_text, previous_token_ids, current_token_ids,
                     delta_token_ids, request):
+            if me._stale:
+                me._restart()
+            if st.done:
+                me._gate_sync()  # the calls the gate read, into the parser's records
             if st.idle == 5 and st.pend:
                 me._flush_args()  # argument pieces the gate sent and its reader read
             first = None
@@ -1071,18 +1096,27 @@ class RcMlxToolParser(_MlxToolParser):
 
         # the gate itself is the engine's (compiled: no Python frame for a plain delta)
         piece = getattr(self, "_piece", None)
+        calls = self._gate_calls() if lean_piece else None
+        replay = calls[5] if calls else None
+        holds = self._gate_holds() if lean_piece else None
         self.extract_tool_calls_streaming = _text_gate(  # type: ignore[method-assign]
             st, "".join(sorted(trig)), self._call_triggers, closers, general, piece, self._piece_triggers,
             self._openers(), getattr(self, "_after_feed", None),
-            piece_step if lean_piece else lean_step if lean else None)
+            piece_step if lean_piece else lean_step if lean else None, calls, holds)
         fin = getattr(type(self), "finalize_streaming", None)
         lean_fin = fin is RcMlxToolParser.finalize_streaming
         lean_mfin = fin is RcMlxMultiToolParser.finalize_streaming
         lean_pfin = fin is _RcMlxPieceStreamer.finalize_streaming
         if fin is not None:
             def finalize_streaming(current_text: str = "") -> Optional[dict]:
+                if me._stale:
+                    me._restart()
+                if st.done and not (lean_pfin and st.idle == 1 and not st.pend):
+                    me._gate_sync()  # (an end that only resets the parser needs no records)
                 if st.idle == 5 and st.pend:
                     me._flush_args()
+                elif st.idle == 9 and replay is not None:
+                    replay()  # the call the gate read so far: read by the parser before the end
                 if lean_fin and not st.pend:
                     # the base class's end of stream, without its frames (same work);
                     # a parser waiting in plain content with nothing held has nothing
@@ -1123,7 +1157,9 @@ class RcMlxToolParser(_MlxToolParser):
                     # its end (``finish``) reads nothing and sends nothing; it is only reset
                     me._fed = len(st.cur)
                     st.cur, st.idle = _NOCUR, 0
-                    me._parser.reset()
+                    # its parser, reset, and its call ids forgotten, when the instance is used
+                    # again (``_restart``): vllm-mlx's server builds a parser per stream
+                    me._stale = True
                     return None
                 first = None
                 if st.pend:
@@ -2298,7 +2334,24 @@ class _RcMlxPieceStreamer(RcMlxToolParser):
         return out or None
 
     def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
-        return self._deltas(self._parser.finish())
+        out = self._deltas(self._parser.finish())
+        self._end_ids()
+        return out
+
+    def _restart(self) -> None:
+        """The reset a quiet end of stream left to the next use (``_stale``)."""
+        self._stale = False
+        self._parser.reset()
+        self._gate.done = []  # calls the gate read, never needed in the parser's records
+        self._end_ids()
+
+    def _end_ids(self) -> None:
+        """The stream is over: the call ids of its indexes are forgotten (a
+        reused instance numbers the next stream's calls from 0 again, and
+        sends each one's id)."""
+        ids = self.__dict__.get("_ids")
+        if ids:
+            ids.clear()
 
 
 class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
@@ -2361,9 +2414,11 @@ class RcMlxPoolsideToolParser(_RcMlxPieceStreamer):
 
 from ..tools._json import DONE as _DONE, JsonReader as _JsonReader, NEED as _NEED  # noqa: E402
 from ..tools._json_formats import MistralToolParser as _Mistral  # noqa: E402
+from ..tools._base import _Call  # noqa: E402
 
 _M_NAME = re.compile(r"[A-Za-z0-9_.\-]*")
 _M_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"  # _M_NAME's
+_M_NAME_LIMIT = 256  # the longest name read (vllm-mlx's name buffer limit)
 _M_WS = re.compile(r"\s*")
 
 
@@ -2412,7 +2467,7 @@ class _MlxMistral(_Mistral):
         c = yield from self._peek()
         if c == "[" or c == "{" or c is None:
             return (yield from super()._section(opener))
-        name = yield from self._read(_M_NAME, 256, _M_NAME_CHARS)  # its waits shown as _name_run
+        name = yield from self._read(_M_NAME, _M_NAME_LIMIT, _M_NAME_CHARS)  # its waits shown as _name_run
         if not name:
             self._fail()
             return None
@@ -2443,9 +2498,22 @@ class _MlxMistral(_Mistral):
         return status == _DONE
 
 
+_M_IDS: list = []  # mistral call ids, drawn 128 at a time (as ``new_call_id``'s pool)
+
+
 def _mistral_id() -> str:
-    # vllm-mlx's mistral ids: 9 alphanumeric characters (Mistral's templates check them)
-    return _pooled_id()[5:14]
+    # vllm-mlx's mistral ids: 9 alphanumeric characters (Mistral's templates check them);
+    # here 9 hex digits (36 bits from the OS's CSPRNG), one urandom call per 128 ids
+    try:
+        return _M_IDS.pop()
+    except IndexError:
+        h = secrets.token_hex(576)  # 128 ids of 9 digits
+        _M_IDS.extend([h[i:i + 9] for i in range(0, 1152, 9)])
+        return _M_IDS.pop()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_M_IDS.clear)  # a forked child draws its own
 
 
 class RcMlxMistralToolParser(_RcMlxPieceStreamer):
@@ -2462,6 +2530,72 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
         self._parser = _MlxMistral()
         self._ids: dict[int, str] = {}
         self._prime()
+
+    # -- a call the gate reads itself (states 8 and 9, ``text_gate``'s ``calls``):
+    # from plain content (the parser waits for a marker with nothing held),
+    # ``[TOOL_CALLS]``, the name's deltas and ``[ARGS]`` each as whole deltas,
+    # then argument deltas each read whole by the arguments' JSON reader.  The
+    # parser does not read them: at ``[ARGS]`` the gate sends the name (what
+    # the parser's step sends there), each argument delta is sent as written,
+    # and the delta the value ends at the end of closes the call in the
+    # parser's records (``_gate_sync``: its call list and offsets, as if it had
+    # read the call, its generator waiting again in plain content, where a
+    # call leaves it), when the parser is next used; an end of stream that only
+    # resets the parser needs none.  Any other delta first has the parser read
+    # the call so far (``replay``: it sends again what the gate sent, which is
+    # dropped) and then goes on as without the gate.
+
+    def _gate_calls(self) -> Optional[tuple]:
+        me = self
+        st = self._gate
+        reader = _JsonReader
+        pop = _M_IDS.pop
+
+        def open_call(pend: list) -> dict:
+            i = len(me._parser._calls) + len(st.done)  # the calls the gate read count too
+            try:
+                cid = pop()  # ``_mistral_id``, written out
+            except IndexError:
+                cid = _mistral_id()
+            name = pend[1] if len(pend) == 3 else "".join(pend[1:-1])
+            me._ids[i] = cid
+            # the reader's canonical text is not used (the arguments are sent as written):
+            # a builtin sink is the cheapest to hand it to
+            st.reader = reader(len, True).feed
+            st.index = i
+            return {"tool_calls": [{"index": i, "type": "function", "function": {"name": name}, "id": cid}]}
+
+        def replay() -> None:
+            if st.done:
+                me._gate_sync()
+            pend = st.pend
+            st.pend = []
+            st.idle = 0
+            if pend:
+                me._parser.parse_delta("".join(pend))  # what it sends was sent
+            me._fed = len(st.cur) if st.cur.__class__ is str else me._fed
+
+        return ("[TOOL_CALLS]", _M_NAME_CHARS, _M_NAME_LIMIT, "[ARGS]", open_call, replay)
+
+    def _gate_sync(self) -> None:
+        st = self._gate
+        done = st.done
+        st.done = []
+        p = self._parser
+        ids = self._ids
+        for pend in done:
+            # [TOOL_CALLS], the name's deltas, [ARGS], the arguments' deltas
+            k = pend.index("[ARGS]", 1)
+            i = len(p._calls)
+            if p._marker_at is None:
+                p._marker_at = p._base + p._pos  # where the parser's next character was
+            p._calls.append(_Call(i, ids[i], "".join(pend[1:k]), pend[k + 1:], True))
+            p._base += sum(map(len, pend))  # the call's text, read (its buffer was read to its end)
+
+    def _gate_holds(self) -> Optional[tuple]:
+        # state 1 is ``RcMlxToolParser._idle_state``'s: the parser's content lane
+        # (``_run``'s markers), nothing held
+        return tuple(self._parser._content_markers.markers)
 
     def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
         if "[TOOL_CALLS]" not in model_output:
@@ -2502,6 +2636,8 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
         return 4
 
     def _piece(self, delta_text: str) -> Optional[dict]:
+        if self._gate.done:
+            self._gate_sync()
         out = _RcMlxPieceStreamer._piece(self, delta_text)
         st = self._gate
         if st.idle == 4:
@@ -2521,6 +2657,8 @@ class RcMlxMistralToolParser(_RcMlxPieceStreamer):
         self._fed += n
 
     def _after_feed(self, delta_text: str, end: int, status: int) -> Optional[dict]:
+        if self._gate.done:
+            self._gate_sync()
         if self._gate.pend:
             self._flush_args()
         self._fed += len(delta_text)

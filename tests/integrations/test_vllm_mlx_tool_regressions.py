@@ -430,6 +430,175 @@ def test_mistral_keeps_a_name_s_deltas_and_answers_each_delta_as_reading_every_d
     assert len(seen) < len(chunks) - 2, seen
 
 
+# mistral: the gate reads a call itself ([TOOL_CALLS], the name, [ARGS] as whole deltas, then
+# argument deltas its JSON reader reads whole) and holds a cut-off marker in plain content; any
+# other delta has the parser read what the gate kept.  Streams built from well-formed calls,
+# broken ones and prose with marker-like text, cut at random with the markers whole or not.
+def _mistral_streams():
+    from hypothesis import strategies as hs
+
+    leaf = hs.one_of(hs.integers(-5, 500), hs.booleans(), hs.none(), hs.floats(allow_nan=False, width=16),
+                     hs.text(alphabet='ab "\\[]{}<>\u00e9\U0001f600\n\x01/', max_size=6),
+                     hs.sampled_from(["[TOOL_CALLS]x", "[ARGS]", '"}', "[THINK]"]))
+    value = hs.recursive(leaf, lambda kids: hs.one_of(hs.lists(kids, max_size=3),
+                                                      hs.dictionaries(hs.text("ab[", max_size=3), kids, max_size=3)),
+                         max_leaves=6)
+    # written as a model may: escapes as \\uXXXX (surrogate pairs too) or the characters themselves
+    args = hs.tuples(hs.dictionaries(hs.text("abc", min_size=1, max_size=4), value, max_size=3), hs.booleans()).map(
+        lambda t: json.dumps(t[0], ensure_ascii=t[1]))
+    broken = hs.sampled_from(['{"a": tru', '{"a" 1}', "{,}", '{"a": 1}}', '{"a": 1} tail', "[1]", "{", ""])
+    name = hs.one_of(hs.sampled_from(["get_weather", "lookup", "a.b-c_1", "x" * 255, "y" * 256, "z" * 257]),
+                     hs.text(alphabet="abc _[{", min_size=0, max_size=5))
+    call = hs.tuples(name, hs.sampled_from(["[ARGS]"] * 4 + ["", " [ARGS]", "[AR"]), hs.one_of(args, args, broken)).map(
+        lambda t: "[TOOL_CALLS]" + "".join(t))
+    prose = hs.one_of(hs.text(alphabet="ab .[]<>T", max_size=8), hs.sampled_from(
+        ["[1] ", "[TOOL", "[T", "<thi", "[TOOL_CALLS", "[[", "\n", "<b>"]), hs.sampled_from(
+        ["[THINK]a[/THINK]", "<think>b</think>", "[THINK]", "[/THINK]"]).filter(lambda _: True))
+    return hs.lists(hs.one_of(prose, call, call), min_size=1, max_size=6).map("".join)
+
+
+def _mistral_chunks(text, data, whole):
+    """``text`` cut at random (``data`` draws the cuts), markers whole where ``whole``."""
+    import random
+
+    rng = random.Random(data)
+    if whole:
+        # a "}" alone too: a value's end is a delta's end (where the gate closes a call)
+        return _markup_cut(text, r"(\[TOOL_CALLS\]|\[ARGS\]|\[THINK\]|\[/THINK\]|<think>|\})", rng)
+    if len(text) < 2:
+        return [text]
+    cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, len(text) - 1)))
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+
+
+def test_mistral_gate_streams_as_reading_every_delta_does():
+    from hypothesis import given, settings, strategies as hs
+
+    cls = M.TOOL_PARSERS["mistral"]
+
+    @settings(max_examples=300, deadline=None)
+    @given(text=_mistral_streams(), seed=hs.integers(0, 2**16), whole=hs.sampled_from([True, True, False]))
+    def check(text, seed, whole):
+        chunks = _mistral_chunks(text, seed, whole)
+        want = _answers(_general_only(cls)(None), chunks)
+        p = cls(None)
+        assert _answers(p, chunks) == want
+        # an instance reused after its end of stream too
+        assert _answers(p, chunks) == want
+
+    check()
+
+
+def _mistral_mixed(rng):
+    """Deltas of a stream mixing calls the gate reads (markers whole, each value ending at
+    a delta's end) with prose and calls it hands to the parser (a space before the name,
+    a marker cut, a value that ends inside a delta, broken JSON), in random order."""
+    def cut(text, lo=1, hi=4):
+        out, i = [], 0
+        while i < len(text):
+            k = rng.randint(lo, hi)
+            out.append(text[i:i + k])
+            i += k
+        return out
+
+    def value(depth=0):
+        r = rng.random()
+        if depth < 2 and r < 0.3:
+            return {rng.choice(["a", "b[", 'c"', "d\\"]): value(depth + 1) for _ in range(rng.randint(0, 3))}
+        if depth < 2 and r < 0.4:
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        return rng.choice([0, -12, 3.5, True, None, "", "Paris", 'say "hi"', "a\\b", "[TOOL_CALLS]x", "S\u00e3o",
+                           "\U0001f600", "tab\t", "}]"])
+
+    chunks = []
+    for _ in range(rng.randint(2, 6)):
+        name = rng.choice(["get_weather", "lookup", "a.b-c_1", "f"])
+        args = json.dumps({"k": value(), "m": value()}, ensure_ascii=rng.random() < 0.5)
+        r = rng.random()
+        if r < 0.2:
+            chunks += cut(rng.choice(["Sure [1]. ", "a <b> c ", "[TOOL", "x[", "\n"]))
+        elif r < 0.7:  # read by the gate
+            chunks += ["[TOOL_CALLS]", *cut(name, 1, 3), "[ARGS]", *cut(args)]
+        elif r < 0.8:
+            chunks += ["[TOOL_CALLS]", *cut(" " + name), "[ARGS]", *cut(args)]
+        elif r < 0.9:
+            chunks += cut("[TOOL_CALLS]" + name + "[ARGS]" + args + rng.choice(["", " ok", "}"]), 2, 9)
+        else:
+            chunks += ["[TOOL_CALLS]", name, "[ARGS]", *cut(args[:-1] + rng.choice(["x", "]", ", }"]))]
+    return chunks
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_mistral_calls_the_gate_read_then_ones_the_parser_reads_as_reading_every_delta(seed):
+    import random
+
+    cls = M.TOOL_PARSERS["mistral"]
+    chunks = _mistral_mixed(random.Random(seed))
+    want = _answers(_general_only(cls)(None), chunks)
+    p = cls(None)
+    assert _answers(p, chunks) == want
+    assert _answers(p, chunks) == want  # reused after its end of stream
+
+
+@pytest.mark.parametrize("tail", [[], [" "], ["x"], [", }"], ['"b'], ["\\"]])
+def test_mistral_stream_ending_inside_a_gate_read_call_is_ended_as_reading_every_delta(tail):
+    """The stream ends (or goes wrong) while the gate reads a call's arguments: the end
+    has the parser read what the gate kept first; a call before it, done by the gate,
+    is in the parser's records by then."""
+    cls = M.TOOL_PARSERS["mistral"]
+    chunks = ["Ok", "[TOOL_CALLS]", "f", "[ARGS]", "{}", "[TOOL_CALLS]", "get", "[ARGS]", '{"a"', ": 1", *tail]
+    want = _answers(_general_only(cls)(None), chunks)
+    p = cls(None)
+    assert _answers(p, chunks) == want
+    assert _answers(p, chunks) == want
+
+
+def test_mistral_gate_reads_well_formed_calls_without_a_parser_step():
+    """With the markers whole and the arguments cut where the JSON reader reads
+    each piece whole, the parser never steps: the gate reads the calls, and a
+    ``[`` in prose (held, then released) too; the answers are those of reading
+    every delta, and a ``[TOOL_CALLS]`` inside a string stays data."""
+    cls = M.TOOL_PARSERS["mistral"]
+    chunks = ["Sure", " [", "1", "] see", " <", "b>.", "\n", "[TOOL_CALLS]", "get", "_weather", "[ARGS]",
+              '{"', "city", '": "', "Pa", " [TOOL_CALLS]", "x", '", "n"', ": [1", ", {}]", "}",
+              "[TOOL_CALLS]", "lookup", "[ARGS]", "{}", " ok"]
+    want = _answers(_general_only(cls)(None), chunks)
+    seen = []
+    real = M._tool_base._scan.step_args
+    try:
+        M._tool_base._scan.step_args = lambda q, d, c: seen.append(d) or real(q, d, c)
+        got = _answers(cls(None), chunks)
+    finally:
+        M._tool_base._scan.step_args = real
+    assert got == want
+    assert seen == []
+    calls = [c for _, c in want[1]]
+    assert [c["function"].get("name") for c in calls if "name" in c["function"]] == ["get_weather", "lookup"]
+    args = "".join(c["function"].get("arguments", "") for c in calls if c["index"] == 0)
+    assert json.loads(args) == {"city": "Pa [TOOL_CALLS]x", "n": [1, {}]}
+
+
+def test_mistral_call_ids_are_nine_alphanumerics_each_its_own():
+    """Mistral's templates check a call id (9 alphanumeric characters, vllm-mlx's
+    ``generate_mistral_tool_id``): streamed by the gate, by the parser, and one-shot."""
+    import random
+
+    cls = M.TOOL_PARSERS["mistral"]
+    text = "".join(f"[TOOL_CALLS]f{i}[ARGS]{{}}" for i in range(150))
+    ids = []
+    for chunks in (_markup_cut(text, r"(\[TOOL_CALLS\]|\[ARGS\])", random.Random(1)), [text]):
+        p = cls(None)
+        prev = ""
+        for ch in chunks:
+            got = p.extract_tool_calls_streaming(prev, prev + ch, ch) or {}
+            prev += ch
+            ids += [c["id"] for c in got.get("tool_calls") or [] if "id" in c]
+        ids += [c["id"] for c in (p.finalize_streaming(prev) or {}).get("tool_calls") or [] if "id" in c]
+    ids += [c["id"] for c in cls(None).extract_tool_calls(text).tool_calls]
+    assert len(ids) == 450 and len(set(ids)) == 450
+    assert all(len(i) == 9 and i.isascii() and i.isalnum() for i in ids)
+
+
 # classes whose first tool markup may only be read at the output's start (llama's bare JSON)
 # or whose state comes from message headers (harmony): their first delta is read
 _READ_FIRST = {"LlamaRcMlxToolParser", "HarmonyRcMlxToolParser"}
