@@ -286,6 +286,19 @@ cdef extern from "Python.h":
     int _list_cut "PyList_SetSlice"(object lst, Py_ssize_t low, Py_ssize_t high, PyObject* items) except -1
 
 
+cdef extern from "Python.h":
+    object PyObject_GenericGetDict(object o, void* context)
+
+
+cdef inline dict _dict_of(o):
+    """``o.__dict__`` without the attribute protocol (no class ``__getattr__``
+    hook or descriptor lookup on the way)."""
+    d = PyObject_GenericGetDict(o, NULL)
+    if type(d) is not dict:
+        raise TypeError(f"{type(o).__name__} object keeps no plain __dict__")
+    return <dict>d
+
+
 cdef class JsonReader:
     """Reads exactly one JSON value from successive buffers (see the twin).
 
@@ -687,7 +700,7 @@ def until(p, ms, sink):
     marker went to ``sink``, the rest is held, and the parser waits in this
     scan (its lane is set).  One compiled pass finds the marker or the held
     suffix (``_find``)."""
-    cdef dict d = p.__dict__
+    cdef dict d = _dict_of(p)
     cdef str buf = <str>d["_buf"]
     cdef Py_ssize_t pos = d["_pos"], at, j = -1
     cdef bint eof = d["_eof"]
@@ -712,7 +725,7 @@ def take(p, ms):
     now: the text up to the next marker of ``ms`` and the marker (consumed),
     or at the end of input the rest and ``None``; otherwise ``None``, nothing
     consumed (the grammar then waits in ``_text_until``)."""
-    cdef dict d = p.__dict__
+    cdef dict d = _dict_of(p)
     cdef str buf = <str>d["_buf"]
     cdef Py_ssize_t pos = d["_pos"], at, j = -1
     cdef bint eof = d["_eof"]
@@ -1654,13 +1667,14 @@ cdef class ArgsLane:
         # step(); self.built tells whether the answer is the shape's tree
         self.built = False
         cdef dict d = self.pdict
-        out = _step_d(self.parser, d, delta, self.cls, True)
+        cdef PyObject* curp = NULL
+        out = _step_d(self.parser, d, delta, self.cls, True, &curp)
         if type(out) is not str:
             if type(out) is list and PyList_GET_SIZE(out) == 0 and self.empty is not None:
                 self.built = True
                 return None if self.empty is NO_ANSWER else (<ModelShape>self.empty)._build(None, None)
             return out
-        cur = d["_cur"]
+        cur = <object>curp if curp != NULL else d["_cur"]
         if cur is not self.cur:   # (a call's index never changes: once seen, identity tells)
             if cur is None or cur.index != self.index:
                 return out
@@ -1697,7 +1711,7 @@ def vllm_tool_streaming(self, previous_text, current_text, delta_text, previous_
     same request, a non-empty ``str`` delta) the lane answers, and what it
     does not build goes to ``self._answer(out, delta_text)``; every other
     delta goes to ``self._streaming(previous_text, delta_text, request)``."""
-    cdef dict d = self.__dict__
+    cdef dict d = _dict_of(self)
     hot = d.get("_hot")
     if (type(hot) is ArgsLane and type(delta_text) is str and PyUnicode_GET_LENGTH(delta_text)
             and request is d.get("_request")):
@@ -1712,7 +1726,7 @@ def sglang_tool_streaming(self, new_text, tools):
     call's arguments (a lane, the same tools, a ``str`` delta) the lane
     answers, and what it does not build goes to ``self._answer(out,
     new_text)``; every other delta goes to ``self._streaming(new_text, tools)``."""
-    cdef dict d = self.__dict__
+    cdef dict d = _dict_of(self)
     hot = d.get("_hot")
     if type(hot) is ArgsLane and type(new_text) is str and tools is d.get("_schemas_for"):
         return _lane_or_general(self, <ArgsLane>hot, <str>new_text)
@@ -1728,7 +1742,7 @@ def sglang_tool_streaming_tail(self, new_text, tools):
     ``TAIL`` characters it read in ``_mtail``: a result the lane builds
     updates it, as reading ``new_text`` would; ``self._answer(out, new_text)``
     (the lane read the text and built nothing) updates it itself."""
-    cdef dict d = self.__dict__
+    cdef dict d = _dict_of(self)
     cdef Py_ssize_t n
     hot = d.get("_hot")
     if type(hot) is ArgsLane and type(new_text) is str and tools is d.get("_schemas_for"):
@@ -1797,7 +1811,7 @@ def max_tool_step(self, delta):
     non-empty ``str`` delta is that step, answered in MAX's class (this
     module's step with no Python frame); everything else goes to
     ``self._parse_other(delta)``."""
-    cdef dict d = self.__dict__
+    cdef dict d = _dict_of(self)
     if type(delta) is str and PyUnicode_GET_LENGTH(delta):
         st = d.get("_step")
         if st is _STEP:
@@ -1816,7 +1830,7 @@ def step_args(p, str delta, cls):
 def push_content(p, str delta):
     """``p._push(delta)`` for a non-empty ``delta`` (see the twin): the content
     it gave, joined (``""`` for none)."""
-    cdef dict d = p.__dict__
+    cdef dict d = _dict_of(p)
     text = _feed(p, delta, d)
     if text:
         d["_cur"].args.append(text)
@@ -1838,7 +1852,7 @@ cdef object _LIST_APPEND = type([].append)
 def stretch(p, tuple drops not None):
     """The ``Markers`` of the stretch the parser waits in, reading it without
     a word (see the twin), else ``None``."""
-    cdef dict d = p.__dict__
+    cdef dict d = _dict_of(p)
     lane = d["_lane"]
     if type(lane) is not tuple or PyTuple_GET_SIZE(lane) != 2 or d["_rec"] is not None \
             or d["_pos"] != len(d["_buf"]):
@@ -1961,31 +1975,36 @@ cdef object _feed(p, str delta, dict d):
 
 
 cdef object _step(p, str delta, cls, bint raw):
-    return _step_d(p, <dict>p.__dict__, delta, cls, raw)
+    return _step_d(p, _dict_of(p), delta, cls, raw)
 
 
-cdef object _step_d(p, dict d, str delta, cls, bint raw):
-    # _step with the parser's __dict__ given
+cdef object _step_d(p, dict d, str delta, cls, bint raw, PyObject** cur_out=NULL):
+    # _step with the parser's __dict__ given; a raw piece's call (p._cur) is
+    # written to cur_out when given (a borrowed reference: the parser holds it)
     cdef tuple e
     text = _feed(p, delta, d)
     if text:
         cur = d["_cur"]
         cur.args.append(text)
         if raw:
+            if cur_out != NULL:
+                cur_out[0] = <PyObject*>cur
             return text
         return [_new(cls, cur.index, None, None, text, None)]
-    events = p._events
+    events = d["_events"]
     if PyList_GET_SIZE(events) == 0:
         return []
-    p._events = []
+    d["_events"] = []
     if PyList_GET_SIZE(events) == 1:
         e = events[0]
         if e[0] == "c" and e[2] == delta:
             return None
         if e[0] == "a":
             if raw:
-                cur = p._cur
+                cur = d["_cur"]
                 if cur is not None and cur.index == e[1]:
+                    if cur_out != NULL:
+                        cur_out[0] = <PyObject*>cur
                     return e[2]
             return [_new(cls, e[1], None, None, e[2], None)]
     else:
