@@ -65,7 +65,7 @@ def _texts():
     head, _, rest = base.partition("<think>")
     reasoning, _, content = rest.partition("</think>")
     think = ("<think>", "</think>")
-    return {
+    out = {
         "qwen3": (base, think),
         "deepseek_r1": (base, think),
         "glm4": (base, think),
@@ -76,7 +76,10 @@ def _texts():
                     ("<|channel|>", "<|message|>", "<|end|>", "<|start|>", "<|return|>")),
         "deepseek_v4": (reasoning + "</think>" + content, think),
         "step3p5": (base, think),
+        "poolside_v1": (base, think),
     }
+    out["harmony"] = out["gpt_oss"]  # the same channels, another parser
+    return out
 
 
 _TOOL_ARGS = [("get_weather", {"city": "Paris", "days": 3}), ("lookup", {"query": "tides at Brest", "limit": 5}),

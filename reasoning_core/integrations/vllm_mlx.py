@@ -259,22 +259,42 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         feed = tp.feed
         dm = DeltaMessage
         if spec.kind == "gpt_oss":
-            def extract_reasoning_streaming(previous_text: Any, current_text: Any,
-                                            delta_text: str) -> Optional[DeltaMessage]:
-                if not delta_text:
-                    return None
-                r, c = feed(delta_text)
-                if r or c:
-                    return dm(None, c or None, r or None)
-                return None
-        elif spec.kind == "harmony":
-            me = self
+            side_of = tp._feed_text  # the engine's step (TextReasoningParser.feed, its common case inlined)
 
             def extract_reasoning_streaming(previous_text: Any, current_text: Any,
                                             delta_text: str) -> Optional[DeltaMessage]:
                 if not delta_text:
                     return None
-                r, c = feed(delta_text)
+                if tp._fmt is None and delta_text.__class__ is str:
+                    side = side_of(delta_text)
+                    if side.__class__ is int:  # the chunk wholly on one side, nothing held
+                        return dm(None, delta_text, None) if side == SEG_CONTENT else dm(None, None, delta_text)
+                    r, c = tp._feed_slow(delta_text, side[0])
+                else:
+                    r, c = feed(delta_text)
+                if r or c:
+                    return dm(None, c or None, r or None)
+                return None
+        elif spec.kind == "harmony":
+            me = self
+            side_of = tp._feed_text
+
+            def extract_reasoning_streaming(previous_text: Any, current_text: Any,
+                                            delta_text: str) -> Optional[DeltaMessage]:
+                if not delta_text:
+                    return None
+                if tp._fmt is None and delta_text.__class__ is str:
+                    side = side_of(delta_text)
+                    if side.__class__ is int:  # the chunk wholly on one side, nothing held
+                        if side != SEG_CONTENT:
+                            return dm(None, None, delta_text)
+                        if me._content_started:
+                            return dm(None, delta_text, None)
+                        r, c = "", delta_text
+                    else:
+                        r, c = tp._feed_slow(delta_text, side[0])
+                else:
+                    r, c = feed(delta_text)
                 if c and not me._content_started:
                     # vllm-mlx's harmony streams only message text: the
                     # <|start|> / role text and the whitespace between

@@ -202,6 +202,35 @@ def test_differential_reasoning(name):
     assert rate >= 0.99, f"{name}: {rate:.2%} agreement; first disagreements: {bad[:3]}"
 
 
+class _Str(str):
+    """A str subclass: the channel classes' per-delta function reads it through
+    ``TextReasoningParser.feed`` (the path its inlined common case must equal)."""
+
+
+@pytest.mark.parametrize("name", ["gpt_oss", "harmony"])
+def test_channel_streaming_inlined_feed_equals_feed(name):
+    rng = random.Random(zlib.crc32(name.encode()) + 1)
+    for _ in range(60):
+        text, implicit, _shape = _case(name, rng)
+        chunks = _chunks(text, rng, rng.random() < 0.5)
+        a, b = M.REASONING_PARSERS[name](), M.REASONING_PARSERS[name]()
+        a.reset_state(implicit_mode=implicit)
+        b.reset_state(implicit_mode=implicit)
+        prev = ""
+        for ch in chunks:
+            cur = prev + ch
+            ma = a.extract_reasoning_streaming(prev, cur, ch)
+            mb = b.extract_reasoning_streaming(_Str(prev), _Str(cur), _Str(ch))
+            assert (ma is None) == (mb is None), (text, chunks, ch)
+            if ma is not None:
+                assert (ma.reasoning, ma.content) == (mb.reasoning, mb.content), (text, chunks, ch)
+            prev = cur
+        fa, fb = a.finalize_stream(), b.finalize_stream()
+        assert (fa is None) == (fb is None)
+        if fa is not None:
+            assert (fa.reasoning, fa.content) == (fb.reasoning, fb.content)
+
+
 def test_every_vllm_mlx_reasoning_name_is_served():
     assert set(M.REASONING_PARSERS) == set(NAMES)
     for name, cls in M.REASONING_PARSERS.items():
