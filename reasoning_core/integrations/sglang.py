@@ -1294,11 +1294,19 @@ if _FC is not None:
 
         def _answer(self, deltas: Any, new_text: str):
             # the lane read new_text (nothing was kept: no call is held)
-            tail = self._mtail + new_text if len(new_text) < 16 else new_text
-            self._mtail = tail[-16:]
+            tail = self._note_read(new_text)
             if type(deltas) is str:
                 deltas = [_PTD(index=self._parser._cur.index, arguments=deltas)]
             return self._result(deltas, new_text, tail, False)
+
+        def _note_read(self, text: str) -> str:
+            """``text`` about to be read: the last characters read before it and
+            ``text`` (what ``_regroup`` looks for ``[ARGS`` in); ``_mtail`` keeps
+            the last ``TAIL`` of them, as the compiled entry does."""
+            n = _tool_json.SCAN.TAIL
+            tail = self._mtail + text if len(text) < n else text
+            self._mtail = tail[-n:]
+            return tail
 
         def _take(self, text: str) -> str:
             if self._blocks or self._pend:
@@ -1315,8 +1323,7 @@ if _FC is not None:
                 tail = self._mtail
             else:
                 text = self._take(text)
-                tail = self._mtail + text if len(text) < 16 else text
-                self._mtail = tail[-16:]
+                tail = self._note_read(text)
                 deltas = self._step_text(text)
             if final:
                 deltas = (deltas or []) + (p.finish() or [])
