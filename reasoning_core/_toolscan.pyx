@@ -1417,6 +1417,7 @@ cdef tuple _MODEL_SLOTS = ("__dict__", "__pydantic_fields_set__", "__pydantic_ex
 cdef extern from "Python.h":
     PyTypeObject PyBaseObject_Type
     PyTypeObject PyMemberDescr_Type
+    unsigned long Py_TPFLAGS_HEAPTYPE
     ctypedef struct PyMemberDef:
         int type
         Py_ssize_t offset
@@ -1449,10 +1450,59 @@ cdef extern from *:
     static inline int rc_is_abstract(PyObject *cls) {
         return (((PyTypeObject *)cls)->tp_flags & Py_TPFLAGS_IS_ABSTRACT) != 0;
     }
+    /* The setter behind a getset descriptor (NULL for any other descriptor). */
+    static inline void *rc_getset_setter(PyObject *descr) {
+        if (Py_TYPE(descr) != &PyGetSetDescr_Type) return NULL;
+        return (void *)((PyGetSetDescrObject *)descr)->d_getset->set;
+    }
+    /* A fresh instance's __dict__ set in place: what the default __dict__
+       setter does for an instance that has none yet (3.11 and 3.12: the
+       dict's place comes from _PyObject_GetDictPtr, which for a managed dict
+       with no inline values is that place), without the setter's walk over
+       the type's bases.  The caller checked once that the class's __dict__
+       descriptor is the default one and no builtin base has a dict of its
+       own.  0: not done (another version, or the place is taken): the caller
+       uses the descriptor. */
+    static inline int rc_dict_put(PyObject *obj, PyObject *dict) {
+    #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000 && !defined(PYPY_VERSION)
+        PyObject **p = _PyObject_GetDictPtr(obj);
+        if (p == NULL || *p != NULL) return 0;
+        Py_INCREF(dict);
+        *p = dict;
+        return 1;
+    #else
+        (void)obj; (void)dict;
+        return 0;
+    #endif
+    }
     """
     void rc_slot_put(object obj, Py_ssize_t offset, object value)
     object rc_alloc(object cls)
     bint rc_is_abstract(object cls)
+    void* rc_getset_setter(object descr)
+    int rc_dict_put(object obj, object d)
+
+
+class _PlainDict:
+    pass
+
+
+# the default __dict__ setter (the one a class statement gives its instances)
+cdef void* _DEFAULT_DICT_SETTER = rc_getset_setter(_PlainDict.__dict__["__dict__"])
+del _PlainDict
+
+
+cdef bint _default_dict(cls):
+    """Whether instances of ``cls`` get their ``__dict__`` set by the default
+    setter, with no builtin base keeping a dict of its own."""
+    cdef PyTypeObject* t
+    if _DEFAULT_DICT_SETTER == NULL or rc_getset_setter(_data_descriptor(cls, "__dict__")) != _DEFAULT_DICT_SETTER:
+        return False
+    for k in cls.__mro__:
+        t = <PyTypeObject*>k
+        if not (t.tp_flags & Py_TPFLAGS_HEAPTYPE) and t.tp_dictoffset != 0:
+            return False
+    return True
 
 
 cdef object _data_descriptor(cls, str name):
@@ -1502,6 +1552,7 @@ cdef class _Level:
     cdef PyObject* sub_keys[_MAX_SUBS]    # subs as C arrays (the keys are held by ``subs``)
     cdef int sub_kinds[_MAX_SUBS]
     cdef object d_dict, d_fset, d_extra, d_priv
+    cdef bint dict_in_place    # the default __dict__ setter: the dict is put in its place (rc_dict_put)
     cdef Py_ssize_t o_fset, o_extra, o_priv    # their slot offsets (-1: set through the descriptor)
 
     cdef void _index_subs(self):
@@ -1531,7 +1582,8 @@ cdef class _Level:
             else:
                 PyDict_SetItem(values, key, list(<list>self.template[key]))
         m = rc_alloc(self.cls)
-        _descr_set(self.d_dict, m, values)
+        if not (self.dict_in_place and rc_dict_put(m, values)):
+            _descr_set(self.d_dict, m, values)
         _slot_set(self.d_fset, self.o_fset, m, PySet_New(self.fields))
         _slot_set(self.d_extra, self.o_extra, m, {} if self.extra else None)
         _slot_set(self.d_priv, self.o_priv, m, None)
@@ -1597,6 +1649,7 @@ cdef class ModelShape:
             if children != (0 if i == n - 1 else 1):
                 raise ValueError(f"ModelShape: level {i} must hold {'no' if i == n - 1 else 'one'} CHILD")
             lv.d_dict, lv.d_fset, lv.d_extra, lv.d_priv = [_data_descriptor(cls, a) for a in _MODEL_SLOTS]
+            lv.dict_in_place = _default_dict(cls)
             lv.o_fset, lv.o_extra, lv.o_priv = _slot_offset(lv.d_fset), _slot_offset(lv.d_extra), _slot_offset(lv.d_priv)
             out.append(lv)
         if index_seen > 1 or piece_seen > 1:

@@ -18,7 +18,8 @@ import itertools
 import json
 import os
 import random
-from typing import Optional
+import sys
+from typing import ClassVar, Optional
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -734,6 +735,43 @@ def test_model_shape_builds_what_the_validated_constructors_build(backend):
     assert a == Msg(content="t") and repr(a) == repr(Msg(content="t")) and a.model_fields_set == {"content"}
     a.tool_calls.append(Call(index=0))  # a template's list is copied for each tree
     assert b.tool_calls == [] and flat.build(None, "u").tool_calls == []
+
+
+@pytest.mark.parametrize("backend", _BACKENDS)
+def test_model_shape_trees_own_their_dicts_once(backend):
+    # each model's __dict__ is the dict it was built with, referenced by the
+    # model alone (the compiled build may put it in its place directly)
+    mod = compiled if backend == "cython" else pure
+    Fn, Call, Msg = _models()
+
+    class Hooked(Fn):
+        # a model class whose instances' __dict__ goes through its own setter
+        seen: ClassVar[list] = []
+
+        @property
+        def __dict__(self):
+            return object.__getattribute__(self, "_d")
+
+        @__dict__.setter
+        def __dict__(self, d):
+            Hooked.seen.append(d)
+            object.__setattr__(self, "_d", d)
+
+    got = _shape(mod, Fn, Call, Msg).build(4, "piece")
+    for m in (got, got.tool_calls[0], got.tool_calls[0].function):
+        d = vars(m)
+        assert type(d) is dict and m.__dict__ is d
+        assert sys.getrefcount(d) == 3  # the model's, d's and the argument's
+    fn = got.tool_calls[0].function
+    d = vars(fn)
+    del got, fn, m
+    assert sys.getrefcount(d) == 2 and d == {"name": None, "arguments": "piece"}
+    try:
+        hooked = mod.ModelShape([(Hooked, {"name": None, "arguments": mod.PIECE}, ("arguments",), False)])
+    except ValueError:  # no settable slots to build it from
+        return
+    m = hooked.build(None, "x")
+    assert Hooked.seen and Hooked.seen[-1] == {"name": None, "arguments": "x"}
 
 
 @pytest.mark.parametrize("backend", _BACKENDS)
