@@ -229,13 +229,20 @@ def refs_inlined(params):
     return params
 
 
+_tool_json: Any = None  # reasoning_core.tools._json, once a closer was asked for
+
+
 def json_closer():
     """A ``JsonCloser`` of the tool-call scanner (compiled, or its pure twin):
     says, in O(piece), when a call's streamed JSON arguments first close (the
     one moment ``json.loads`` of everything streamed can succeed; later pieces
     only add trailing text)."""
-    from ..tools import _json as tool_json
+    global _tool_json
+    tool_json = _tool_json
+    if tool_json is None:  # (imported on first use: this module imports no tool format)
+        from ..tools import _json as tool_json
 
+        _tool_json = tool_json
     return tool_json.SCAN.JsonCloser()
 
 

@@ -1250,6 +1250,10 @@ if _FC is not None:
                     return _fc_normal_result(text)
             return self._convert(self._regroup(deltas, at_close))
 
+        def _lane(self, i: int, slot: int) -> Any:
+            # (this class's per-delta method reads every chunk itself: no lane)
+            return None
+
         def _regroup(self, deltas: list, at_close: bool) -> list:
             # The held call's argument pieces are kept until a closer was read
             # (or anything else of ours comes: a name, content, another call).
