@@ -294,6 +294,9 @@ def regroup_held(deltas: list, held: Any, opend: list, make: Any, call_open: boo
     return out, held
 
 
+_HOLD_SHAPES: dict[tuple, tuple] = {}  # closers -> (closers, last, span), checked once
+
+
 class ArgHold:
     """Input side of a wrapper that sends a call's arguments only at the
     engine's structural points (a parameter's or a call's closing marker), as
@@ -312,11 +315,14 @@ class ArgHold:
     __slots__ = ("closers", "last", "span", "pend", "blocks", "rtail")
 
     def __init__(self, closers: tuple) -> None:
-        if not closers or len({c[-1] for c in closers}) != 1:
-            raise ValueError("ArgHold needs closers that end with the same character")
-        self.closers = tuple(closers)
-        self.last = closers[0][-1]
-        self.span = max(len(c) for c in closers) - 1
+        shape = _HOLD_SHAPES.get(closers) if type(closers) is tuple else None
+        if shape is None:
+            if not closers or len({c[-1] for c in closers}) != 1:
+                raise ValueError("ArgHold needs closers that end with the same character")
+            shape = (tuple(closers), closers[0][-1], max(len(c) for c in closers) - 1)
+            if type(closers) is tuple and all(type(c) is str for c in closers):
+                _HOLD_SHAPES[closers] = shape
+        self.closers, self.last, self.span = shape
         self.pend: list[str] = []
         self.blocks: list[str] = []
         self.rtail = ""

@@ -77,6 +77,7 @@ StreamingParseResult = _rp.StreamingParseResult
 
 from ..families import ENGINE_PARSER_NAMES, RUNTIME_ENGINE_NAMES, Family, family_for_tokenizer, get_family
 from ..text import TextReasoningParser
+from .. import tools as _rc_tools
 from ..tools import _base as _tool_base, _json as _tool_json
 from ..tools._tagged_json_formats import DOTS_CALL as _DOTS_OPEN, DOTS_END as _DOTS_CLOSE
 from ..tools._types import ParsedToolCallDelta as _PTD
@@ -761,6 +762,9 @@ class _ArgPieces(list):
 
 TOOL_DETECTORS: dict[str, type] = {}
 _UNSEEN = object()
+# detector class -> the markers of SGLang's detector of its name (bot_token,
+# eot_token, tool_call_separator; () when SGLang has none)
+_NATIVE_MARKS: dict[type, tuple] = {}
 
 if _FC is not None:
     _BaseFormatDetector, _core_types, _FunctionCallParser = _FC
@@ -897,21 +901,22 @@ if _FC is not None:
 
         def __init__(self, **kwargs: Any) -> None:
             super().__init__()
-            from .. import tools as rc_tools
-
-            self._rc_tools = rc_tools
+            self._rc_tools = _rc_tools
             self._parser = self._new_parser(self.undeclared_stream)
-            self._native = None
-            native_cls = _ORIGINAL_TOOL_DETECTORS.get(self.sglang_name)
-            if native_cls is not None:
-                try:
-                    self._native = native_cls(**kwargs)
-                except Exception:  # noqa: BLE001 - grammar hooks then fall back to the base class
-                    self._native = None
-            if self._native is not None:
-                self.bot_token = getattr(self._native, "bot_token", "")
-                self.eot_token = getattr(self._native, "eot_token", "")
-                self.tool_call_separator = getattr(self._native, "tool_call_separator", ", ")
+            # SGLang's own detector of this name (grammar hooks, one-shot
+            # detection), made when first asked for (``_native``); its
+            # markers are copied now, read once per class.
+            self._native_kwargs = kwargs
+            marks = _NATIVE_MARKS.get(type(self)) if not kwargs else None
+            if marks is None:
+                native = self._native
+                marks = None if native is None else (getattr(native, "bot_token", ""),
+                                                      getattr(native, "eot_token", ""),
+                                                      getattr(native, "tool_call_separator", ", "))
+                if not kwargs:
+                    _NATIVE_MARKS[type(self)] = marks or ()
+            if marks:
+                self.bot_token, self.eot_token, self.tool_call_separator = marks
             self._schemas_for: Any = _UNSEEN  # the tools list the schemas were read from
             self._tool_names: dict[str, int] = {}
             # parse_delta, answering a piece of the open call's arguments as a str
@@ -928,6 +933,25 @@ if _FC is not None:
             # SGLang's bookkeeping, as its serving layer reads it (a list of
             # str per call, built from pieces only when read).
             self.streamed_args_for_tool = _ArgPieces()
+
+        @property
+        def _native(self) -> Any:
+            """SGLang's own detector of this name (None: SGLang has none, or
+            it cannot be built here), made on first use."""
+            d = self.__dict__
+            try:
+                return d["_native_obj"]
+            except KeyError:
+                pass
+            native = None
+            native_cls = _ORIGINAL_TOOL_DETECTORS.get(self.sglang_name)
+            if native_cls is not None:
+                try:
+                    native = native_cls(**d.get("_native_kwargs", {}))
+                except Exception:  # noqa: BLE001 - grammar hooks then fall back to the base class
+                    native = None
+            d["_native_obj"] = native
+            return native
 
         def _format_cls(self) -> Any:
             return self._rc_tools.create(self.tool_format)
@@ -1135,7 +1159,7 @@ if _FC is not None:
             # state is never borrowed from a detector that parsed nothing.
             if name.startswith("__"):
                 raise AttributeError(name)
-            native = self.__dict__.get("_native")
+            native = self._native if "_native_kwargs" in self.__dict__ else None
             value = getattr(native, name, None) if native is not None else None
             if value is None or not callable(value) or isinstance(value, type):
                 raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

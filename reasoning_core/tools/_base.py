@@ -147,6 +147,9 @@ def _framed_typed(v: str, types: frozenset) -> str:
     return typed_value(v, types)
 
 
+# (openers, think_pairs) -> (content markers, {think start: its end's markers});
+# the dict is shared by the parsers of a class and never written after it is made
+_MARKERS_OF: dict = {}
 _PLAIN_CALLS: dict = {}  # parser class -> whether it keeps the base _open_call, _emit_args, _close_call
 
 
@@ -179,8 +182,14 @@ class BaseToolParser:
     def __init__(self) -> None:
         self._param_types: dict = {}
         self._schemas: dict = {}
-        self._content_markers = markers(*self.openers, *(s for s, _ in self.think_pairs))
-        self._think_end = {s: markers(e) for s, e in self.think_pairs}
+        key = (self.openers, self.think_pairs)
+        found = _MARKERS_OF.get(key)
+        if found is None:  # (the same for every parser of a class: read once)
+            found = (markers(*self.openers, *(s for s, _ in self.think_pairs)),
+                     {s: markers(e) for s, e in self.think_pairs})
+            if len(_MARKERS_OF) < 256:
+                _MARKERS_OF[key] = found
+        self._content_markers, self._think_end = found
         self.reset()
 
     # ---------------------------------------------------------------- public API

@@ -440,6 +440,22 @@ def test_tool_detectors_registered():
         assert (d.bot_token, d.eot_token) == (native.bot_token, native.eot_token)
 
 
+def test_tool_detector_builds_sglangs_own_on_first_use():
+    # a detector (one per request) copies its namesake's markers, read once per
+    # class, and builds SGLang's own detector only when a hook needs it
+    rcs.register()
+    for n, cls in rcs.TOOL_DETECTORS.items():
+        cls()
+        d = cls()
+        assert "_native_obj" not in d.__dict__
+        native = ORIGINAL_TOOLS[n]()
+        assert (d.bot_token, d.eot_token, d.tool_call_separator) == (
+            native.bot_token, native.eot_token, native.tool_call_separator)
+        assert d.supports_structural_tag() == native.supports_structural_tag()
+        assert type(d.__dict__["_native_obj"]) is ORIGINAL_TOOLS[n]
+        assert d._native is d.__dict__["_native_obj"]  # one per detector
+
+
 @pytest.mark.parametrize("name,case", TOOL_CASES)
 def test_tool_one_shot_equals_sglang(name, case):
     text = _tool_outputs(name)[case]
