@@ -341,58 +341,50 @@ class ArgHold:
     def held(self) -> bool:
         return bool(self.pend or self.blocks)
 
-    def tail(self) -> str:
-        """The last ``span`` characters of the text seen (read or kept)."""
-        need, parts = self.span, []
-        for piece in reversed(self.pend):
-            parts.append(piece)
-            need -= len(piece)
-            if need <= 0:
-                break
-        else:
-            parts.append(self.blocks[-1] if self.blocks else self.rtail)
-        s = "".join(reversed(parts))
-        return s[len(s) - self.span:] if len(s) > self.span else s
-
     def keeps(self, delta: str) -> bool:
-        """Keep ``delta`` unread (and say so) unless it may complete a closer."""
-        if self.last in delta and self.completes(delta):
-            return False
+        """Keep ``delta`` unread (and say so) unless it may complete a closer:
+        it holds ``last`` and, after the last ``span`` characters seen (kept,
+        else read), a whole closer."""
         pend = self.pend
+        if self.last in delta:
+            need, parts = self.span, [delta]
+            for piece in reversed(pend):
+                parts.append(piece)
+                need -= len(piece)
+                if need <= 0:
+                    break
+            else:
+                parts.append(self.blocks[-1] if self.blocks else self.rtail)
+            parts.reverse()
+            s = "".join(parts)
+            cut = len(s) - len(delta) - self.span
+            if cut > 0:
+                s = s[cut:]
+            for c in self.closers:
+                if c in s:
+                    return False
         pend.append(delta)
         if len(pend) >= 256:
             self.compact()
         return True
 
-    def completes(self, delta: str) -> bool:
-        """Whether ``delta`` (which holds ``last``) completes a closer."""
-        s = self.tail() + delta
-        for c in self.closers:
-            if c in s:
-                return True
-        return False
-
-    def closes_in(self, text: str) -> bool:
-        """Whether ``text``, read right after what was read before, holds a
-        closer (the few characters before it included)."""
-        s = self.rtail + text
-        for c in self.closers:
-            if c in s:
-                return True
-        return False
-
-    def take(self, delta: str) -> str:
-        """The kept deltas and ``delta``, as one text to read now."""
+    def take_read(self, text: str) -> tuple:
+        """``(the kept deltas and text as one text to read now, whether it
+        holds a closer)``, noted as read (the few characters read before it
+        count for the closer)."""
         if self.blocks:
-            delta = "".join(self.blocks) + "".join(self.pend) + delta
+            text = "".join(self.blocks) + "".join(self.pend) + text
             self.blocks.clear()
             self.pend.clear()
         elif self.pend:
-            delta = "".join(self.pend) + delta
+            text = "".join(self.pend) + text
             self.pend.clear()
-        return delta
-
-    def read(self, text: str) -> None:
-        """Note ``text`` as read."""
-        s = self.rtail + text if len(text) < self.span else text
-        self.rtail = s[len(s) - self.span:] if len(s) > self.span else s
+        span = self.span
+        s = self.rtail + text
+        at_close = False
+        for c in self.closers:
+            if c in s:
+                at_close = True
+                break
+        self.rtail = s[len(s) - span:] if len(s) > span else s
+        return text, at_close

@@ -683,10 +683,8 @@ class _HeldArgsMax(RcMaxToolParser):
 
     def parse_delta(self, delta: str):
         if self._held is not None and type(delta) is str:
-            hold = self._hold
-            if hold.keeps(delta):
+            if self._hold.keeps(delta):
                 return []
-            delta = hold.take(delta)
         elif type(delta) is not str:
             if isinstance(delta, str):  # a str subclass: its text, after what is kept
                 return self.parse_delta(str.__str__(delta))
@@ -696,22 +694,17 @@ class _HeldArgsMax(RcMaxToolParser):
         return self._read(delta)
 
     def _read(self, text: str, final: bool = False):
-        hold = self._hold
-        if hold.held():
-            text = hold.take(text)
-        at_close = final or hold.closes_in(text)
-        hold.read(text)
-        out = self._step(self._rc, text, self._delta_t) if text else []
+        text, at_close = self._hold.take_read(text)
+        rc = self._rc
+        out = self._step(rc, text, self._delta_t) if text else []
         if final:
+            at_close = True
             out = (out or []) + self._finish_deltas()
         if out is None:
             if not self._opend:
                 return None
             out = [self._delta_t(index=self._held, content=text)]
-        return self._regroup(out, at_close)
-
-    def _regroup(self, out: list, at_close: bool) -> list:
-        res, self._held = _regroup_held(out, self._held, self._opend, self._delta_t, self._rc._cur is not None, at_close)
+        res, self._held = _regroup_held(out, self._held, self._opend, self._delta_t, rc._cur is not None, at_close)
         return res
 
     def _finish_deltas(self) -> list:

@@ -1244,26 +1244,31 @@ if _FC is not None:
 
         def parse_streaming_increment(self, new_text: str, tools: Any):
             if self._held is not None and tools is self._schemas_for and type(new_text) is str:
-                hold = self._hold
-                if hold.keeps(new_text):
+                if self._hold.keeps(new_text):
                     return _fc_normal_result("")
-                new_text = hold.take(new_text)
             return self._read(new_text, tools)
 
         def _read(self, text: Any, tools: Any, final: bool = False):
-            text = self._text_for(text, tools)
+            # (one method, the helpers written out: a call's structural
+            # points, the deltas read here, each run it once)
+            if tools is not self._schemas_for:
+                self._use_tools(tools)
             p = self._parser
-            hold = self._hold
+            if type(text) is not str and isinstance(text, str):
+                text = str.__str__(text)  # a str subclass: its text, after what is kept
             if type(text) is not str:
                 deltas = p.parse_delta(text)  # its checks: a wrong type
                 at_close = False
             else:
-                if hold.held():
-                    text = hold.take(text)
-                at_close = final or hold.closes_in(text)
-                hold.read(text)
-                deltas = self._step_text(text)
+                text, at_close = self._hold.take_read(text)
+                if not text:
+                    deltas = []
+                else:
+                    deltas = self._step(p, text, _PTD)
+                    if type(deltas) is str:  # a piece of the open call's arguments
+                        deltas = [_PTD(index=p._cur.index, arguments=deltas)]
             if final:
+                at_close = True
                 deltas = (deltas or []) + (p.finish() or [])
             if deltas is None:
                 if self._opend:
@@ -1272,18 +1277,12 @@ if _FC is not None:
                     return _fc_normal_result(self._after_call(text))
                 else:
                     return _fc_normal_result(text)
-            return self._convert(self._regroup(deltas, at_close))
+            out, self._held = _regroup_held(deltas, self._held, self._opend, _PTD, p._cur is not None, at_close)
+            return self._convert(out)
 
         def _lane(self, i: int, slot: int) -> Any:
             # (this class's per-delta method reads every chunk itself: no lane)
             return None
-
-        def _regroup(self, deltas: list, at_close: bool) -> list:
-            # The held call's argument pieces are kept until a closer was read
-            # (or anything else of ours comes: a name, content, another call).
-            out, self._held = _regroup_held(deltas, self._held, self._opend, _PTD, self._parser._cur is not None,
-                                            at_close)
-            return out
 
     class _MistralHeld(_ReadsAtEnd):
         """SGLang's ``mistral`` sends a compact call (``[TOOL_CALLS]name[ARGS]{...}``)

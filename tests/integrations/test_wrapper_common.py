@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 
-from reasoning_core.integrations._common import CloserStripper
+from reasoning_core.integrations._common import ArgHold, CloserStripper
 
 CLOSER = "</c>"
 
@@ -167,3 +168,57 @@ def test_block_reader_flush_and_held_text():
     assert out[-1] == ("end", "<b>xy")
     with pytest.raises(ValueError):
         BlockReader("", CLOSE)
+
+
+HOLD_CLOSERS = ("</p>", "</fn>")
+
+
+def _ends_in(seen: str, n: int) -> bool:
+    """Whether a closer ends in the last ``n`` characters of ``seen``."""
+    return any(c in seen[max(0, len(seen) - n - len(c) + 1):] for c in HOLD_CLOSERS)
+
+
+def test_arg_hold_keeps_what_cannot_complete_a_closer_and_reads_each_character_once():
+    rng = random.Random(7)
+    bits = ["</p>", "</fn>", "</", "p", "fn", ">", "x", "ab\n", "</p", "n>", "/"]
+    for _ in range(3000):
+        text = "".join(rng.choice(bits) for _ in range(rng.randint(0, 30)))
+        hold, seen, read = ArgHold(HOLD_CLOSERS), "", []
+        i = 0
+        while i < len(text):
+            n = rng.randint(1, 6)
+            ch, i = text[i:i + n], i + n
+            seen += ch
+            before = "".join(read)[-4:]  # (the longest closer's length, less one)
+            if rng.random() < 0.1:  # now and then, a delta read whatever it holds
+                got, at_close = hold.take_read(ch)
+                read.append(got)
+                assert at_close == any(c in before + got for c in HOLD_CLOSERS), (text, seen)
+                continue
+            if hold.keeps(ch):
+                assert not _ends_in(seen, len(ch)), (text, seen)
+                continue
+            assert ">" in ch
+            got, at_close = hold.take_read(ch)
+            read.append(got)
+            assert at_close and got.endswith(ch) and any(c in before + got for c in HOLD_CLOSERS)
+            if not _ends_in(seen, len(ch)):  # read early: only when a closer lies in what was read just before
+                assert any(c in seen[-len(ch) - 4:] for c in HOLD_CLOSERS), (text, seen)
+        read.append(hold.take_read("")[0])
+        assert "".join(read) == text and not hold.held()
+
+
+def test_arg_hold_blocks_and_closers_across_them():
+    hold = ArgHold(HOLD_CLOSERS)
+    for _ in range(600):
+        assert hold.keeps("x")
+    assert hold.blocks and hold.keeps("</") and hold.keeps("f") and not hold.keeps("n>")
+    got, at_close = hold.take_read("n>")
+    assert got == "x" * 600 + "</fn>" and at_close and not hold.held()
+    assert hold.take_read("tail") == ("tail", False)
+
+
+@pytest.mark.parametrize("bad", [(), ("</p>", "</q"), ["</p>", "x"]])
+def test_arg_hold_bad_closers(bad):
+    with pytest.raises(ValueError):
+        ArgHold(bad)
