@@ -23,6 +23,7 @@ import shown in ``docs/engines/running.md``).
 """
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from dataclasses import dataclass
@@ -1152,18 +1153,10 @@ if _FC is not None:
                     self._hot = self._lane(i, slot)
             return _fc_result("".join(normal), calls)
 
-        # -- what SGLang's detector of this name has and ours does not --------------
-        def __getattr__(self, name: str):
-            # Methods only (helpers its tests and callers use, e.g. Mistral's
-            # ``_extract_json_array``), answered by SGLang's own detector;
-            # state is never borrowed from a detector that parsed nothing.
-            if name.startswith("__"):
-                raise AttributeError(name)
-            native = self._native if "_native_kwargs" in self.__dict__ else None
-            value = getattr(native, name, None) if native is not None else None
-            if value is None or not callable(value) or isinstance(value, type):
-                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-            return value
+        # (What SGLang's detector of this name has and ours does not: its
+        # methods, forwarded to it by each class, _native_methods; no
+        # __getattr__ hook, which would slow every attribute read, SGLang's
+        # per-chunk method lookup included.)
 
         @classmethod
         def parses_without_tools(cls) -> bool:
@@ -1556,13 +1549,42 @@ if _FC is not None:
                     out[attr] = staticmethod(getattr(original, attr))
         return out
 
+    def _forwarded(attr: str) -> Any:
+        def method(self, *args: Any, **kwargs: Any) -> Any:
+            native = self._native
+            if native is None:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+            return getattr(native, attr)(*args, **kwargs)
+
+        method.__name__ = method.__qualname__ = attr
+        method.__doc__ = f"SGLang's detector's ``{attr}``, run by that detector (one that parsed nothing)."
+        return method
+
+    def _native_methods(name: str, base: type) -> dict[str, Any]:
+        # Methods of SGLang's detector class of this name that ours lacks
+        # (helpers its tests and callers use, e.g. Mistral's
+        # ``_extract_json_array``), run by SGLang's own detector: state is
+        # never borrowed from a detector that parsed nothing.
+        out: dict[str, Any] = {}
+        original = _ORIGINAL_TOOL_DETECTORS.get(name)
+        if original is None:
+            return out
+        for cls_ in original.__mro__:
+            if cls_ is _BaseFormatDetector or cls_ is object:
+                break
+            for attr, value in vars(cls_).items():
+                if attr not in out and not attr.startswith("__") and not hasattr(base, attr) \
+                        and inspect.isfunction(value):
+                    out[attr] = _forwarded(attr)
+        return out
+
     def _make_tool_class(name: str, fmt: str, index_mode: str, drop_unknown: bool, stream_drop: bool) -> type:
         cls_name = "".join(p.capitalize() for p in re.split(r"[_-]", name)) + "RcDetector"
-        extra = dict(_native_static_methods(name))
         original = _ORIGINAL_TOOL_DETECTORS.get(name)
         base = _DotsBlocks if fmt == "dots" else (
             _HeldArgs if original is not None and original.__name__ == "Qwen3CoderDetector" else
             _MistralHeld if original is not None and original.__name__ == "MistralDetector" else RcToolDetector)
+        extra = {**_native_methods(name, base), **_native_static_methods(name)}
         if original is not None and hasattr(original, "flush_pending_normal_text"):
             extra["flush_pending_normal_text"] = base._flush_pending_normal_text
         return type(cls_name, (base,), {**extra,

@@ -440,6 +440,28 @@ def test_tool_detectors_registered():
         assert (d.bot_token, d.eot_token) == (native.bot_token, native.eot_token)
 
 
+def test_tool_detector_runs_sglangs_own_helpers():
+    # the methods SGLang's detector of a name has and ours lacks are ours too,
+    # run by SGLang's detector; no __getattr__ hook sits on every attribute read
+    import inspect
+
+    rcs.register()
+    for n, cls in rcs.TOOL_DETECTORS.items():
+        assert not any("__getattr__" in vars(k) for k in cls.__mro__ if k.__module__.startswith("reasoning_core"))
+        native_cls = ORIGINAL_TOOLS[n]
+        for k in native_cls.__mro__[:native_cls.__mro__.index(rcs._BaseFormatDetector)]:
+            for attr, v in vars(k).items():
+                if inspect.isfunction(v) and not attr.startswith("__"):
+                    assert callable(getattr(cls(), attr)), (n, attr)
+    d, native = rcs.TOOL_DETECTORS["mistral"](), ORIGINAL_TOOLS["mistral"]()
+    text = '[TOOL_CALLS] [{"name": "f", "arguments": {"a": [1, [2]]}}] tail'
+    assert d._extract_json_array(text) == native._extract_json_array(text) is not None
+    d, native = rcs.TOOL_DETECTORS["qwen3_coder"](), ORIGINAL_TOOLS["qwen3_coder"]()
+    assert d._get_param_type({"type": "integer"}) == native._get_param_type({"type": "integer"})
+    with pytest.raises(AttributeError):
+        d.no_such_helper
+
+
 def test_tool_detector_builds_sglangs_own_on_first_use():
     # a detector (one per request) copies its namesake's markers, read once per
     # class, and builds SGLang's own detector only when a hook needs it
