@@ -12,7 +12,7 @@ events into ``ParsedToolCallDelta`` objects, and the per-chunk fast lane
 
 from cpython.list cimport PyList_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
-from cpython.dict cimport PyDict_Copy, PyDict_SetItem
+from cpython.dict cimport PyDict_Copy, PyDict_GetItem, PyDict_SetItem
 from cpython.object cimport Py_TYPE, PyObject_GenericSetAttr, PyTypeObject
 from cpython.ref cimport PyObject
 from cpython.set cimport PySet_New
@@ -1685,6 +1685,7 @@ cdef class ArgsLane:
     tree of it (built with ``None`` for the index and the piece); ``NO_ANSWER``,
     ``None``."""
     cdef object parser, cls, closer, on_close, guard, version, empty
+    cdef dict gdict       # the guard's __dict__, where its version is read (None: read as an attribute)
     cdef dict pdict       # the parser's __dict__ (its attributes live there)
     cdef object cur       # the parser's open call, once seen to be this lane's
     cdef ModelShape shape
@@ -1710,6 +1711,9 @@ cdef class ArgsLane:
         self.pdict = <dict>pdict
         self.pieces, self.dirty, self.closer, self.on_close = pieces, dirty, closer, on_close
         self.guard, self.version, self.empty = guard, version, empty
+        gd = getattr(guard, "__dict__", None) if guard is not None else None
+        if type(gd) is dict and "version" in <dict>gd and not any("version" in k.__dict__ for k in type(guard).__mro__):
+            self.gdict = <dict>gd   # a plain attribute: no class attribute or descriptor of the name
 
     def step(self, delta):
         if type(delta) is not str:
@@ -1721,6 +1725,7 @@ cdef class ArgsLane:
         self.built = False
         cdef dict d = self.pdict
         cdef PyObject* curp = NULL
+        cdef PyObject* v
         out = _step_d(self.parser, d, delta, self.cls, True, &curp)
         if type(out) is not str:
             if type(out) is list and PyList_GET_SIZE(out) == 0 and self.empty is not None:
@@ -1732,8 +1737,13 @@ cdef class ArgsLane:
             if cur is None or cur.index != self.index:
                 return out
             self.cur = cur
-        if self.guard is not None and self.guard.version != self.version:
-            return out
+        if self.guard is not None:
+            if self.gdict is not None:
+                v = PyDict_GetItem(self.gdict, "version")
+                if v == NULL or (<object>v is not self.version and <object>v != self.version):
+                    return out
+            elif self.guard.version != self.version:
+                return out
         self.built = True
         self.pieces.append(out)
         if self.dirty is not None:
