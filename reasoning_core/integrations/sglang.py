@@ -1533,22 +1533,6 @@ if _FC is not None:
     _UNDECLARED = {"qwen3_coder": (True, True), "minimax-m2": (True, True),
                    "glm45": (False, "all"), "glm": (False, "all")}
 
-    def _native_static_methods(name: str) -> dict[str, Any]:
-        # Static and class methods of SGLang's detector class of this name
-        # (e.g. PythonicDetector._text_strip), answered by that class.
-        out: dict[str, Any] = {}
-        original = _ORIGINAL_TOOL_DETECTORS.get(name)
-        if original is None:
-            return out
-        for cls_ in original.__mro__:
-            if cls_ is _BaseFormatDetector or cls_ is object:
-                break
-            for attr, value in vars(cls_).items():
-                if attr not in out and not hasattr(RcToolDetector, attr) \
-                        and isinstance(value, (staticmethod, classmethod)):
-                    out[attr] = staticmethod(getattr(original, attr))
-        return out
-
     def _forwarded(attr: str) -> Any:
         def method(self, *args: Any, **kwargs: Any) -> Any:
             native = self._native
@@ -1561,10 +1545,11 @@ if _FC is not None:
         return method
 
     def _native_methods(name: str, base: type) -> dict[str, Any]:
-        # Methods of SGLang's detector class of this name that ours lacks
-        # (helpers its tests and callers use, e.g. Mistral's
-        # ``_extract_json_array``), run by SGLang's own detector: state is
-        # never borrowed from a detector that parsed nothing.
+        # What SGLang's detector class of this name has and ours lacks: its
+        # static and class methods (e.g. PythonicDetector._text_strip),
+        # answered by that class; its methods (helpers its tests and callers
+        # use, e.g. Mistral's ``_extract_json_array``), run by SGLang's own
+        # detector: state is never borrowed from a detector that parsed nothing.
         out: dict[str, Any] = {}
         original = _ORIGINAL_TOOL_DETECTORS.get(name)
         if original is None:
@@ -1573,8 +1558,11 @@ if _FC is not None:
             if cls_ is _BaseFormatDetector or cls_ is object:
                 break
             for attr, value in vars(cls_).items():
-                if attr not in out and not attr.startswith("__") and not hasattr(base, attr) \
-                        and inspect.isfunction(value):
+                if attr in out or attr.startswith("__") or hasattr(base, attr):
+                    continue
+                if isinstance(value, (staticmethod, classmethod)):
+                    out[attr] = staticmethod(getattr(original, attr))
+                elif inspect.isfunction(value):
                     out[attr] = _forwarded(attr)
         return out
 
@@ -1584,7 +1572,7 @@ if _FC is not None:
         base = _DotsBlocks if fmt == "dots" else (
             _HeldArgs if original is not None and original.__name__ == "Qwen3CoderDetector" else
             _MistralHeld if original is not None and original.__name__ == "MistralDetector" else RcToolDetector)
-        extra = {**_native_methods(name, base), **_native_static_methods(name)}
+        extra = _native_methods(name, base)
         if original is not None and hasattr(original, "flush_pending_normal_text"):
             extra["flush_pending_normal_text"] = base._flush_pending_normal_text
         return type(cls_name, (base,), {**extra,
