@@ -1738,11 +1738,11 @@ cdef class ArgsLane:
                 return out
             self.cur = cur
         if self.guard is not None:
-            if self.gdict is not None:
-                v = PyDict_GetItem(self.gdict, "version")
-                if v == NULL or (<object>v is not self.version and <object>v != self.version):
+            v = PyDict_GetItem(self.gdict, "version") if self.gdict is not None else NULL
+            if v != NULL:
+                if <object>v is not self.version and <object>v != self.version:
                     return out
-            elif self.guard.version != self.version:
+            elif self.guard.version != self.version:   # (no plain attribute: read as one, as the twin does)
                 return out
         self.built = True
         self.pieces.append(out)
