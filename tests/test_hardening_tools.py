@@ -18,6 +18,8 @@ import random
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reasoning_core import tools
 from reasoning_core.tools import _base
@@ -283,6 +285,21 @@ def test_i11_10_python_type_names_and_type_unions_in_schemas(fmt):
     q.set_streaming_tool_schemas(PY_SCHEMA)
     r = q.parse_complete(_xml_call(fmt, {"i": "seven", "b": "maybe", "d": "[1]", "es": "x"}))
     assert json.loads(r.tool_calls[0].arguments) == {"i": "seven", "b": "maybe", "d": "[1]", "es": "x"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(prop=st.dictionaries(
+    st.sampled_from(["type", "description", "nullable", "enum", "const", "anyOf", "title"]),
+    st.one_of(st.sampled_from(["string", " Int", "FLOAT", "bool", "dict", "list", "null", "whatever", "text"]),
+              st.booleans(), st.none(), st.lists(st.sampled_from(["a", 1, 2.5, None, True]), max_size=3),
+              st.lists(st.fixed_dictionaries({"type": st.sampled_from(["string", "integer"])}), max_size=2)),
+    max_size=3))
+def test_i11_10_schema_types_of_one_property_as_of_its_walk(prop):
+    # the short way for {"type": name} (with a description) reads as the
+    # general walk does: as a property reached through anyOf
+    from reasoning_core.tools._json import schema_types
+
+    assert schema_types(prop) == schema_types({"anyOf": [prop]})
 
 
 def test_i11_10_schema_type_names_map_to_json_schema():

@@ -732,7 +732,10 @@ def _property_types(schema) -> dict:
     props = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(props, dict):
         return {}
-    return {k: schema_types(v) for k, v in props.items()}
+    out = {}
+    for k, v in props.items():
+        out[k] = schema_types(v)
+    return out
 
 
 def _to_deltas(events: list) -> list[ParsedToolCallDelta]:

@@ -105,6 +105,9 @@ _TYPE_NAMES = {
 }
 
 
+_ONE_TYPE = {name: frozenset((name,)) for name in set(_TYPE_NAMES.values())}
+
+
 def _value_kind(v):
     if v is None:
         return "null"
@@ -130,6 +133,12 @@ def schema_types(prop) -> frozenset:
     when no type is given, the kinds of the ``enum``/``const`` values. Empty when
     nothing is known (then values are typed as without a schema). Iterative, and a
     schema that refers to itself is visited once."""
+    if type(prop) is dict and len(prop) <= 2:  # the common {"type": name} (with a description)
+        t = prop.get("type")
+        if type(t) is str and (len(prop) == 1 or "description" in prop):
+            known = _TYPE_NAMES.get(t.strip().lower())
+            if known is not None:
+                return _ONE_TYPE[known]
     types: set[str] = set()
     seen: set[int] = set()
     todo = [prop]
