@@ -333,6 +333,19 @@ cdef class JsonReader:
         self.require_object = require_object
         self.started = False
 
+    cdef inline bint _plain(self, str text):
+        # whether reading ``text`` now only copies it: inside a string, no
+        # high surrogate pending, no character that ends a plain run
+        if self.state != S_STR or self.hi >= 0:
+            return False
+        cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
+        cdef int kind = PyUnicode_KIND(text)
+        cdef void* data = PyUnicode_DATA(text)
+        for i in range(n):
+            if _special(PyUnicode_READ(kind, data, i)):
+                return False
+        return n > 0
+
     cdef inline void _flush_hi(self):
         if self.hi >= 0:
             self.out.append("\\u%04x" % self.hi)
@@ -1993,6 +2006,15 @@ cdef object _feed(p, str delta, dict d):
         n = len(buf)
         if pos:
             d["_base"] = d["_base"] + pos
+        if pos >= n and type(lane) is JsonReader and (<JsonReader>lane)._plain(delta):
+            # inside a string, nothing held, the delta one run of plain
+            # characters: it is the piece (what the reader would write), read whole
+            d["_buf"] = delta
+            d["_pos"] = PyUnicode_GET_LENGTH(delta)
+            if d["_lane_args"]:
+                return delta
+            (<JsonReader>lane).sink(delta)
+            return None
         buf = (PyUnicode_Substring(buf, pos, n) + delta) if pos < n else delta
         d["_buf"] = buf
         if type(lane) is tuple:
