@@ -131,15 +131,20 @@ cdef str _escaped(str s):
     return out
 
 
-cpdef str escape(str s):
-    """Body of a JSON string literal for ``s`` (no quotes)."""
-    cdef Py_ssize_t n = len(s), i
+cdef inline bint _plain_run(str s):
+    # whether ``s`` has no character that ends a run of plain string characters
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(s), i
     cdef int kind = PyUnicode_KIND(s)
     cdef void* data = PyUnicode_DATA(s)
     for i in range(n):
         if _special(PyUnicode_READ(kind, data, i)):
-            return _escaped(s)
-    return s
+            return False
+    return True
+
+
+cpdef str escape(str s):
+    """Body of a JSON string literal for ``s`` (no quotes)."""
+    return s if _plain_run(s) else _escaped(s)
 
 
 cdef inline int _hex4(str s, Py_ssize_t i, Py_ssize_t n):
@@ -336,15 +341,7 @@ cdef class JsonReader:
     cdef inline bint _plain(self, str text):
         # whether reading ``text`` now only copies it: inside a string, no
         # high surrogate pending, no character that ends a plain run
-        if self.state != S_STR or self.hi >= 0:
-            return False
-        cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
-        cdef int kind = PyUnicode_KIND(text)
-        cdef void* data = PyUnicode_DATA(text)
-        for i in range(n):
-            if _special(PyUnicode_READ(kind, data, i)):
-                return False
-        return n > 0
+        return self.state == S_STR and self.hi < 0 and PyUnicode_GET_LENGTH(text) > 0 and _plain_run(text)
 
     cdef inline void _flush_hi(self):
         if self.hi >= 0:
