@@ -697,7 +697,10 @@ def _normal_json(args: str) -> str:
 class _ArgPieces(list):
     """``streamed_args_for_tool`` as SGLang reads it (one str per call), kept
     as pieces and joined only when read: appending costs O(piece) however
-    long the arguments already are."""
+    long the arguments already are.  Every list method reads (or changes)
+    the joined texts; one that may move them (``del``, ``insert``, ``pop``,
+    ``sort``...) rebuilds each call's pieces from the texts afterwards and
+    bumps ``version``, so a lane holding a replaced piece list stops."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -722,10 +725,9 @@ class _ArgPieces(list):
             list.__setitem__(self, i, joined)
         self._dirty.clear()
 
-    def __getitem__(self, i):
-        if self._dirty:
-            self._sync()
-        return list.__getitem__(self, i)
+    def _moved(self) -> None:
+        self._pieces = [[v] for v in list.__iter__(self)]
+        self.version += 1
 
     def __setitem__(self, i, value) -> None:
         self._sync()
@@ -733,32 +735,39 @@ class _ArgPieces(list):
         if isinstance(i, int):
             self._pieces[i][:] = [value]  # in place: the detector holds the open call's list
         else:
-            self._pieces = [[v] for v in list.__iter__(self)]
-            self.version += 1
-
-    def __iter__(self):
-        if self._dirty:
-            self._sync()
-        return list.__iter__(self)
-
-    def __eq__(self, other) -> bool:
-        self._sync()
-        return list.__eq__(self, other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        self._sync()
-        return list.__repr__(self)
+            self._moved()
 
     def append(self, value: str) -> None:
         self._sync()
         list.append(self, value)
         self._pieces.append([value])
 
-    def copy(self) -> list:
-        self._sync()
-        return list(list.__iter__(self))
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _joined_first(name: str, moves: bool) -> Any:
+    """``list.<name>`` for ``_ArgPieces``: on the joined texts (and, when it
+    may move them, each call's pieces rebuilt after it)."""
+    op = getattr(list, name)
+
+    def method(self: _ArgPieces, *args: Any, **kwargs: Any) -> Any:
+        if self._dirty:
+            self._sync()
+        out = op(self, *args, **kwargs)
+        if moves:
+            self._moved()
+        return out
+
+    method.__name__ = name
+    method.__qualname__ = f"_ArgPieces.{name}"
+    return method
+
+
+for _name in ("__getitem__", "__iter__", "__reversed__", "__contains__", "__eq__", "__ne__", "__lt__", "__le__",
+              "__gt__", "__ge__", "__repr__", "__add__", "__mul__", "__rmul__", "index", "count", "copy"):
+    setattr(_ArgPieces, _name, _joined_first(_name, False))
+for _name in ("__delitem__", "__iadd__", "__imul__", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"):
+    setattr(_ArgPieces, _name, _joined_first(_name, True))
 
 
 TOOL_DETECTORS: dict[str, type] = {}

@@ -189,6 +189,49 @@ def test_tool_detector_bookkeeping(name):
     assert list(det.streamed_args_for_tool) == [streamed]
 
 
+_LIST_OPS = {
+    # reads
+    "getitem": (lambda a: a[1], False), "slice": (lambda a: a[::-1], False), "iter": (lambda a: list(iter(a)), False),
+    "reversed": (lambda a: list(reversed(a)), False), "contains": (lambda a: "cd" in a, False),
+    "eq": (lambda a: a == ["ab", "cd", "ef"], False), "ne": (lambda a: a != ["ab", "cd", "ef"], False),
+    "lt": (lambda a: a < ["zz"], False), "repr": (lambda a: repr(a), False), "add": (lambda a: a + ["q"], False),
+    "mul": (lambda a: a * 2, False), "rmul": (lambda a: 2 * a, False), "index": (lambda a: a.index("cd"), False),
+    "count": (lambda a: a.count("ab"), False), "copy": (lambda a: a.copy(), False), "len": (lambda a: len(a), False),
+    # changes
+    "setitem": (lambda a: a.__setitem__(1, "zz"), False), "append": (lambda a: a.append("q"), False),
+    "setslice": (lambda a: a.__setitem__(slice(0, 2), ["x"]), True), "delitem": (lambda a: a.__delitem__(0), True),
+    "iadd": (lambda a: a.__iadd__(["q"]) and None, True), "imul": (lambda a: a.__imul__(2) and None, True),
+    "extend": (lambda a: a.extend(["q", "r"]), True), "insert": (lambda a: a.insert(1, "zz"), True),
+    "pop": (lambda a: a.pop(), True), "pop0": (lambda a: a.pop(0), True), "remove": (lambda a: a.remove("cd"), True),
+    "clear": (lambda a: a.clear(), True), "sort": (lambda a: a.sort(reverse=True), True),
+    "reverse": (lambda a: a.reverse(), True),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_LIST_OPS))
+def test_streamed_args_list_operations_see_the_joined_texts(op):
+    """``streamed_args_for_tool`` keeps each call's arguments as pieces; every
+    list operation reads and changes the joined texts, as on a plain list, and
+    one that may move them rebuilds the pieces (a lane holding the old ones
+    stops: ``version``), so what is appended next lands on the right text."""
+    fn, moves = _LIST_OPS[op]
+    args = rcs._ArgPieces()
+    args.ensure(3)
+    for i, text in enumerate(("ab", "cd", "ef")):
+        for ch in text:
+            args.add(i, ch)
+    plain = ["ab", "cd", "ef"]
+    version = args.version
+    assert fn(args) == fn(plain)
+    assert list(args) == plain and len(args) == len(plain)
+    assert ["".join(p) for p in args._pieces] == plain
+    assert (args.version != version) == moves
+    for i in range(len(plain)):
+        args.add(i, "+")
+        plain[i] += "+"
+    assert list(args) == plain and args == plain
+
+
 def _degenerate_tool_inputs(cls, n: int) -> dict[str, str]:
     opener = next(iter(cls()._parser.openers), "<")
     part = opener[:-1] or opener
