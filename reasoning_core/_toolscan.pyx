@@ -1905,6 +1905,8 @@ def push_content(p, str delta):
     it gave, joined (``""`` for none)."""
     cdef dict d = _dict_of(p)
     text = _feed(p, delta, d)
+    if text is _ALL_CONTENT:
+        return delta
     if text:
         d["_cur"].args.append(text)
     cdef list events = p._events
@@ -1979,11 +1981,50 @@ cdef int _resume(p, dict d) except -1:
     return 0
 
 
+cdef extern from "Python.h":
+    bint PyMethod_Check(object o)
+    PyObject* PyMethod_GET_SELF(object o)
+    PyObject* PyMethod_GET_FUNCTION(object o)
+
+
+cdef object _MISSING = object()
+cdef dict _content_base = {}   # parser class -> its _content function when it is the base one, else None
+cdef object _ALL_CONTENT = object()   # _feed's answer: the whole delta is content (no event written)
+
+
+cdef object _base_content(cls):
+    """``cls._content`` when it is the one the most basic class defining
+    ``_content`` has (BaseToolParser's, found through the MRO), else ``None``."""
+    f = _content_base.get(cls, _MISSING)
+    if f is _MISSING:
+        f = None
+        for k in reversed(cls.__mro__):
+            if "_content" in k.__dict__:
+                base = k.__dict__["_content"]
+                if getattr(cls, "_content", None) is base:
+                    f = base
+                break
+        if len(_content_base) > 512:  # classes made at run time: keep the cache bounded
+            _content_base.clear()
+        _content_base[cls] = f
+    return f
+
+
+cdef inline bint _content_sink(p, sink):
+    # whether ``sink`` is ``p._content`` bound to ``p``, the base one
+    if not PyMethod_Check(sink) or PyMethod_GET_SELF(sink) != <PyObject*>p:
+        return False
+    base = _base_content(type(p))
+    return PyMethod_GET_FUNCTION(sink) == <PyObject*>base
+
+
 cdef object _feed(p, str delta, dict d):
     """``p._push(delta)``, the scan the parser waits in fed directly while it
     cannot finish in the chunk (see ``step``): the text of the open call's
-    arguments that the lane wrote and the parser did not (``_lane_args``), else
-    ``None``.  ``d`` is ``p.__dict__``: the parser's attributes are read and
+    arguments that the lane wrote and the parser did not (``_lane_args``),
+    ``_ALL_CONTENT`` when the whole delta is content (the parser's base
+    ``_content`` would get it whole, and no event is pending: nothing is
+    written, the caller answers as for that one event), else ``None``.  ``d`` is ``p.__dict__``: the parser's attributes are read and
     written there (plain attributes: no descriptor of these names exists on
     any parser class)."""
     cdef str buf
@@ -2012,11 +2053,18 @@ cdef object _feed(p, str delta, dict d):
                 return delta
             (<JsonReader>lane).sink(delta)
             return None
-        buf = (PyUnicode_Substring(buf, pos, n) + delta) if pos < n else delta
-        d["_buf"] = buf
         if type(lane) is tuple:
             ms, sink = <tuple>lane
             nf = _firsts(ms.markers, firsts)
+            if (pos >= n and not _may_start_f(firsts, nf, delta) and _content_sink(p, sink)
+                    and PyList_GET_SIZE(<list>d["_events"]) == 0):
+                # nothing held, no marker can start in the delta, the sink the
+                # parser's own _content: the delta is content, whole
+                d["_buf"] = delta
+                d["_pos"] = PyUnicode_GET_LENGTH(delta)
+                return _ALL_CONTENT
+            buf = (PyUnicode_Substring(buf, pos, n) + delta) if pos < n else delta
+            d["_buf"] = buf
             # a marker before any held suffix: the generator reads it (a marker
             # only inside the held suffix is held, as the generator would)
             h = _find(ms.markers, firsts, nf, buf, 0, False, &j) if _may_start_f(firsts, nf, buf) else len(buf)
@@ -2030,6 +2078,8 @@ cdef object _feed(p, str delta, dict d):
                 else:
                     sink(PyUnicode_Substring(buf, 0, h))
         else:
+            buf = (PyUnicode_Substring(buf, pos, n) + delta) if pos < n else delta
+            d["_buf"] = buf
             if type(lane) is JsonReader:
                 reader = <JsonReader>lane
                 pos = 0
@@ -2065,6 +2115,8 @@ cdef object _step_d(p, dict d, str delta, cls, bint raw, PyObject** cur_out=NULL
     # written to cur_out when given (a borrowed reference: the parser holds it)
     cdef tuple e
     text = _feed(p, delta, d)
+    if text is _ALL_CONTENT:
+        return None
     if text:
         cur = d["_cur"]
         cur.args.append(text)

@@ -452,6 +452,55 @@ def test_plain_runs_inside_a_json_string_match_the_twin(json_args_fmt, parts, da
     assert _run("cython", fmt, text, chunks, None) == _run("python", fmt, text, chunks, None)
 
 
+# content around a call: text with and without the markers' first characters,
+# reasoning, and half markers
+_CONTENT_PIECES = st.sampled_from(["Hi ", "a", " b\n", "<", "<t", "[", "{", "x<y", "\u00e9 ", "<think>", "</think>",
+                                   "\n\n", "|", "\U0001f4a1", "<tool", "[TOOL"])
+
+
+@pytest.fixture(scope="module", params=["hermes", "qwen3_coder", "kimi_k2", "mistral", "inkling", "llama3_json"])
+def content_fmt(request):
+    _template_of(request.param)
+    return request.param
+
+
+@needs_compiled
+@_examples(120)
+@given(st.lists(_CONTENT_PIECES, max_size=10), st.lists(_CONTENT_PIECES, max_size=6), st.data())
+def test_content_chunks_match_the_twin(content_fmt, before, after, data):
+    """A delta the parser's own ``_content`` would take whole (nothing held,
+    no marker's first character in it) is answered as content without an
+    event: the same answers as the twin for every chunk, before, between and
+    after calls, inside reasoning, and for a format whose class has its own
+    ``_content`` (``inkling``: it is not taken)."""
+    fmt = content_fmt
+    call = _template_of(fmt).replace("\x00VALUE\x00", '"v"')
+    text = "".join(before) + call + "".join(after)
+    edges, at = set(), 0
+    for part in before:
+        at += len(part)
+        edges.add(at)
+    at += len(call)
+    edges.add(at)
+    for part in after:
+        at += len(part)
+        edges.add(at)
+    edges.update(data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=5)))
+    cuts = sorted(e for e in edges if 0 < e < len(text))
+    chunks = [text[i:j] for i, j in zip([0, *cuts], [*cuts, len(text)])]
+    assert _run("cython", fmt, text, chunks, None) == _run("python", fmt, text, chunks, None)
+
+
+@pytest.mark.parametrize("backend", ["cython", "python"] if _json.SCAN_BACKEND == "cython" else ["python"])
+def test_push_content_answers_a_content_delta_whole(backend):
+    with _base._use_scanner(backend) as mod:
+        p = tools.create("hermes")
+        assert mod.push_content(p, "plain text ") == "plain text "
+        assert mod.push_content(p, "more <") == "more "  # "<" held: it may start <tool_call>
+        assert mod.push_content(p, "b and c") == "<b and c"
+        assert p._events == []
+
+
 def _public(mod) -> set:
     import types
 
