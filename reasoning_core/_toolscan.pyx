@@ -1769,10 +1769,69 @@ cdef class ArgsLane:
 
 
 
+cdef class ContentLane:
+    """Where an integration answers content: ``step(delta)`` is
+    ``step_args(parser, delta, cls)``, except that a delta the parser answers
+    as content, whole (``None``), is answered as ``shape.build(None, delta)``
+    (the engine's content result).  Every other answer comes back as
+    ``step_args`` gives it (``built`` false): the caller then takes its
+    general path."""
+    cdef object parser, cls
+    cdef dict pdict
+    cdef ModelShape shape
+    cdef bint _built
+
+    def __init__(self, parser, cls, ModelShape shape not None):
+        pdict = getattr(parser, "__dict__", None)
+        if type(pdict) is not dict:
+            raise TypeError("ContentLane: parser must keep its attributes in a __dict__")
+        self.parser, self.cls, self.shape, self.pdict = parser, cls, shape, <dict>pdict
+
+    def step(self, delta):
+        if type(delta) is not str:
+            raise TypeError(f"ContentLane.step: delta must be a str, not {type(delta).__name__}")
+        if not PyUnicode_GET_LENGTH(delta):
+            raise ValueError("ContentLane.step: delta must not be empty")
+        return self._run(<str>delta)
+
+    @property
+    def built(self):
+        """Whether the last step's answer is the shape's content result."""
+        return self._built
+
+    cdef object _run(self, str delta):
+        out = _step_d(self.parser, self.pdict, delta, self.cls, True)
+        if out is None:
+            self._built = True
+            return self.shape._build(None, delta)
+        self._built = False
+        return out
+
+
 cdef inline object _lane_or_general(owner, ArgsLane lane, str delta):
     out = lane._run(delta)
     if lane.built:
         return out
+    return owner._answer(out, delta)
+
+
+cdef inline object _content_or_general(owner, ContentLane lane, str delta):
+    out = lane._run(delta)
+    if lane._built:
+        return out
+    return owner._answer(out, delta)
+
+
+cdef inline object _lanes_or_general(owner, dict d, ArgsLane lane, str delta):
+    # _lane_or_general, and a delta the argument lane's step answered as
+    # content, whole, answered by the owner's content lane (when it keeps one)
+    out = lane._run(delta)
+    if lane.built:
+        return out
+    if out is None:
+        c = d.get("_chot")
+        if type(c) is ContentLane:
+            return (<ContentLane>c).shape._build(None, delta)
     return owner._answer(out, delta)
 
 
@@ -1783,12 +1842,19 @@ def vllm_tool_streaming(self, previous_text, current_text, delta_text, previous_
     attribute: it binds as a method).  Inside a call's arguments (a lane, the
     same request, a non-empty ``str`` delta) the lane answers, and what it
     does not build goes to ``self._answer(out, delta_text)``; every other
-    delta goes to ``self._streaming(previous_text, delta_text, request)``."""
+    delta goes to ``self._streaming(previous_text, delta_text, request)``.
+    A class that keeps a ``ContentLane`` in ``_chot`` has it answer the same
+    deltas outside a lane (what it does not build goes to ``_answer``), and
+    build the content result of one the lane's step answered as content."""
     cdef dict d = _dict_of(self)
-    hot = d.get("_hot")
-    if (type(hot) is ArgsLane and type(delta_text) is str and PyUnicode_GET_LENGTH(delta_text)
-            and request is d.get("_request")):
-        return _lane_or_general(self, <ArgsLane>hot, <str>delta_text)
+    if type(delta_text) is str and PyUnicode_GET_LENGTH(delta_text) and request is d.get("_request"):
+        hot = d.get("_hot")
+        if type(hot) is ArgsLane:
+            return _lanes_or_general(self, d, <ArgsLane>hot, <str>delta_text)
+        if hot is None:
+            hot = d.get("_chot")
+            if type(hot) is ContentLane:
+                return _content_or_general(self, <ContentLane>hot, <str>delta_text)
     return self._streaming(previous_text, delta_text, request)
 
 
@@ -1798,11 +1864,20 @@ def sglang_tool_streaming(self, new_text, tools):
     ``_schemas_for`` (a class attribute: it binds as a method).  Inside a
     call's arguments (a lane, the same tools, a ``str`` delta) the lane
     answers, and what it does not build goes to ``self._answer(out,
-    new_text)``; every other delta goes to ``self._streaming(new_text, tools)``."""
+    new_text)``; every other delta goes to ``self._streaming(new_text, tools)``.
+    A class that keeps a ``ContentLane`` in ``_chot`` has it answer a
+    non-empty delta outside a lane (what it does not build goes to
+    ``_answer``), and build the content result of one the lane's step
+    answered as content."""
     cdef dict d = _dict_of(self)
-    hot = d.get("_hot")
-    if type(hot) is ArgsLane and type(new_text) is str and tools is d.get("_schemas_for"):
-        return _lane_or_general(self, <ArgsLane>hot, <str>new_text)
+    if type(new_text) is str and tools is d.get("_schemas_for"):
+        hot = d.get("_hot")
+        if type(hot) is ArgsLane:
+            return _lanes_or_general(self, d, <ArgsLane>hot, <str>new_text)
+        if hot is None and PyUnicode_GET_LENGTH(new_text):
+            hot = d.get("_chot")
+            if type(hot) is ContentLane:
+                return _content_or_general(self, <ContentLane>hot, <str>new_text)
     return self._streaming(new_text, tools)
 
 cdef enum:

@@ -861,10 +861,44 @@ class ArgsLane:
         return self.shape.build(self.slot, out)
 
 
-def _lane_or_general(owner, lane: ArgsLane, delta: str):
+class ContentLane:
+    """Where an integration answers content: ``step(delta)`` is
+    ``step_args(parser, delta, cls)``, except that a delta the parser answers
+    as content, whole (``None``), is answered as ``shape.build(None, delta)``
+    (the engine's content result).  Every other answer comes back as
+    ``step_args`` gives it (``built`` false): the caller then takes its
+    general path."""
+
+    __slots__ = ("parser", "cls", "shape", "built")
+
+    def __init__(self, parser, cls, shape) -> None:
+        if not isinstance(shape, ModelShape):
+            raise TypeError("ContentLane: shape must be a ModelShape")
+        if type(getattr(parser, "__dict__", None)) is not dict:
+            raise TypeError("ContentLane: parser must keep its attributes in a __dict__")
+        self.parser, self.cls, self.shape = parser, cls, shape
+        self.built = False
+
+    def step(self, delta: str):
+        if type(delta) is not str:
+            raise TypeError(f"ContentLane.step: delta must be a str, not {type(delta).__name__}")
+        if not delta:
+            raise ValueError("ContentLane.step: delta must not be empty")
+        out = _step(self.parser, delta, self.cls, True)
+        self.built = out is None
+        return self.shape.build(None, delta) if out is None else out
+
+
+def _lane_or_general(owner, lane, delta: str, d=None):
     out = lane.step(delta)
     if lane.built:
         return out
+    if out is None and d is not None:
+        # a delta the argument lane's step answered as content, whole: the
+        # owner's content lane (when it keeps one) builds its result
+        c = d.get("_chot")
+        if type(c) is ContentLane:
+            return c.shape.build(None, delta)
     return owner._answer(out, delta)
 
 
@@ -875,11 +909,19 @@ def vllm_tool_streaming(self, previous_text, current_text, delta_text, previous_
     attribute: it binds as a method).  Inside a call's arguments (a lane, the
     same request, a non-empty ``str`` delta) the lane answers, and what it
     does not build goes to ``self._answer(out, delta_text)``; every other
-    delta goes to ``self._streaming(previous_text, delta_text, request)``."""
+    delta goes to ``self._streaming(previous_text, delta_text, request)``.
+    A class that keeps a ``ContentLane`` in ``_chot`` has it answer the same
+    deltas outside a lane (what it does not build goes to ``_answer``), and
+    build the content result of one the lane's step answered as content."""
     d = self.__dict__
-    hot = d.get("_hot")
-    if type(hot) is ArgsLane and type(delta_text) is str and delta_text and request is d.get("_request"):
-        return _lane_or_general(self, hot, delta_text)
+    if type(delta_text) is str and delta_text and request is d.get("_request"):
+        hot = d.get("_hot")
+        if type(hot) is ArgsLane:
+            return _lane_or_general(self, hot, delta_text, d)
+        if hot is None:
+            hot = d.get("_chot")
+            if type(hot) is ContentLane:
+                return _lane_or_general(self, hot, delta_text)
     return self._streaming(previous_text, delta_text, request)
 
 
@@ -889,11 +931,20 @@ def sglang_tool_streaming(self, new_text, tools):
     ``_schemas_for`` (a class attribute: it binds as a method).  Inside a
     call's arguments (a lane, the same tools, a ``str`` delta) the lane
     answers, and what it does not build goes to ``self._answer(out,
-    new_text)``; every other delta goes to ``self._streaming(new_text, tools)``."""
+    new_text)``; every other delta goes to ``self._streaming(new_text, tools)``.
+    A class that keeps a ``ContentLane`` in ``_chot`` has it answer a
+    non-empty delta outside a lane (what it does not build goes to
+    ``_answer``), and build the content result of one the lane's step
+    answered as content."""
     d = self.__dict__
-    hot = d.get("_hot")
-    if type(hot) is ArgsLane and type(new_text) is str and tools is d.get("_schemas_for"):
-        return _lane_or_general(self, hot, new_text)
+    if type(new_text) is str and tools is d.get("_schemas_for"):
+        hot = d.get("_hot")
+        if type(hot) is ArgsLane:
+            return _lane_or_general(self, hot, new_text, d)
+        if hot is None and new_text:
+            hot = d.get("_chot")
+            if type(hot) is ContentLane:
+                return _lane_or_general(self, hot, new_text)
     return self._streaming(new_text, tools)
 
 

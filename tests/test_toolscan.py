@@ -1003,6 +1003,73 @@ def test_args_lane_checks_its_arguments(backend):
         mod.JsonCloser().feed(None)
 
 
+def _content_shape(mod, Msg):
+    return mod.ModelShape([(Msg, {"role": None, "content": mod.PIECE, "tool_calls": []}, ("content",), False)])
+
+
+def _run_content_lane(backend, fmt, chunks, schemas=None):
+    """Each chunk through ``step_args`` (one parser, the reference) and
+    through a ``ContentLane`` over another: a chunk the reference answers as
+    content whole (``None``) is the lane's content message of it (``built``);
+    every other answer is the reference's."""
+    Fn, Call, Msg = _models()
+    with _base._use_scanner(backend) as mod:
+        shape = _content_shape(mod, Msg)
+        a, b = tools.create(fmt), tools.create(fmt)
+        if schemas:
+            a.set_streaming_tool_schemas(schemas)
+            b.set_streaming_tool_schemas(schemas)
+        lane = mod.ContentLane(b, tools.ParsedToolCallDelta, shape)
+        trace = []
+        for c in chunks:
+            ref = mod.step_args(a, c, tools.ParsedToolCallDelta)
+            out = lane.step(c)
+            if ref is None:
+                assert lane.built and out == Msg(content=c) and out.model_fields_set == {"content"}
+                trace.append(("content", c))
+                continue
+            assert not lane.built
+            if type(ref) is str:
+                assert out == ref
+                trace.append(("args", ref))
+            else:
+                assert [_snapshot(d) for d in ref] == [_snapshot(d) for d in out]
+                trace.append([_snapshot(d) for d in out])
+        assert [_snapshot(d) for d in a.finish()] == [_snapshot(d) for d in b.finish()]
+    return trace
+
+
+@_examples(5)
+@given(data=st.data())
+def test_content_lane_answers_what_step_args_answers(fmt, data):
+    text = data.draw(format_texts(fmt))
+    text = "Some text < [ {.\n" + text + "\nand after."
+    chunks = _cuts(data.draw, text)
+    schemas = _SCHEMA if data.draw(st.booleans()) else None
+    got = _run_content_lane("python", fmt, chunks, schemas)
+    if compiled is not None:
+        assert _run_content_lane("cython", fmt, chunks, schemas) == got
+
+
+@pytest.mark.parametrize("backend", _BACKENDS)
+def test_content_lane_checks_its_arguments(backend):
+    mod = compiled if backend == "cython" else pure
+    Fn, Call, Msg = _models()
+    shape, p = _content_shape(mod, Msg), tools.create("hermes")
+    with _base._use_scanner(backend):
+        lane = mod.ContentLane(p, tools.ParsedToolCallDelta, shape)
+        for bad in (None, b"x", 3):
+            with pytest.raises(TypeError):
+                lane.step(bad)
+        with pytest.raises(ValueError):
+            lane.step("")
+        assert lane.step("plain") == Msg(content="plain") and lane.built
+    with pytest.raises(TypeError):
+        mod.ContentLane(p, tools.ParsedToolCallDelta, "shape")
+    with pytest.raises(TypeError):
+        mod.ContentLane(object(), tools.ParsedToolCallDelta, shape)  # a parser without a __dict__
+
+
 class _Owner:
     """An integration-style owner of a lane: ``_streaming`` and ``_answer`` log
     what reaches them (the general path), as the engine wrappers' do."""

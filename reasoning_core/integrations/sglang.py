@@ -838,7 +838,7 @@ if _FC is not None:
         def v_normal_result(text):
             return _FcResult(normal_text=text)
 
-        validated = (v_result, v_args_result, v_item, v_normal_result, None, None)
+        validated = (v_result, v_args_result, v_item, v_normal_result, None, None, None)
         if args_shape is None or normal_shape is None or empty_shape is None:  # pragma: no cover
             return validated
         try:
@@ -870,12 +870,14 @@ if _FC is not None:
                     return validated
         except Exception:  # pragma: no cover - another pydantic
             return validated
-        return result, args_result, item, normal_result, args_shape, empty_shape
+        return result, args_result, item, normal_result, args_shape, empty_shape, normal_shape
 
     # _FC_ARGS_SHAPE: the ModelShape behind _fc_args_result (None when the
     # validated constructors are in use; the hot lane is then never used);
     # _FC_EMPTY_SHAPE: the result of a chunk that sends nothing, for the lane.
-    _fc_result, _fc_args_result, _fc_item, _fc_normal_result, _FC_ARGS_SHAPE, _FC_EMPTY_SHAPE = _fc_builders()
+    # _FC_NORMAL_SHAPE: the one behind _fc_normal_result, for the content lane.
+    (_fc_result, _fc_args_result, _fc_item, _fc_normal_result, _FC_ARGS_SHAPE, _FC_EMPTY_SHAPE,
+     _FC_NORMAL_SHAPE) = _fc_builders()
 
     class RcToolDetector(_BaseFormatDetector):
         """An SGLang function-call detector over one ``reasoning_core.tools`` format.
@@ -935,6 +937,9 @@ if _FC is not None:
             # set, JSON closer) and its result built in one compiled step (an
             # ArgsLane), or None.
             self._hot: Any = None
+            # Outside a lane, a delta our parser answers as content, whole,
+            # answered in one compiled step too (a ContentLane), or None.
+            self._chot: Any = None
             self._slot: dict[int, int] = {}     # our call index -> emitted tool_index (-1: dropped)
             self._names: dict[int, str] = {}
             self._closers: dict[int, _JsonCloser] = {}
@@ -1050,6 +1055,19 @@ if _FC is not None:
         def _use_tools(self, tools: Any) -> None:
             self._schemas_for = tools
             self._tool_names = self._set_schemas(self._parser, tools)
+            self._set_content_lane()
+
+        def _set_content_lane(self) -> None:
+            """The content lane, where ``_streaming`` and ``_answer`` would
+            answer a content delta as SGLang's text result of it: this class
+            keeps both, and no whitespace rule after a call is in force."""
+            scan = _tool_base._scan  # the scanner in use (a test may swap it)
+            cls = type(self)
+            ok = (cls._streaming is RcToolDetector._streaming and cls._answer is RcToolDetector._answer
+                  and cls.parse_streaming_increment is RcToolDetector.parse_streaming_increment
+                  and self._step is scan.step_args and type(_FC_NORMAL_SHAPE) is scan.ModelShape
+                  and not (self._emitted and self.stream_drop_ws_after_call))
+            self._chot = scan.ContentLane(self._parser, _PTD, _FC_NORMAL_SHAPE) if ok else None
 
         # SGLang's per-delta method, compiled (or its twin): inside a call's
         # arguments the lane (``_hot``) records the piece and builds the result
@@ -1118,6 +1136,8 @@ if _FC is not None:
             SGLang's bookkeeping; answers the index."""
             slot = self._emitted
             self._emitted += 1
+            if self.stream_drop_ws_after_call:
+                self._chot = None  # content after a call: the whitespace rule (_answer)
             self._ws_after_call.clear()
             self._slot[i] = slot
             self._names[i] = name

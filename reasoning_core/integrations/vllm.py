@@ -2058,7 +2058,7 @@ def _tool_delta_builders():
     def v_content_message(text):
         return DeltaMessage(content=text)
 
-    validated = (v_message, v_call, v_args_message, v_content_message, None)
+    validated = (v_message, v_call, v_args_message, v_content_message, None, None)
     if args_shape is None or content_shape is None:  # pragma: no cover
         return validated
     try:
@@ -2087,12 +2087,13 @@ def _tool_delta_builders():
             return validated
     except Exception:  # pragma: no cover - another pydantic
         return validated
-    return message, call, args_message, content_message, args_shape
+    return message, call, args_message, content_message, args_shape, content_shape
 
 
 # _ARGS_SHAPE: the ModelShape behind _args_message (None when the validated
 # constructors are in use; the hot lane is then never used).
-_tool_message, _tool_call, _args_message, _content_message, _ARGS_SHAPE = _tool_delta_builders()
+# _CONTENT_SHAPE: the one behind _content_message, for the content lane.
+_tool_message, _tool_call, _args_message, _content_message, _ARGS_SHAPE, _CONTENT_SHAPE = _tool_delta_builders()
 
 from ..tools._json import schema_types, typed_value  # noqa: E402
 
@@ -2245,6 +2246,9 @@ class VllmToolParser(_VllmToolParser):
         # The call whose arguments stream now: its pieces recorded and its
         # message built in one compiled step (an ArgsLane), or None.
         self._hot: Any = None
+        # Outside a lane, a delta our parser answers as content, whole,
+        # answered in one compiled step too (a ContentLane), or None.
+        self._chot: Any = None
 
     def _schemas_of(self, tools: Any) -> dict[str, dict]:
         """The parameter schemas of ``tools`` our format reads (a rule class
@@ -2269,6 +2273,20 @@ class VllmToolParser(_VllmToolParser):
         if tools and tools is not self._schemas_from:
             self._tp.set_streaming_tool_schemas(self._schemas_of(tools) or None)
             self._schemas_from = tools
+        self._set_content_lane()
+
+    def _set_content_lane(self) -> None:
+        """The content lane, where ``_streaming`` and ``_answer`` would answer
+        a content delta as vLLM's content message of it: this class keeps
+        both, the request has tools in use, and vLLM's whitespace rule is
+        done with (content with non-whitespace text went out) or not ours."""
+        scan = _tool_base._scan  # the scanner in use (a test may swap it)
+        cls = type(self)
+        ok = (not self._choice_none and (not self._ws_drop or self._nonws_seen)
+              and cls._streaming is VllmToolParser._streaming and cls._answer is VllmToolParser._answer
+              and cls.extract_tool_calls_streaming is VllmToolParser.extract_tool_calls_streaming
+              and self._step is scan.step_args and type(_CONTENT_SHAPE) is scan.ModelShape)
+        self._chot = scan.ContentLane(self._tp, _PTD, _CONTENT_SHAPE) if ok else None
 
     def adjust_request(self, request: Any) -> Any:
         request = super().adjust_request(request)
@@ -2368,6 +2386,8 @@ class VllmToolParser(_VllmToolParser):
         if text.strip():
             self._nonws_seen = True
             held, self._deferred_ws = "".join(self._deferred_ws), []
+            if self._request is not _UNSEEN:
+                self._set_content_lane()  # the rule is done with
             return held + text
         if not self._call_seen:
             self._deferred_ws.append(text)
