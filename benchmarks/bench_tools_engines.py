@@ -34,6 +34,9 @@ time for one stream is cut there: its figure (marked ``cut at N %``) is the mean
 over the part streamed, a lower bound for the parsers whose per-delta cost grows
 with the stream. Ours must also stream the exact arguments (checked per run).
 
+``--content`` streams about 2 KB of text with no call in it instead, against
+each interface's content floor (the delta as the engine's content result).
+
 ``--long`` (1 MB, one token per delta, ours against the bare parser) times
 each quarter of the stream whole instead: a clock read per delta costs about
 0.2 µs here, which would sit in both figures and shrink their ratio. For
@@ -163,9 +166,16 @@ def vllm_runner(fmt: str):
         def extract_tool_calls_streaming(self, pt, ct, dt, pi, ci, di, request):
             return DeltaMessage(tool_calls=[DeltaToolCall(index=0, function=DeltaFunctionCall(arguments=dt))])
 
+    class ContentFloor(Floor):
+        """Answers the delta as content, built the cheapest way we know (--content)."""
+
+        def extract_tool_calls_streaming(self, pt, ct, dt, pi, ci, di, request, _m=rcv._content_message):
+            return _m(dt)
+
     makers = {"engine": lambda: ToolParserManager.get_tool_parser(vname)(tok, None),
               "ours": lambda: rcv.TOOL_PARSERS[vname](tok, None),
-              "floor": lambda: Floor(tok), "floor_validated": lambda: ValidatedFloor(tok)}
+              "floor": lambda: Floor(tok), "floor_validated": lambda: ValidatedFloor(tok),
+              "floor_content": lambda: ContentFloor(tok)}
 
     def run(which, deltas, cap):
         p = makers[which]()
@@ -267,12 +277,19 @@ def sglang_runner(fmt: str):
             return StreamingParseResult(normal_text="", calls=[ToolCallItem(tool_index=0, name=None,
                                                                            parameters=new_text)])
 
+    class ContentFloorDetector(FloorDetector):
+        def parse_streaming_increment(self, new_text, tools, _r=rcs._fc_normal_result):
+            # the delta as text, built the cheapest way we know (--content)
+            return _r(new_text)
+
     FunctionCallParser.ToolCallParserEnum["bench_floor"] = FloorDetector
     FunctionCallParser.ToolCallParserEnum["bench_floor_validated"] = ValidatedFloorDetector
+    FunctionCallParser.ToolCallParserEnum["bench_floor_content"] = ContentFloorDetector
     _, sname, vocab = ENGINE_FORMATS[fmt]
     tok = _tokenizer(vocab)
     tools = [Tool(type="function", function=Function(name=TOOL, description="d", parameters=SCHEMA))]
-    names = {"engine": sname, "ours": f"rc_{sname}", "floor": "bench_floor", "floor_validated": "bench_floor_validated"}
+    names = {"engine": sname, "ours": f"rc_{sname}", "floor": "bench_floor", "floor_validated": "bench_floor_validated",
+             "floor_content": "bench_floor_content"}
 
     def run(which, deltas, cap):
         p = FunctionCallParser(tools, names[which])
@@ -336,8 +353,12 @@ def max_runner(fmt: str):
         def parse_delta(self, delta):
             return [MaxDelta(index=0, arguments=delta)]
 
+    class ContentFloor:
+        def parse_delta(self, delta):
+            return [MaxDelta(index=0, content=delta)]
+
     makers = {"engine": lambda: max_tools.create(fmt), "ours": lambda: rcm.TOOL_PARSERS[fmt](),
-              "floor": Floor}
+              "floor": Floor, "floor_content": ContentFloor}
 
     def run(which, deltas, cap):
         p = makers[which]()
@@ -455,6 +476,64 @@ def measure(engines, sizes, rates, repeats, cap, progress=print, repeats_1mb=1, 
                                 row[which]["stream_s"] = statistics.median(per) * 1e-6 * len(deltas)
                     rows.append(row)
                     progress(_line(row))
+    return rows
+
+
+# Content: what every chunk of a reply without a call costs through the tool
+# parser (most chunks of most replies): prose, markdown and code, none of it
+# a format's marker.
+CONTENT_TEXT = (
+    "Here is how the report works. It reads the values, scales each one by 2 and adds them up; "
+    "the total is returned to the caller.\n\n"
+    "1. Read the input file (one value per line).\n"
+    "2. Skip blank lines and comments that start with a hash.\n"
+    "3. Print the total, rounded to 2 places, with the caf\u00e9's name.\n\n"
+    "    total = sum(2 * v for v in values)\n"
+    "    print(f\"total: {total:.2f}\")\n\n"
+    "That is all it needs. If you want, I can also add a test that checks the rounding. "
+)
+
+
+def measure_content(engines, rates, repeats, progress=print):
+    """``--content``: about 2 KB of prose with no marker in it, 1 or 4 tokens
+    per delta, through each engine's interface: its parser, ours, and the
+    interface's content floor (the delta as the engine's content result, built
+    the cheapest way we know; MAX: ``[ParsedToolCallDelta(index=0, content=delta)]``,
+    what MAX's own parsers answer)."""
+    text = (CONTENT_TEXT * 6)[:2_000]
+    rows = []
+    for engine in engines:
+        make, fmts = RUNNERS[engine]
+        for fmt in fmts:
+            try:
+                tok, run, _stream = make(fmt)
+            except Exception as exc:  # noqa: BLE001 - an engine build without this parser
+                rows.append({"interface": engine, "format": fmt, "error": f"{type(exc).__name__}: {exc}"[:200]})
+                continue
+            for k in rates:
+                deltas = token_deltas(tok, text, k)
+                row = {"interface": engine, "format": fmt, "size": "2KB text", "tokens_per_delta": k,
+                       "deltas": len(deltas), "chars": len(text)}
+                for which in ("engine", "ours", "floor_content"):
+                    per = []
+                    for _ in range(repeats):
+                        gc.collect()
+                        gc.disable()
+                        try:
+                            s, share, args = run(which, deltas, 1e9)
+                        except Exception as exc:  # noqa: BLE001 - record, keep going
+                            row[which + "_error"] = f"{type(exc).__name__}: {exc}"[:200]
+                            break
+                        finally:
+                            gc.enable()
+                        per.append(s * 1e6)
+                        if which == "ours" and args:
+                            row["ours_error"] = "ours streamed arguments from text without a call"
+                    if per:
+                        row["floor" if which == "floor_content" else which] = {
+                            "median": statistics.median(per), "min": min(per), "max": max(per), "share": 1.0}
+                rows.append(row)
+                progress(_line(row))
     return rows
 
 
@@ -681,6 +760,8 @@ def main(argv=None):
     ap.add_argument("--chart", metavar="PNG", help="write a chart (needs matplotlib, the [bench] extra)")
     ap.add_argument("--long", action="store_true",
                     help="1 MB of arguments, one token per delta, whole, through each wrapper vs the bare parser")
+    ap.add_argument("--content", action="store_true",
+                    help="2 KB of text without a call, through each interface (its content floor)")
     ap.add_argument("--from", dest="load", metavar="JSON", nargs="+",
                     help="print the table (and --chart) of saved --json results instead of measuring")
     args = ap.parse_args(argv)
@@ -713,6 +794,14 @@ def main(argv=None):
         print(long_table(rows))
         if args.json:
             Path(args.json).write_text(json.dumps({"scanner": scan.SCAN_BACKEND, "long": True, "rows": rows},
+                                                  indent=1) + "\n")
+        return 0
+    if args.content:
+        rows = measure_content(engines, [int(x) for x in args.rates.split(",")], args.repeats or 7,
+                               progress=lambda s: print(s, file=sys.stderr, flush=True))
+        print(table(rows, markdown=args.markdown))
+        if args.json:
+            Path(args.json).write_text(json.dumps({"scanner": scan.SCAN_BACKEND, "content": True, "rows": rows},
                                                   indent=1) + "\n")
         return 0
     rows = measure(engines, sizes, [int(x) for x in args.rates.split(",")], repeats, cap,

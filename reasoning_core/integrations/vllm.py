@@ -2275,6 +2275,11 @@ class VllmToolParser(_VllmToolParser):
             self._schemas_from = tools
         self._set_content_lane()
 
+    def _plain_streaming(self) -> bool:
+        """Whether this parser's ``_streaming`` now does what the base one
+        does (a class whose own steps are done with may say so)."""
+        return type(self)._streaming is VllmToolParser._streaming
+
     def _set_content_lane(self) -> None:
         """The content lane, where ``_streaming`` and ``_answer`` would answer
         a content delta as vLLM's content message of it: this class keeps
@@ -2282,8 +2287,8 @@ class VllmToolParser(_VllmToolParser):
         done with (content with non-whitespace text went out) or not ours."""
         scan = _tool_base._scan  # the scanner in use (a test may swap it)
         cls = type(self)
-        ok = (not self._choice_none and (not self._ws_drop or self._nonws_seen)
-              and cls._streaming is VllmToolParser._streaming and cls._answer is VllmToolParser._answer
+        ok = (not self._choice_none and (not self._ws_drop or self._nonws_seen) and self._plain_streaming()
+              and cls._answer is VllmToolParser._answer
               and cls.extract_tool_calls_streaming is VllmToolParser.extract_tool_calls_streaming
               and self._step is scan.step_args and type(_CONTENT_SHAPE) is scan.ModelShape)
         self._chot = scan.ContentLane(self._tp, _PTD, _CONTENT_SHAPE) if ok else None
@@ -3385,11 +3390,16 @@ class _MistralVllm(VllmToolParser):
             return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
         return out
 
+    def _plain_streaming(self) -> bool:
+        # once the first text is read, this class's _streaming is the base one
+        return self._bare_checked and type(self)._streaming is _MistralVllm._streaming
+
     def _streaming(self, previous_text: str, delta_text: str, request: Any) -> Optional[DeltaMessage]:
         if not self._bare_checked and delta_text and delta_text.strip():
             # The first text of a guided request that is not the marker: the
             # bare array (read as if the marker opened it).
             self._bare_checked = True
+            self._set_content_lane()
             if (_guided_choice(request) and not delta_text.lstrip().startswith(self._BOT[:len(delta_text.lstrip())])
                     and not previous_text.strip()):
                 delta_text = self._BOT + delta_text.lstrip()
