@@ -1698,6 +1698,7 @@ cdef class ArgsLane:
     cdef dict gdict       # the guard's __dict__, where its version is read (None: read as an attribute)
     cdef dict pdict       # the parser's __dict__ (its attributes live there)
     cdef object cur       # the parser's open call, once seen to be this lane's
+    cdef object cur_args  # its args list (a call keeps the same list)
     cdef ModelShape shape
     cdef list pieces
     cdef set dirty
@@ -1736,7 +1737,8 @@ cdef class ArgsLane:
         cdef dict d = self.pdict
         cdef PyObject* curp = NULL
         cdef PyObject* v
-        out = _step_d(self.parser, d, delta, self.cls, True, &curp)
+        cdef bint unrecorded = False
+        out = _step_d(self.parser, d, delta, self.cls, True, &curp, &unrecorded)
         if type(out) is not str:
             if type(out) is list and PyList_GET_SIZE(out) == 0 and self.empty is not None:
                 self.built = True
@@ -1744,9 +1746,14 @@ cdef class ArgsLane:
             return out
         cur = <object>curp if curp != NULL else d["_cur"]
         if cur is not self.cur:   # (a call's index never changes: once seen, identity tells)
+            if unrecorded:   # the piece, recorded in its call as step_args records it
+                cur.args.append(out)
             if cur is None or cur.index != self.index:
                 return out
             self.cur = cur
+            self.cur_args = cur.args
+        elif unrecorded:
+            self.cur_args.append(out)
         if self.guard is not None:
             v = PyDict_GetItem(self.gdict, "version") if self.gdict is not None else NULL
             if v != NULL:
@@ -2117,13 +2124,13 @@ cdef object _feed(p, str delta, dict d):
         buf = <str>d["_buf"]
         pos = d["_pos"]
         n = len(buf)
-        if pos:
-            d["_base"] = d["_base"] + pos
+        # (a delta read whole below leaves _buf and _pos as they are, all of
+        # _buf read, and moves _base past it: the same offsets and held text
+        # as reading it from a new _buf)
         if pos >= n and type(lane) is JsonReader and (<JsonReader>lane)._plain(delta):
             # inside a string, nothing held, the delta one run of plain
             # characters: it is the piece (what the reader would write), read whole
-            d["_buf"] = delta
-            d["_pos"] = PyUnicode_GET_LENGTH(delta)
+            d["_base"] = d["_base"] + PyUnicode_GET_LENGTH(delta)
             if d["_lane_args"]:
                 return delta
             (<JsonReader>lane).sink(delta)
@@ -2135,9 +2142,10 @@ cdef object _feed(p, str delta, dict d):
                     and PyList_GET_SIZE(<list>d["_events"]) == 0):
                 # nothing held, no marker can start in the delta, the sink the
                 # parser's own _content: the delta is content, whole
-                d["_buf"] = delta
-                d["_pos"] = PyUnicode_GET_LENGTH(delta)
+                d["_base"] = d["_base"] + PyUnicode_GET_LENGTH(delta)
                 return _ALL_CONTENT
+            if pos:
+                d["_base"] = d["_base"] + pos
             buf = (PyUnicode_Substring(buf, pos, n) + delta) if pos < n else delta
             d["_buf"] = buf
             # a marker before any held suffix: the generator reads it (a marker
@@ -2153,6 +2161,8 @@ cdef object _feed(p, str delta, dict d):
                 else:
                     sink(PyUnicode_Substring(buf, 0, h))
         else:
+            if pos:
+                d["_base"] = d["_base"] + pos
             buf = (PyUnicode_Substring(buf, pos, n) + delta) if pos < n else delta
             d["_buf"] = buf
             if type(lane) is JsonReader:
@@ -2185,16 +2195,21 @@ cdef object _step(p, str delta, cls, bint raw):
     return _step_d(p, _dict_of(p), delta, cls, raw)
 
 
-cdef object _step_d(p, dict d, str delta, cls, bint raw, PyObject** cur_out=NULL):
+cdef object _step_d(p, dict d, str delta, cls, bint raw, PyObject** cur_out=NULL, bint* unrecorded=NULL):
     # _step with the parser's __dict__ given; a raw piece's call (p._cur) is
-    # written to cur_out when given (a borrowed reference: the parser holds it)
+    # written to cur_out when given (a borrowed reference: the parser holds
+    # it).  With ``unrecorded``, a piece the lane wrote is answered without
+    # appending it to the call's args (``unrecorded[0]`` set: the caller appends it)
     cdef tuple e
     text = _feed(p, delta, d)
     if text is _ALL_CONTENT:
         return None
     if text:
         cur = d["_cur"]
-        cur.args.append(text)
+        if raw and unrecorded != NULL:
+            unrecorded[0] = True
+        else:
+            cur.args.append(text)
         if raw:
             if cur_out != NULL:
                 cur_out[0] = <PyObject*>cur
