@@ -428,11 +428,9 @@ RUNNERS = {"vllm": (vllm_runner, list(ENGINE_FORMATS)), "sglang": (sglang_runner
 
 # ---------------------------------------------------------------- the table
 
-def measure(engines, sizes, rates, repeats, cap, progress=print, repeats_1mb=1, warm=False):
-    """``warm``: before each timed stream, an untimed one of the same parser on
-    the same deltas (after the ``gc.collect()``), so the timed stream does not
-    start with caches the collector's walk over the whole process left cold."""
-    rows = []
+def _engine_formats(engines, rows):
+    """``(engine, format, tokenizer, run, stream)`` for each format of each
+    engine; one that cannot be made here is an error row in ``rows``."""
     for engine in engines:
         make, fmts = RUNNERS[engine]
         for fmt in fmts:
@@ -441,41 +439,62 @@ def measure(engines, sizes, rates, repeats, cap, progress=print, repeats_1mb=1, 
             except Exception as exc:  # noqa: BLE001 - an engine build without this parser
                 rows.append({"interface": engine, "format": fmt, "error": f"{type(exc).__name__}: {exc}"[:200]})
                 continue
-            for size in sizes:
-                text = call_text(fmt, SIZES[size], engine)
-                want = json.loads(json.dumps(W.TOOLS_ARGS))  # the grown content is checked below
-                for k in rates:
-                    deltas = token_deltas(tok, text, k)
-                    row = {"interface": engine, "format": fmt, "size": size, "tokens_per_delta": k,
-                           "deltas": len(deltas), "chars": len(text)}
-                    for which in ("engine", "ours", "floor") + (("floor_validated",) if engine != "max" else ()):
-                        per, shares = [], []
-                        for _ in range(repeats_1mb if size == "1MB" else repeats):
-                            gc.collect()
-                            gc.disable()  # as timeit does: no collector pause lands in one parser's clock
-                            try:
-                                if warm and size != "1MB":
-                                    run(which, deltas, cap)
-                                s, share, args = run(which, deltas, cap)
-                            except Exception as exc:  # noqa: BLE001 - record, keep going
-                                row[which + "_error"] = f"{type(exc).__name__}: {exc}"[:200]
-                                break
-                            finally:
-                                gc.enable()
-                            per.append(s * 1e6)
-                            shares.append(share)
-                            if which == "ours" and share == 1.0:
-                                got = json.loads(args)
-                                if got.get("path") != want["path"] or not got.get("content", "").startswith(
-                                        "def report(values):"):
-                                    row["ours_error"] = "streamed arguments differ from the call's"
-                        if per:
-                            row[which] = {"median": statistics.median(per), "min": min(per), "max": max(per),
-                                          "share": min(shares)}
-                            if min(shares) < 1:  # a lower bound of the whole stream's parser time
-                                row[which]["stream_s"] = statistics.median(per) * 1e-6 * len(deltas)
-                    rows.append(row)
-                    progress(_line(row))
+            yield engine, fmt, tok, run, stream
+
+
+def _timed(run, which, deltas, cap, row, warm=False):
+    """One stream of ``which``, timed after a ``gc.collect()`` with the
+    collector off (as timeit does: no collector pause lands in one parser's
+    clock): ``(µs per delta, share streamed, arguments)``, or ``None`` when it
+    raised (recorded in ``row``)."""
+    gc.collect()
+    gc.disable()
+    try:
+        if warm:
+            run(which, deltas, cap)
+        s, share, args = run(which, deltas, cap)
+    except Exception as exc:  # noqa: BLE001 - record, keep going
+        row[which + "_error"] = f"{type(exc).__name__}: {exc}"[:200]
+        return None
+    finally:
+        gc.enable()
+    return s * 1e6, share, args
+
+
+def measure(engines, sizes, rates, repeats, cap, progress=print, repeats_1mb=1, warm=False):
+    """``warm``: before each timed stream, an untimed one of the same parser on
+    the same deltas (after the ``gc.collect()``), so the timed stream does not
+    start with caches the collector's walk over the whole process left cold."""
+    rows = []
+    for engine, fmt, tok, run, _stream in _engine_formats(engines, rows):
+        for size in sizes:
+            text = call_text(fmt, SIZES[size], engine)
+            want = json.loads(json.dumps(W.TOOLS_ARGS))  # the grown content is checked below
+            for k in rates:
+                deltas = token_deltas(tok, text, k)
+                row = {"interface": engine, "format": fmt, "size": size, "tokens_per_delta": k,
+                       "deltas": len(deltas), "chars": len(text)}
+                for which in ("engine", "ours", "floor") + (("floor_validated",) if engine != "max" else ()):
+                    per, shares = [], []
+                    for _ in range(repeats_1mb if size == "1MB" else repeats):
+                        got = _timed(run, which, deltas, cap, row, warm and size != "1MB")
+                        if got is None:
+                            break
+                        per.append(got[0])
+                        share, args = got[1], got[2]
+                        shares.append(share)
+                        if which == "ours" and share == 1.0:
+                            streamed = json.loads(args)
+                            if streamed.get("path") != want["path"] or not streamed.get("content", "").startswith(
+                                    "def report(values):"):
+                                row["ours_error"] = "streamed arguments differ from the call's"
+                    if per:
+                        row[which] = {"median": statistics.median(per), "min": min(per), "max": max(per),
+                                      "share": min(shares)}
+                        if min(shares) < 1:  # a lower bound of the whole stream's parser time
+                            row[which]["stream_s"] = statistics.median(per) * 1e-6 * len(deltas)
+                rows.append(row)
+                progress(_line(row))
     return rows
 
 
@@ -502,38 +521,25 @@ def measure_content(engines, rates, repeats, progress=print):
     what MAX's own parsers answer)."""
     text = (CONTENT_TEXT * 6)[:2_000]
     rows = []
-    for engine in engines:
-        make, fmts = RUNNERS[engine]
-        for fmt in fmts:
-            try:
-                tok, run, _stream = make(fmt)
-            except Exception as exc:  # noqa: BLE001 - an engine build without this parser
-                rows.append({"interface": engine, "format": fmt, "error": f"{type(exc).__name__}: {exc}"[:200]})
-                continue
-            for k in rates:
-                deltas = token_deltas(tok, text, k)
-                row = {"interface": engine, "format": fmt, "size": "2KB text", "tokens_per_delta": k,
-                       "deltas": len(deltas), "chars": len(text)}
-                for which in ("engine", "ours", "floor_content"):
-                    per = []
-                    for _ in range(repeats):
-                        gc.collect()
-                        gc.disable()
-                        try:
-                            s, share, args = run(which, deltas, 1e9)
-                        except Exception as exc:  # noqa: BLE001 - record, keep going
-                            row[which + "_error"] = f"{type(exc).__name__}: {exc}"[:200]
-                            break
-                        finally:
-                            gc.enable()
-                        per.append(s * 1e6)
-                        if which == "ours" and args:
-                            row["ours_error"] = "ours streamed arguments from text without a call"
-                    if per:
-                        row["floor" if which == "floor_content" else which] = {
-                            "median": statistics.median(per), "min": min(per), "max": max(per), "share": 1.0}
-                rows.append(row)
-                progress(_line(row))
+    for engine, fmt, tok, run, _stream in _engine_formats(engines, rows):
+        for k in rates:
+            deltas = token_deltas(tok, text, k)
+            row = {"interface": engine, "format": fmt, "size": "2KB text", "tokens_per_delta": k,
+                   "deltas": len(deltas), "chars": len(text)}
+            for which in ("engine", "ours", "floor_content"):
+                per = []
+                for _ in range(repeats):
+                    got = _timed(run, which, deltas, 1e9, row)
+                    if got is None:
+                        break
+                    per.append(got[0])
+                    if which == "ours" and got[2]:
+                        row["ours_error"] = "ours streamed arguments from text without a call"
+                if per:
+                    row["floor" if which == "floor_content" else which] = {
+                        "median": statistics.median(per), "min": min(per), "max": max(per), "share": 1.0}
+            rows.append(row)
+            progress(_line(row))
     return rows
 
 
