@@ -2026,28 +2026,35 @@ def stretch(p, tuple drops not None):
     return None
 
 
-cdef dict _keeps_base = {}   # parser class -> whether its _resume is the base one
+cdef object _MISSING = object()
+cdef dict _base_resume = {}    # parser class -> its _resume when it is the base one, else None
+cdef dict _base_content = {}   # the same for _content
 
 
-cdef bint _keeps_base_resume(cls):
-    """Whether ``cls._resume`` is the one its most basic class defining
-    ``_resume`` has (BaseToolParser's: found through the MRO, so this module
-    imports nothing of the tool package)."""
-    for k in reversed(cls.__mro__):
-        if "_resume" in k.__dict__:
-            return getattr(cls, "_resume") is k.__dict__["_resume"]
-    return False
+cdef object _base_method(cls, str name, dict cache):
+    """``cls.<name>`` when it is the one the most basic class defining
+    ``name`` has (BaseToolParser's, found through the MRO, so this module
+    imports nothing of the tool package), else ``None``; kept in ``cache``
+    (one per name, keyed by class)."""
+    f = cache.get(cls, _MISSING)
+    if f is _MISSING:
+        f = None
+        for k in reversed(cls.__mro__):
+            if name in k.__dict__:
+                base = k.__dict__[name]
+                if getattr(cls, name, None) is base:
+                    f = base
+                break
+        if len(cache) > 512:  # classes made at run time: keep the cache bounded
+            cache.clear()
+        cache[cls] = f
+    return f
 
 
 cdef int _resume(p, dict d) except -1:
     """``p._resume()``, run here when the parser's class keeps the base one
     (same steps: resume the generator; at its end, close a call left open)."""
-    cls = type(p)
-    keeps = _keeps_base.get(cls)
-    if keeps is None:
-        if len(_keeps_base) > 512:  # classes made at run time: keep the cache bounded
-            _keeps_base.clear()
-        keeps = _keeps_base[cls] = _keeps_base_resume(cls)
+    keeps = _base_method(type(p), "_resume", _base_resume) is not None
     if not keeps:
         p._resume()
         return 0
@@ -2069,34 +2076,14 @@ cdef extern from "Python.h":
     PyObject* PyMethod_GET_FUNCTION(object o)
 
 
-cdef object _MISSING = object()
-cdef dict _content_base = {}   # parser class -> its _content function when it is the base one, else None
 cdef object _ALL_CONTENT = object()   # _feed's answer: the whole delta is content (no event written)
-
-
-cdef object _base_content(cls):
-    """``cls._content`` when it is the one the most basic class defining
-    ``_content`` has (BaseToolParser's, found through the MRO), else ``None``."""
-    f = _content_base.get(cls, _MISSING)
-    if f is _MISSING:
-        f = None
-        for k in reversed(cls.__mro__):
-            if "_content" in k.__dict__:
-                base = k.__dict__["_content"]
-                if getattr(cls, "_content", None) is base:
-                    f = base
-                break
-        if len(_content_base) > 512:  # classes made at run time: keep the cache bounded
-            _content_base.clear()
-        _content_base[cls] = f
-    return f
 
 
 cdef inline bint _content_sink(p, sink):
     # whether ``sink`` is ``p._content`` bound to ``p``, the base one
     if not PyMethod_Check(sink) or PyMethod_GET_SELF(sink) != <PyObject*>p:
         return False
-    base = _base_content(type(p))
+    base = _base_method(type(p), "_content", _base_content)
     return PyMethod_GET_FUNCTION(sink) == <PyObject*>base
 
 
@@ -2106,13 +2093,13 @@ cdef object _feed(p, str delta, dict d):
     arguments that the lane wrote and the parser did not (``_lane_args``),
     ``_ALL_CONTENT`` when the whole delta is content (the parser's base
     ``_content`` would get it whole, and no event is pending: nothing is
-    written, the caller answers as for that one event), else ``None``.  ``d`` is ``p.__dict__``: the parser's attributes are read and
-    written there (plain attributes: no descriptor of these names exists on
+    written, the caller answers as for that one event), else ``None``.
+    ``d`` is ``p.__dict__``: the parser's attributes are read and written there (plain attributes: no descriptor of these names exists on
     any parser class)."""
     cdef str buf
     cdef object text = None
     cdef Py_ssize_t pos, h, k, n, j = -1
-    cdef int status, nf
+    cdef int status, nf, may
     cdef tuple e
     cdef list events, out
     cdef JsonReader reader
@@ -2138,8 +2125,9 @@ cdef object _feed(p, str delta, dict d):
         if type(lane) is tuple:
             ms, sink = <tuple>lane
             nf = _firsts(ms.markers, firsts)
-            if (pos >= n and not _may_start_f(firsts, nf, delta) and _content_sink(p, sink)
-                    and PyList_GET_SIZE(<list>d["_events"]) == 0):
+            # nothing held: the text to read is the delta, scanned once here
+            may = _may_start_f(firsts, nf, delta) if pos >= n else -1
+            if may == 0 and _content_sink(p, sink) and PyList_GET_SIZE(<list>d["_events"]) == 0:
                 # nothing held, no marker can start in the delta, the sink the
                 # parser's own _content: the delta is content, whole
                 d["_base"] = d["_base"] + PyUnicode_GET_LENGTH(delta)
@@ -2148,9 +2136,11 @@ cdef object _feed(p, str delta, dict d):
                 d["_base"] = d["_base"] + pos
             buf = (PyUnicode_Substring(buf, pos, n) + delta) if pos < n else delta
             d["_buf"] = buf
+            if may < 0:
+                may = _may_start_f(firsts, nf, buf)
             # a marker before any held suffix: the generator reads it (a marker
             # only inside the held suffix is held, as the generator would)
-            h = _find(ms.markers, firsts, nf, buf, 0, False, &j) if _may_start_f(firsts, nf, buf) else len(buf)
+            h = _find(ms.markers, firsts, nf, buf, 0, False, &j) if may else len(buf)
             if j >= 0:
                 d["_pos"] = 0
                 _resume(p, d)
