@@ -17,8 +17,9 @@ from cpython.object cimport Py_TYPE, PyObject_GenericSetAttr, PyTypeObject
 from cpython.ref cimport PyObject
 from cpython.set cimport PySet_New
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from cpython.unicode cimport (PyUnicode_DATA, PyUnicode_FromKindAndData, PyUnicode_FromOrdinal, PyUnicode_KIND,
-                              PyUnicode_GET_LENGTH, PyUnicode_New, PyUnicode_READ, PyUnicode_Substring, PyUnicode_WRITE)
+from cpython.unicode cimport (PyUnicode_DATA, PyUnicode_READ_CHAR, PyUnicode_FromKindAndData, PyUnicode_FromOrdinal, PyUnicode_KIND,
+                              PyUnicode_FindChar, PyUnicode_GET_LENGTH, PyUnicode_New, PyUnicode_READ,
+                              PyUnicode_Substring, PyUnicode_WRITE)
 
 import re
 
@@ -1974,6 +1975,62 @@ def max_tool_step(self, delta):
         if st is not None:
             return st(d["_rc"], delta, d["_delta_t"])
     return self._parse_other(delta)
+
+
+cdef enum:
+    _HOLD_BLOCK = 256   # kept deltas an ArgHold joins into one block
+
+
+cdef bint _hold_keeps_plain(hold, str delta) except -1:
+    # ``hold.keeps(delta)`` where it needs no look back: ``delta`` lacks the
+    # character every closer ends with (``hold.last``), so it is kept unread
+    # (appended to ``hold.pend``; ``hold.compact()`` once 256 are kept) and
+    # True answered.  False (nothing done): a delta with that character, or a
+    # hold without a one-character ``last`` and a ``pend`` list.
+    if hold is None:
+        return False
+    last = getattr(hold, "last", None)
+    if type(last) is not str or PyUnicode_GET_LENGTH(last) != 1:
+        return False
+    if PyUnicode_FindChar(delta, PyUnicode_READ_CHAR(last, 0), 0, PyUnicode_GET_LENGTH(delta), 1) >= 0:
+        return False
+    pend = getattr(hold, "pend", None)
+    if type(pend) is not list:
+        return False
+    (<list>pend).append(delta)
+    if PyList_GET_SIZE(pend) >= _HOLD_BLOCK:
+        hold.compact()
+    return True
+
+
+def sglang_held_streaming(self, new_text, tools):
+    """SGLang's ``parse_streaming_increment`` for an integration class that
+    keeps the deltas of an open call's arguments in an ``ArgHold`` (``_hold``)
+    while ``_held`` is not ``None`` (a class attribute: it binds as a method).
+    A ``str`` delta for the same tools (``_schemas_for``) that cannot complete
+    a closer (it lacks ``_hold.last``) is kept there and answered
+    ``_kept_shape.build(None, "")`` (a ``ModelShape``: SGLang's empty text
+    result), with no Python frame; every other delta goes to
+    ``self._held_streaming(new_text, tools)``."""
+    cdef dict d = _dict_of(self)
+    if type(new_text) is str and d.get("_held") is not None and tools is d.get("_schemas_for"):
+        shape = d.get("_kept_shape")
+        if type(shape) is ModelShape and _hold_keeps_plain(d.get("_hold"), <str>new_text):
+            return (<ModelShape>shape)._build(None, "")
+    return self._held_streaming(new_text, tools)
+
+
+def max_held_step(self, delta):
+    """MAX's ``parse_delta`` for an integration class that keeps the deltas
+    of an open call's arguments in an ``ArgHold`` (``_hold``) while ``_held``
+    is not ``None`` (a class attribute: it binds as a method).  A ``str``
+    delta that cannot complete a closer (it lacks ``_hold.last``) is kept
+    there and answered ``[]``, with no Python frame; every other delta goes
+    to ``self._held_parse(delta)``."""
+    cdef dict d = _dict_of(self)
+    if type(delta) is str and d.get("_held") is not None and _hold_keeps_plain(d.get("_hold"), <str>delta):
+        return []
+    return self._held_parse(delta)
 
 
 def step_args(p, str delta, cls):

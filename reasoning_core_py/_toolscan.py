@@ -1047,6 +1047,58 @@ def max_tool_step(self, delta):
     return self._parse_other(delta)
 
 
+_HOLD_BLOCK = 256  # kept deltas an ArgHold joins into one block
+
+
+def _hold_keeps_plain(hold, delta: str) -> bool:
+    """``hold.keeps(delta)`` where it needs no look back: ``delta`` lacks the
+    character every closer ends with (``hold.last``), so it is kept unread
+    (appended to ``hold.pend``; ``hold.compact()`` once 256 are kept) and
+    True answered.  False (nothing done): a delta with that character, or a
+    hold without a one-character ``last`` and a ``pend`` list."""
+    if hold is None:
+        return False
+    last = getattr(hold, "last", None)
+    if type(last) is not str or len(last) != 1 or last in delta:
+        return False
+    pend = getattr(hold, "pend", None)
+    if type(pend) is not list:
+        return False
+    pend.append(delta)
+    if len(pend) >= _HOLD_BLOCK:
+        hold.compact()
+    return True
+
+
+def sglang_held_streaming(self, new_text, tools):
+    """SGLang's ``parse_streaming_increment`` for an integration class that
+    keeps the deltas of an open call's arguments in an ``ArgHold`` (``_hold``)
+    while ``_held`` is not ``None`` (a class attribute: it binds as a method).
+    A ``str`` delta for the same tools (``_schemas_for``) that cannot complete
+    a closer (it lacks ``_hold.last``) is kept there and answered
+    ``_kept_shape.build(None, "")`` (a ``ModelShape``: SGLang's empty text
+    result); every other delta goes to ``self._held_streaming(new_text, tools)``."""
+    d = self.__dict__
+    if type(new_text) is str and d.get("_held") is not None and tools is d.get("_schemas_for"):
+        shape = d.get("_kept_shape")
+        if type(shape) is ModelShape and _hold_keeps_plain(d.get("_hold"), new_text):
+            return shape.build(None, "")
+    return self._held_streaming(new_text, tools)
+
+
+def max_held_step(self, delta):
+    """MAX's ``parse_delta`` for an integration class that keeps the deltas
+    of an open call's arguments in an ``ArgHold`` (``_hold``) while ``_held``
+    is not ``None`` (a class attribute: it binds as a method).  A ``str``
+    delta that cannot complete a closer (it lacks ``_hold.last``) is kept
+    there and answered ``[]``; every other delta goes to
+    ``self._held_parse(delta)``."""
+    d = self.__dict__
+    if type(delta) is str and d.get("_held") is not None and _hold_keeps_plain(d.get("_hold"), delta):
+        return []
+    return self._held_parse(delta)
+
+
 _LIST_APPEND = type([].append)
 
 

@@ -1248,3 +1248,103 @@ def test_the_engine_entries_take_the_lane_only_when_it_applies(backend):
                 del log[:]
                 f = o.extract_tool_calls_streaming if make is V else o.parse_streaming_increment
                 assert (f("", "", "x", (), (), (), req) if make is V else f("x", req)) == "general"
+
+
+@pytest.mark.parametrize("backend", _BACKENDS)
+def test_the_held_entries_keep_what_cannot_close_and_hand_on_the_rest(backend):
+    """``sglang_held_streaming`` / ``max_held_step`` (bound as methods): while
+    a call's arguments are held (``_held`` set), a ``str`` delta without the
+    closers' last character is kept in the ``ArgHold`` exactly as its
+    ``keeps`` keeps it (256 kept join into a block) and answered at once
+    (SGLang: a new tree of ``_kept_shape`` with an empty piece, for the same
+    tools only; MAX: a new ``[]``); every other delta, and every delta of an
+    owner without a hold, a shape or a held call, goes to the Python side
+    with the arguments given."""
+    from reasoning_core.integrations._common import ArgHold
+
+    mod = compiled if backend == "cython" else pure
+    other = pure if mod is compiled else compiled
+    Fn, Call, Msg = _models()
+    kept_shape = mod.ModelShape([(Msg, {"role": None, "content": mod.PIECE, "tool_calls": []}, ("content",), False)])
+
+    class S:
+        parse_streaming_increment = mod.sglang_held_streaming
+
+        def __init__(self, log, tools_obj):
+            self.log, self._schemas_for = log, tools_obj
+            self._held, self._hold, self._kept_shape = 0, ArgHold(("</parameter>", "</function>")), kept_shape
+
+        def _held_streaming(self, new_text, tools_obj):
+            self.log.append((new_text, tools_obj))
+            return "python"
+
+    class M:
+        parse_delta = mod.max_held_step
+
+        def __init__(self, log):
+            self.log, self._held, self._hold = log, 0, ArgHold(("</parameter>", "</function>"))
+
+        def _held_parse(self, delta):
+            self.log.append(delta)
+            return "python"
+
+    class Sub(str):
+        pass
+
+    rng = random.Random(7)
+    alphabet = ["a", "b", "<", "/", "p", ">", "\n", "é", "</parameter>", "</function>", ""]
+    deltas = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 5))) for _ in range(700)]
+    req = object()
+    for make in ("sglang", "max"):
+        log: list = []
+        o = S(log, req) if make == "sglang" else M(log)
+        ref = ArgHold(("</parameter>", "</function>"))
+        kept = 0
+        for dt in deltas:
+            got = o.parse_streaming_increment(dt, req) if make == "sglang" else o.parse_delta(dt)
+            if ">" in dt:
+                assert got == "python" and log[-1] == ((dt, req) if make == "sglang" else dt)
+                log.clear()
+                continue
+            assert ref.keeps(dt) and not log
+            kept += 1
+            if make == "sglang":
+                assert type(got) is Msg and got.content == "" and got.tool_calls == []
+                assert got.model_fields_set == {"content"}
+            else:
+                assert got == [] and type(got) is list
+            assert (o._hold.pend, o._hold.blocks, o._hold.rtail) == (ref.pend, ref.blocks, ref.rtail)
+        assert kept > 256 and o._hold.blocks  # a block was joined on the way
+        if make == "sglang":
+            a, b = o.parse_streaming_increment("x", req), o.parse_streaming_increment("y", req)
+            assert a is not b and a.tool_calls is not b.tool_calls
+        else:
+            a, b = o.parse_delta("x"), o.parse_delta("y")
+            assert a is not b
+    # what goes to the Python side untouched: nothing held, another tools
+    # object, a str subclass or another type, no shape or one of the other
+    # backend, a hold without a one-character ``last``
+    log = []
+    o = S(log, req)
+    before = list(o._hold.pend)
+    for dt, tl in (("x", object()), (Sub("x"), req), (b"x", req), (None, req)):
+        assert o.parse_streaming_increment(dt, tl) == "python" and log.pop() == (dt, tl)
+    o._held = None
+    assert o.parse_streaming_increment("x", req) == "python" and log.pop() == ("x", req)
+    o._held = 0
+    for shape in (None, "shape") + ((other.ModelShape([(Msg, {"role": None, "content": other.PIECE,
+                                                              "tool_calls": []}, ("content",), False)]),)
+                                    if other is not None else ()):
+        o._kept_shape = shape
+        assert o.parse_streaming_increment("x", req) == "python" and log.pop() == ("x", req)
+    o._kept_shape = kept_shape
+    o._hold.last = "ab"
+    assert o.parse_streaming_increment("x", req) == "python" and log.pop() == ("x", req)
+    del o._hold
+    assert o.parse_streaming_increment("x", req) == "python" and log.pop() == ("x", req)
+    m = M(log)
+    for dt in (Sub("x"), b"x", None):
+        assert m.parse_delta(dt) == "python" and log.pop() is dt
+    m._held = None
+    assert m.parse_delta("x") == "python" and log.pop() == "x"
+    assert o.__dict__.get("_hold") is None and before == [] and m._hold.pend == []

@@ -681,7 +681,13 @@ class _HeldArgsMax(RcMaxToolParser):
         self._held: Optional[int] = None  # index of the open call whose arguments are held
         self._opend: list[str] = []       # its argument pieces read and not sent yet
 
-    def parse_delta(self, delta: str):
+    # MAX's per-delta method, compiled (or its twin): a delta that cannot
+    # complete a closer (no ``>``) while a call's arguments are held is kept
+    # and answered ``[]`` with no Python frame; every other delta goes to
+    # _held_parse.
+    parse_delta = _tool_json.SCAN.max_held_step
+
+    def _held_parse(self, delta: str):
         if self._held is not None and type(delta) is str:
             if self._hold.keeps(delta):
                 return []

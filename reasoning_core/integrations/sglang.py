@@ -1179,7 +1179,8 @@ if _FC is not None:
                 if d.arguments and slot >= 0:
                     self._add_args(i, slot, d.arguments)
                     calls.append(_fc_item(slot, None, d.arguments))
-                    self._hot = self._lane(i, slot)
+                    cur = self._parser._cur  # (a lane only for a call still open)
+                    self._hot = self._lane(i, slot) if cur is not None and cur.index == i else None
             return _fc_result("".join(normal), calls)
 
         # (What SGLang's detector of this name has and ours does not: its
@@ -1263,8 +1264,17 @@ if _FC is not None:
             self._hold = _ArgHold(self.hold_closers)
             self._held: Optional[int] = None  # our index of the open call whose arguments are held
             self._opend: list[str] = []       # its argument pieces read and not sent yet
+            # a kept delta's answer, _fc_normal_result(""), built by the
+            # compiled entry (None: the validated constructors are in use)
+            self._kept_shape = _FC_NORMAL_SHAPE
 
-        def parse_streaming_increment(self, new_text: str, tools: Any):
+        # SGLang's per-delta method, compiled (or its twin): a delta that
+        # cannot complete a closer (no ``>``) while a call's arguments are held
+        # is kept and answered with no Python frame; every other delta goes to
+        # _held_streaming.
+        parse_streaming_increment = _tool_json.SCAN.sglang_held_streaming
+
+        def _held_streaming(self, new_text: str, tools: Any):
             if self._held is not None and tools is self._schemas_for and type(new_text) is str:
                 if self._hold.keeps(new_text):
                     return _fc_normal_result("")

@@ -134,16 +134,16 @@ def _sglang_run(name, chunks, lane: bool, monkeypatch):
             mp.setattr(rcs, "_FC_ARGS_SHAPE", None)
             mp.setattr(rcs, "_FC_NORMAL_SHAPE", None)
         p = FunctionCallParser(tools, f"rc_{name}")
-        trace, content_lane = [], False
+        trace, content_lane, used = [], False, False
         for c in chunks:
             content_lane |= getattr(p.detector, "_chot", None) is not None and p.detector._hot is None
+            used |= p.detector._hot is not None  # (a call's lane is dropped when the call closes)
             normal, calls = p.parse_stream_chunk(c)
             d = p.detector
             trace.append((normal, [x.model_dump() for x in calls], [dict(x) for x in d.prev_tool_call_arr],
                           list(d.streamed_args_for_tool)))
         normal, calls = p.parse_stream_end()
         trace.append((normal, [x.model_dump() for x in calls]))
-        used = p.detector._hot is not None
     return trace, used, content_lane
 
 
