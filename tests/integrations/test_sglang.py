@@ -508,6 +508,21 @@ def test_tool_streaming_drops_unlisted_tools_cleanly():
     assert got == (_ws("Let me check. \n"), [(0, "get_time", {"tz": "UTC"})])
 
 
+@pytest.mark.parametrize("pre", ["<think>", "Hi "])
+def test_minimax_m2_block_cut_before_a_name(pre):
+    # (found by the tool fuzz target) the stream ends in a last block before any call's name.
+    # One-shot, the block stays text (as SGLang's detector keeps it). Streamed, whatever the
+    # chunking: after an unclosed <think> it is reasoning text, never read for calls, so it
+    # goes out as text; after content it is held, and dropped at the end (no call in it).
+    text = pre + '<minimax:tool_call><invoke name="'
+    ours, theirs = FunctionCallParser(TOOLS, "rc_minimax-m2"), FunctionCallParser(TOOLS, "minimax-m2")
+    assert ours.parse_non_stream(text) == theirs.parse_non_stream(text) == (text, [])
+    want = (_ws(text if pre == "<think>" else pre), [])
+    for size in (1, 3, 13, len(text)):
+        assert _tool_stream(FunctionCallParser(TOOLS, "rc_minimax-m2"),
+                            [text[i:i + size] for i in range(0, len(text), size)]) == want
+
+
 def test_token_level_hooks_answer_as_sglang():
     """The scheduler and grammar backend ask the detector for token ids and an answer frame."""
     from transformers import PreTrainedTokenizerFast
