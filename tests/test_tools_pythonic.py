@@ -250,6 +250,13 @@ def test_marker_soup_is_chunking_invariant_and_conserves_content(fmt, data):
         texts = [m for m in MARKERS[fmt]] + ["[f(a=", "[f(a='x", "<|tool_call_start|>[f(a=1)"]
         for t in texts:
             _soup(fmt, t, [t[:1], t[1:]] if len(t) > 1 else [t])
+        # an error inside an open "(" (tuple or parenthesized value undecided): what came
+        # before it goes out whether or not a chunk ended there (found by the fuzz target)
+        opener = MARKERS[fmt][0] if MARKERS[fmt] else ""
+        for body in ("[f(a=[($)", "[f(a=[1, (2, [3, ($x)", "[f(a=(1, $)"):
+            t = opener + body + " tail"
+            for cut in range(1, len(t)):
+                _soup(fmt, t, [t[:cut], t[cut:]])
         return
     frags = MARKERS[fmt] + [m[: len(m) // 2] for m in MARKERS[fmt]] + [
         "{", "}", "[", "]", '"', "'", "\\", ":", ",", " ", "f", "1", "true", "é", "\x00", "\ud800", "(", ")"]

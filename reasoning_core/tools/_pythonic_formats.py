@@ -111,8 +111,13 @@ class PyLiteralReader:
         if out and not self.holds:
             self.sink(out[0] if len(out) == 1 else "".join(out))
             out.clear()
-        elif status != NEED and self.holds:  # pragma: no cover - an error inside an open "("
+        elif status != NEED and self.holds:
+            # an error inside an open "(": the text before it was decided (a
+            # chunk that ended there sent it), so it goes out; the rest is dropped
+            done = out[:self.holds[0]]
             out.clear()
+            if done:
+                self.sink("".join(done))
         return pos, status
 
     def _start_value(self, c: str) -> bool:
