@@ -143,6 +143,30 @@ cdef inline bint _plain_run(str s):
     return True
 
 
+cdef inline bint _verbatim_run(str s):
+    # whether the JSON reader, inside a string, writes ``s`` as it is: plain
+    # characters and whole escapes it keeps as written (\" \\ \b \f \n \r \t;
+    # not \/ or \u, which it rewrites, nor a backslash at the end)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(s), i = 0
+    cdef int kind = PyUnicode_KIND(s)
+    cdef void* data = PyUnicode_DATA(s)
+    cdef Py_UCS4 c
+    while i < n:
+        c = PyUnicode_READ(kind, data, i)
+        if c == 92:  # backslash
+            if i + 1 >= n:
+                return False
+            c = PyUnicode_READ(kind, data, i + 1)
+            if not (c == 34 or c == 92 or c == 98 or c == 102 or c == 110 or c == 114 or c == 116):
+                return False
+            i += 2
+            continue
+        if _special(c):
+            return False
+        i += 1
+    return True
+
+
 cpdef str escape(str s):
     """Body of a JSON string literal for ``s`` (no quotes)."""
     return s if _plain_run(s) else _escaped(s)
@@ -341,8 +365,8 @@ cdef class JsonReader:
 
     cdef inline bint _plain(self, str text):
         # whether reading ``text`` now only copies it: inside a string, no
-        # high surrogate pending, no character that ends a plain run
-        return self.state == S_STR and self.hi < 0 and PyUnicode_GET_LENGTH(text) > 0 and _plain_run(text)
+        # high surrogate pending, plain characters and escapes kept as written
+        return self.state == S_STR and self.hi < 0 and PyUnicode_GET_LENGTH(text) > 0 and _verbatim_run(text)
 
     cdef inline void _flush_hi(self):
         if self.hi >= 0:
@@ -2172,8 +2196,9 @@ cdef object _feed(p, str delta, dict d):
         # _buf read, and moves _base past it: the same offsets and held text
         # as reading it from a new _buf)
         if pos >= n and type(lane) is JsonReader and (<JsonReader>lane)._plain(delta):
-            # inside a string, nothing held, the delta one run of plain
-            # characters: it is the piece (what the reader would write), read whole
+            # inside a string, nothing held, the delta plain characters and
+            # escapes the reader keeps as written: it is the piece (what the
+            # reader would write), read whole
             d["_base"] = d["_base"] + PyUnicode_GET_LENGTH(delta)
             if d["_lane_args"]:
                 return delta

@@ -421,10 +421,12 @@ def test_long_arguments_in_token_sized_chunks(fmt):
         assert json.loads(args) == {"k": code}
 
 
-# JSON string bodies in pieces: plain runs and what ends one (a quote, an
-# escape, half a surrogate pair, a control character, a raw surrogate)
+# JSON string bodies in pieces: plain runs, the escapes the reader keeps as
+# written, and what ends a run it copies (a quote, an escape it rewrites, half a
+# surrogate pair, a control character, a raw surrogate, a bad escape)
 _STRING_PIECES = st.sampled_from(["ab", "x y", "\u00e9", "\U0001f4a1", "\\ud83d", "\\ude00", "\\u00e9",
-                                  "\\n", '\\"', "\\\\", '"', "\x01", "\ud800", "\\ud83d x", "\\"])
+                                  "\\n", '\\"', "\\\\", "\\t", "\\r", "\\b", "\\f", "\\/", "\\x",
+                                  "a\\n    b", '"', "\x01", "\ud800", "\\ud83d x", "\\"])
 
 
 @pytest.fixture(scope="module", params=["hermes", "kimi_k2", "deepseek_v31"])
@@ -437,10 +439,11 @@ def json_args_fmt(request):
 @_examples(150)
 @given(st.lists(_STRING_PIECES, max_size=10), st.data())
 def test_plain_runs_inside_a_json_string_match_the_twin(json_args_fmt, parts, data):
-    """A delta that is one run of plain characters inside a string, with
-    nothing held before it, is read whole: it must give what the reader
-    gives, after a pending high surrogate, an escape or a closed string too
-    (the deltas are cut at the pieces' edges and at random)."""
+    """A delta of plain characters and escapes the reader keeps as written
+    (``\\n``, ``\\"``...) inside a string, with nothing held before it, is
+    read whole: it must give what the reader gives, after a pending high
+    surrogate, an escape cut in two or a closed string too (the deltas are
+    cut at the pieces' edges and at random)."""
     fmt, body = json_args_fmt, "".join(parts)
     text = _template_of(fmt).replace("\x00VALUE\x00", '"' + body + '"')
     start = text.index('"' + body + '"')
