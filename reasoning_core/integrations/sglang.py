@@ -1098,12 +1098,18 @@ if _FC is not None:
         def finish(self, tools: Any):
             if tools is not self._schemas_for:
                 self._use_tools(tools)
-            return self._convert(self._parser.finish())
+            try:
+                return self._convert(self._parser.finish())
+            finally:
+                self._hot = None  # our parser starts over: its next call 0 is not this lane's
 
         def _flush_pending_normal_text(self) -> str:
             # SGLang detectors with this hook: at the end of the stream, the
             # text held back (a partial opener) as normal text.
-            return self._convert(self._parser.finish()).normal_text
+            try:
+                return self._convert(self._parser.finish()).normal_text
+            finally:
+                self._hot = None
 
         def _after_call(self, text: str) -> str:
             # Whitespace after a call is held; dropped when the next call or
@@ -1221,11 +1227,17 @@ if _FC is not None:
         (what it kept is read then)."""
 
         def finish(self, tools: Any):
-            return self._read("", tools, final=True)
+            try:
+                return self._read("", tools, final=True)
+            finally:
+                self._hot = None  # our parser starts over: its next call 0 is not this lane's
 
         def _flush_pending_normal_text(self) -> str:
-            return self._read("", self._schemas_for if self._schemas_for is not _UNSEEN else None,
-                              final=True).normal_text
+            try:
+                return self._read("", self._schemas_for if self._schemas_for is not _UNSEEN else None,
+                                  final=True).normal_text
+            finally:
+                self._hot = None
 
         def _step_text(self, text: str) -> Optional[list]:
             """Our parser's deltas for ``text`` (a piece of the open call's arguments as one)."""

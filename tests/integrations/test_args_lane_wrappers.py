@@ -156,3 +156,47 @@ def test_sglang_lane_streams_what_the_general_path_streams(_vname, sname, fmt, m
     lanes, contents = _compare(_sglang_run, sname, fmt, monkeypatch)
     if sname not in ("qwen3_coder", "mistral"):  # these two send arguments at the engine's own points
         assert lanes and contents  # the lanes did stream these calls and answer content
+
+
+def _sglang_streams(streams, lane: bool, monkeypatch):
+    # one FunctionCallParser reused for several streams, each ended with parse_stream_end
+    from sglang.srt.entrypoints.openai.protocol import Function, Tool
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
+    from reasoning_core.integrations import sglang as rcs
+
+    tools = [Tool(type="function", function=Function(name="write_file", description="d", parameters={
+        "type": "object", "properties": {"c": {"type": "string"}}}))]
+    with monkeypatch.context() as mp:
+        if not lane:
+            mp.setattr(rcs, "_FC_ARGS_SHAPE", None)
+            mp.setattr(rcs, "_FC_NORMAL_SHAPE", None)
+        p = FunctionCallParser(tools, "rc_qwen25")
+        out = []
+        for chunks in streams:
+            trace = []
+            for c in chunks:
+                normal, calls = p.parse_stream_chunk(c)
+                trace.append((normal, [x.model_dump() for x in calls]))
+            normal, calls = p.parse_stream_end()
+            trace.append((normal, [x.model_dump() for x in calls]))
+            out.append(trace)
+    return out
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 7, 1000])
+def test_sglang_lane_of_an_ended_stream_reads_nothing_of_the_next(size, monkeypatch):
+    # (found by the SGLang tool fuzz target) a detector reused after parse_stream_end: the lane
+    # of the first stream's last call must not take the next stream's call 0 (to a tool the
+    # request does not list, so dropped) for its own
+    from sglang_max_helpers import import_sglang_parsers
+
+    _, rcs = import_sglang_parsers()
+    rcs.register()
+    first = ('<tool_call>{"name": "write_file", "arguments": {"c": "ab"}}</tool_call>'
+             '<tool_call>{"name": "unlisted", "arguments": {"c": "x"}}</tool_call>')
+    second = '<tool_call>{"name": "unlisted", "arguments": {"c": "leak"}}</tool_call>'
+    streams = [[t[i:i + size] for i in range(0, len(t), size)] for t in (first, second)]
+    got = _sglang_streams(streams, True, monkeypatch)
+    assert got == _sglang_streams(streams, False, monkeypatch)
+    assert not any(calls for _normal, calls in got[1])
