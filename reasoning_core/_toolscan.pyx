@@ -17,9 +17,9 @@ from cpython.object cimport Py_TYPE, PyObject_GenericSetAttr, PyTypeObject
 from cpython.ref cimport PyObject
 from cpython.set cimport PySet_New
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from cpython.unicode cimport (PyUnicode_DATA, PyUnicode_READ_CHAR, PyUnicode_FromKindAndData, PyUnicode_FromOrdinal, PyUnicode_KIND,
-                              PyUnicode_FindChar, PyUnicode_GET_LENGTH, PyUnicode_New, PyUnicode_READ,
-                              PyUnicode_Substring, PyUnicode_WRITE)
+from cpython.unicode cimport (PyUnicode_DATA, PyUnicode_FindChar, PyUnicode_FromKindAndData, PyUnicode_FromOrdinal,
+                              PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_New, PyUnicode_READ,
+                              PyUnicode_READ_CHAR, PyUnicode_Substring, PyUnicode_WRITE)
 
 import re
 
