@@ -2377,7 +2377,10 @@ class VllmToolParser(_VllmToolParser):
 
     def finish_streaming(self) -> Optional[DeltaMessage]:
         finish = getattr(self._tp, "finish", None)
-        msg = self._message(finish(), final=True) if finish is not None else None
+        try:
+            msg = self._message(finish(), final=True) if finish is not None else None
+        finally:
+            self._hot = None  # our parser starts over: its next call 0 is not this lane's
         if self._deferred_ws:
             held, self._deferred_ws = "".join(self._deferred_ws), []
             if msg is None:
@@ -2501,7 +2504,9 @@ class VllmToolParser(_VllmToolParser):
             pieces[d.index].append(d.arguments)
         self.current_tool_id = d.index
         hot = self._hot
-        if hot is None or hot.index != d.index:
+        if self._choice_none:  # (tool_choice="none": every delta is content, no lane reads one)
+            self._hot = None
+        elif hot is None or hot.index != d.index:
             scan = _tool_base._scan  # (a test may have swapped the scanner in since import)
             # (a step that sends nothing is no message: what _answer gives for [])
             self._hot = (scan.ArgsLane(self._tp, _PTD, _ARGS_SHAPE, d.index, d.index, pieces[d.index],
@@ -3279,7 +3284,10 @@ class _KnownToolsVllm(VllmToolParser):
     def finish_streaming(self) -> Optional[DeltaMessage]:
         out: list = []
         self._reader.finish(self, out)
-        return self._message(out, final=True)
+        try:
+            return self._message(out, final=True)
+        finally:
+            self._hot = None
 
     def flush_pending_normal_text(self) -> str:
         """The text held back at the end of a stream when it is not inside a

@@ -98,15 +98,15 @@ def _vllm_run(name, chunks, lane: bool, monkeypatch):
         parser = rcv.TOOL_PARSERS[name](vllm_tokenizer(union_specials()), None)
         request = chat_request(tools=[{"type": "function", "function": {"name": "write_file", "parameters": {
             "type": "object", "properties": {"c": {"type": "string"}}}}}])
-        trace, prev, content_lane = [], "", False
+        trace, prev, content_lane, used = [], "", False, False
         for c in chunks:
             content_lane |= parser._chot is not None and parser._hot is None
+            used |= parser._hot is not None  # (the lane ends with the stream)
             m = parser.extract_tool_calls_streaming(prev, prev + c, c, (), (), (), request)
             prev += c
             trace.append((_dump(m), [dict(x) for x in parser.prev_tool_call_arr],
                           list(parser.streamed_args_for_tool), parser.current_tool_id))
         trace.append(_dump(parser.finish_streaming()))
-        used = parser._hot is not None
     return trace, used, content_lane
 
 
@@ -200,3 +200,48 @@ def test_sglang_lane_of_an_ended_stream_reads_nothing_of_the_next(size, monkeypa
     got = _sglang_streams(streams, True, monkeypatch)
     assert got == _sglang_streams(streams, False, monkeypatch)
     assert not any(calls for _normal, calls in got[1])
+
+
+def _vllm_requests(name, steps, lane: bool, monkeypatch):
+    # one parser, the steps: ("delta", request, text) or ("finish",)
+    from vllm_helpers import vllm_tokenizer
+    from vllm_serving_helpers import union_specials
+
+    from reasoning_core.integrations import vllm as rcv
+
+    with monkeypatch.context() as mp:
+        if not lane:
+            mp.setattr(rcv, "_ARGS_SHAPE", None)
+            mp.setattr(rcv, "_CONTENT_SHAPE", None)
+        parser = rcv.TOOL_PARSERS[name](vllm_tokenizer(union_specials()), None)
+        trace, prev = [], ""
+        for step in steps:
+            if step[0] == "finish":
+                trace.append(_dump(parser.finish_streaming()))
+                prev = ""
+                continue
+            _, request, c = step
+            trace.append(_dump(parser.extract_tool_calls_streaming(prev, prev + c, c, (), (), (), request)))
+            prev += c
+    return trace
+
+
+@pytest.mark.parametrize("vname,_sname,fmt", [n for n in NAMES if n[0] in ("hermes", "glm45", "kimi_k2")])
+def test_vllm_lane_of_an_ended_stream_does_not_outlive_it(vname, _sname, fmt, monkeypatch):
+    # (found by the vLLM tool fuzz target) a stream cut inside a call, then a request with
+    # tool_choice="none" whose finish_streaming completes that call: the next stream of the same
+    # request is content, as the general path has it; no lane of the ended stream reads it
+    from vllm_helpers import chat_request, import_vllm
+
+    import_vllm()
+    tools = [{"type": "function", "function": {"name": "write_file", "parameters": {
+        "type": "object", "properties": {"c": {"type": "string"}}}}}]
+    auto, none = chat_request(tools=tools), chat_request(tools=tools, tool_choice="none")
+    call = call_text(fmt, "write_file", "c", json.dumps("abc"))
+    cut = call[:call.index("abc") + 2]
+    steps = [("delta", auto, "Hi "), ("delta", auto, cut), ("delta", none, "x"), ("finish",),
+             ("delta", none, call[:5]), ("delta", none, call[5:]), ("finish",)]
+    got = _vllm_requests(vname, steps, True, monkeypatch)
+    assert got == _vllm_requests(vname, steps, False, monkeypatch)
+    assert "".join((m or {}).get("content") or "" for m in got[4:6]) == call
+    assert not any((m or {}).get("tool_calls") for m in got[4:6])
