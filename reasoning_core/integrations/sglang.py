@@ -1023,6 +1023,9 @@ if _FC is not None:
                 res = p.parse_complete(text)
             except ValueError:
                 return _FcResult(normal_text=text + tail, calls=[])
+            content = res.content or ""
+            if self.stream_drop_ws_after_call and res.tool_calls and content.strip():
+                content = self._without_ws_after_calls(text, tools, content)
             forward = _forward_unknown() or not self.drop_unknown
             calls = []
             local = 0
@@ -1032,7 +1035,35 @@ if _FC is not None:
                 idx = names.get(c.name, -1) if self.index_mode == "tools" else local
                 calls.append(_ToolCallItem(tool_index=idx, name=c.name, parameters=_normal_json(c.arguments)))
                 local += 1
-            return _FcResult(normal_text=self._shape_normal(text, res.content or "") + tail, calls=calls)
+            return _FcResult(normal_text=self._shape_normal(text, content) + tail, calls=calls)
+
+        def _without_ws_after_calls(self, text: str, tools: Any, content: str) -> str:
+            """One-shot ``content`` without the whitespace-only text between and
+            after calls, as streaming drops it under this name (text with
+            anything else in it is kept whole, as streamed in one chunk)."""
+            q = self._new_parser(self.undeclared_oneshot)
+            self._set_schemas(q, tools)
+            try:
+                deltas = (q.parse_delta(text) or []) + q.finish()
+            except ValueError:  # pragma: no cover - streaming never raises on model output
+                return content
+            kept: list[str] = []
+            every: list[str] = []
+            run: list[str] = []  # the content since the last call
+            after_call = False
+            for d in deltas + [None]:
+                if d is not None and d.content is not None:
+                    run.append(d.content)
+                    continue
+                piece = "".join(run)
+                run.clear()
+                every.append(piece)
+                if not after_call or piece.strip():
+                    kept.append(piece)
+                after_call = True
+            # (read whole, the stream's content is the one-shot content; were it
+            # not, ours would stay as it is)
+            return "".join(kept) if "".join(every) == content else content
 
         def _shape_normal(self, text: str, content: str) -> str:
             """One-shot text around the calls, whitespace shaped as SGLang's

@@ -523,6 +523,20 @@ def test_minimax_m2_block_cut_before_a_name(pre):
                             [text[i:i + size] for i in range(0, len(text), size)]) == want
 
 
+@pytest.mark.parametrize("name", ["qwen25", "qwen"])
+def test_qwen25_one_shot_drops_whitespace_between_calls_as_streaming_does(name):
+    # (found by the SGLang tool fuzz target) whitespace-only text between and after calls is
+    # dropped streamed under these names; one-shot kept it when other text came after the calls
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    for text, want in ((f"Hi {call}\n{call} bye", "Hi  bye"), (f"{call}\n\n{call}tail\n", "tail"),
+                       (f"Hi {call} x \n{call}\n", "Hi  x"), (f"Hi {call}\n{call}\n", "Hi")):
+        normal, calls = FunctionCallParser(TOOLS, f"rc_{name}").parse_non_stream(text)
+        assert (normal, len(calls)) == (want, 2), text
+        streamed = FunctionCallParser(TOOLS, f"rc_{name}")
+        got = [streamed.parse_stream_chunk(text)[0], streamed.parse_stream_end()[0]]
+        assert "".join(got).strip() == want, text
+
+
 def test_token_level_hooks_answer_as_sglang():
     """The scheduler and grammar backend ask the detector for token ids and an answer frame."""
     from transformers import PreTrainedTokenizerFast
