@@ -246,7 +246,7 @@ class PyLiteralReader:
                         break
                     try:
                         out.append(escape(unicodedata.lookup("".join(tok)[1:-1])))
-                    except KeyError:
+                    except (KeyError, ValueError):  # no such name (a surrogate in it: UnicodeEncodeError)
                         return pos, ERROR
                 else:
                     need = _HEX_LEN[kind]
