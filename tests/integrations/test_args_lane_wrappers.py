@@ -18,6 +18,7 @@ Skips without vLLM or SGLang.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import re
@@ -85,8 +86,10 @@ def _compare(run, name, fmt, monkeypatch) -> int:
 
 # ------------------------------------------------------------------ vLLM
 
-def _vllm_run(name, chunks, lane: bool, monkeypatch):
-    from vllm_helpers import chat_request, vllm_tokenizer
+@contextlib.contextmanager
+def _vllm_parser(name, lane: bool, monkeypatch):
+    """Our vLLM parser of ``name``; with ``lane`` false, both lanes switched off."""
+    from vllm_helpers import vllm_tokenizer
     from vllm_serving_helpers import union_specials
 
     from reasoning_core.integrations import vllm as rcv
@@ -95,7 +98,13 @@ def _vllm_run(name, chunks, lane: bool, monkeypatch):
         if not lane:
             mp.setattr(rcv, "_ARGS_SHAPE", None)
             mp.setattr(rcv, "_CONTENT_SHAPE", None)
-        parser = rcv.TOOL_PARSERS[name](vllm_tokenizer(union_specials()), None)
+        yield rcv.TOOL_PARSERS[name](vllm_tokenizer(union_specials()), None)
+
+
+def _vllm_run(name, chunks, lane: bool, monkeypatch):
+    from vllm_helpers import chat_request
+
+    with _vllm_parser(name, lane, monkeypatch) as parser:
         request = chat_request(tools=[{"type": "function", "function": {"name": "write_file", "parameters": {
             "type": "object", "properties": {"c": {"type": "string"}}}}}])
         trace, prev, content_lane, used = [], "", False, False
@@ -121,7 +130,10 @@ def test_vllm_lane_streams_what_the_general_path_streams(vname, _sname, fmt, mon
 
 # ------------------------------------------------------------------ SGLang
 
-def _sglang_run(name, chunks, lane: bool, monkeypatch):
+@contextlib.contextmanager
+def _sglang_parser(name, lane: bool, monkeypatch):
+    """SGLang's FunctionCallParser around our detector of ``name`` (one tool,
+    ``write_file``); with ``lane`` false, both lanes switched off."""
     from sglang.srt.entrypoints.openai.protocol import Function, Tool
     from sglang.srt.function_call.function_call_parser import FunctionCallParser
 
@@ -133,7 +145,11 @@ def _sglang_run(name, chunks, lane: bool, monkeypatch):
         if not lane:
             mp.setattr(rcs, "_FC_ARGS_SHAPE", None)
             mp.setattr(rcs, "_FC_NORMAL_SHAPE", None)
-        p = FunctionCallParser(tools, f"rc_{name}")
+        yield FunctionCallParser(tools, f"rc_{name}")
+
+
+def _sglang_run(name, chunks, lane: bool, monkeypatch):
+    with _sglang_parser(name, lane, monkeypatch) as p:
         trace, content_lane, used = [], False, False
         for c in chunks:
             content_lane |= getattr(p.detector, "_chot", None) is not None and p.detector._hot is None
@@ -160,18 +176,7 @@ def test_sglang_lane_streams_what_the_general_path_streams(_vname, sname, fmt, m
 
 def _sglang_streams(streams, lane: bool, monkeypatch):
     # one FunctionCallParser reused for several streams, each ended with parse_stream_end
-    from sglang.srt.entrypoints.openai.protocol import Function, Tool
-    from sglang.srt.function_call.function_call_parser import FunctionCallParser
-
-    from reasoning_core.integrations import sglang as rcs
-
-    tools = [Tool(type="function", function=Function(name="write_file", description="d", parameters={
-        "type": "object", "properties": {"c": {"type": "string"}}}))]
-    with monkeypatch.context() as mp:
-        if not lane:
-            mp.setattr(rcs, "_FC_ARGS_SHAPE", None)
-            mp.setattr(rcs, "_FC_NORMAL_SHAPE", None)
-        p = FunctionCallParser(tools, "rc_qwen25")
+    with _sglang_parser("qwen25", lane, monkeypatch) as p:
         out = []
         for chunks in streams:
             trace = []
@@ -204,16 +209,7 @@ def test_sglang_lane_of_an_ended_stream_reads_nothing_of_the_next(size, monkeypa
 
 def _vllm_requests(name, steps, lane: bool, monkeypatch):
     # one parser, the steps: ("delta", request, text) or ("finish",)
-    from vllm_helpers import vllm_tokenizer
-    from vllm_serving_helpers import union_specials
-
-    from reasoning_core.integrations import vllm as rcv
-
-    with monkeypatch.context() as mp:
-        if not lane:
-            mp.setattr(rcv, "_ARGS_SHAPE", None)
-            mp.setattr(rcv, "_CONTENT_SHAPE", None)
-        parser = rcv.TOOL_PARSERS[name](vllm_tokenizer(union_specials()), None)
+    with _vllm_parser(name, lane, monkeypatch) as parser:
         trace, prev = [], ""
         for step in steps:
             if step[0] == "finish":
