@@ -8,7 +8,12 @@ traced after a warm-up must stay bounded.
 Degenerate output: long runs of newlines, spaces, partial markers and repeated
 markers cost time linear in their length, through every tool format, text
 parser and token-id parser: ×4 the input, at most ×6 the time (best of several
-runs each, so one slow run on a busy machine does not decide).
+runs each, so one slow run on a busy machine does not decide).  Inside an open
+call's argument value too: runs of backslashes, escaped quotes, brackets,
+partial escapes and the format's own closing marker cut short, both where the
+model writes a JSON value and inside a string.  The tool formats run on the
+tool scanner the backend selects (compiled, or its pure twin), so both runs
+check them.
 
 ``REASONING_CORE_HARDENING_REQUESTS`` sets the requests per format (default
 200; the issue's 5,000 locally).
@@ -23,18 +28,15 @@ import tracemalloc
 
 import pytest
 
-from tests.conftest import COMPILED_BUILT, NO_EXTENSIONS
 from reasoning_core import FAMILIES, get_parser, text_parser, tools
 from vocab import FAMILY_SPECIALS, encode, family_tokenizer
 
 REQUESTS = int(os.environ.get("REASONING_CORE_HARDENING_REQUESTS", "200"))
+# every degenerate value kind (CI: three of them)
+FULL_HARDENING = os.environ.get("REASONING_CORE_FULL_ENGINE_TESTS", "").strip() not in ("", "0")
 WARMUP = 60
 # Bytes a format may still hold after the warm-up, whatever the number of requests.
 GROWTH_LIMIT = 64 * 1024
-
-# The tool formats are pure Python: checked once, in the compiled run when there is one.
-tools_once = pytest.mark.skipif(NO_EXTENSIONS and COMPILED_BUILT, reason="tool formats: checked in the compiled run")
-
 
 def _formats() -> list[str]:
     seen: dict = {}
@@ -112,7 +114,6 @@ def _traced() -> int:
     return tracemalloc.get_traced_memory()[0]
 
 
-@tools_once
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_tool_format_memory_bounded_over_requests(fmt):
     # Traced from the start, so what a bounded cache evicts (allocated in the
@@ -214,13 +215,87 @@ def _tool_stream(fmt):
     return run
 
 
-@tools_once
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_tool_format_linear_on_degenerate_output(fmt):
     cls = tools.get_parser_cls(fmt)
     markers = [m for m in cls.openers if isinstance(m, str)]
     for label, make in _degenerate_texts(markers).items():
         _assert_linear(f"{fmt}: {label}", _tool_stream(fmt), lambda n, make=make: _chunks(make(n)), 400)
+
+
+# An open call's argument ``a`` up to where the model writes its value, for the
+# formats the suites' writers (``toolstreams.write_raw_call``) do not cover.
+_D, _DS_SEP = "｜DSML｜", _DS[2]
+_VALUE_AT = {
+    "hermes": '<tool_call>{"name": "f", "arguments": {"a": ',
+    "qwen3_5": "<tool_call>\n<function=f>\n<parameter=a>\n",
+    "deepseek_v3": _DS[0] + _DS[1] + "function" + _DS_SEP + 'f\n```json\n{"a": ',
+    "deepseek_v31": _DS[0] + _DS[1] + "f" + _DS_SEP + '{"a": ',
+    "kimi_k2": '<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": ',
+    "glm45": "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>",
+    "minimax_m2": '<minimax:tool_call><invoke name="f"><parameter name="a">',
+    "mistral": '[TOOL_CALLS]f[ARGS]{"a": ',
+    "llama": '{"name": "f", "parameters": {"a": ',
+    "deepseekv4": f'\n\n<{_D}tool_calls>\n<{_D}invoke name="f">\n<{_D}parameter name="a" string="false">',
+    "gemma4": "<|tool_call>call:f{a:",
+    "inkling": 'f<|content_invoke_tool_json|>{"name": "f", "args": {"a": ',
+    "laguna": "<tool_call>f\n<arg_key>a</arg_key><arg_value>",
+    "muse_glimmer": '<atem:function_calls>\n<atem:invoke name="f">\n<atem:parameter name="a">',
+}
+_CUT_CLOSERS = {  # each format's marker that closes the value (or the call), less its last character
+    "hermes": "}}</tool_call", "qwen3_5": "</parameter", "deepseek_v3": "}\n```" + _DS[3][:-1],
+    "deepseek_v31": "}" + _DS[3][:-1], "kimi_k2": "}<|tool_call_end|", "glm45": "</arg_value",
+    "minimax_m2": "</parameter", "mistral": "}", "llama": "}}", "deepseekv4": f"</{_D}parameter",
+    "gemma4": "}<tool_call|", "inkling": "}}", "laguna": "</arg_value", "muse_glimmer": "</atem:parameter",
+}
+_RAW_VALUE = "QZQ"
+
+
+def _value_at(fmt: str) -> tuple[str, str]:
+    """``(an open call of fmt up to its argument's value, the closing markup
+    after the value cut short)``."""
+    if fmt in _VALUE_AT:
+        return _VALUE_AT[fmt], _CUT_CLOSERS[fmt]
+    from toolstreams import write_raw_call
+
+    text = write_raw_call(fmt, "f", "a", _RAW_VALUE)
+    at = text.index(_RAW_VALUE)
+    tail = text[at + len(_RAW_VALUE):].lstrip("\n ")
+    end = tail.find(">")
+    return text[:at], (tail[:end] if end > 0 else tail[:-1]) or "}"
+
+
+def _degenerate_values(cut: str) -> dict:
+    """Input makers (size -> text of a value): the runs that stress a value's reader."""
+    return {
+        "backslashes": lambda n: "\\" * n,
+        "escaped quotes": lambda n: '\\"' * (n // 2),
+        "half escapes": lambda n: "\\u00" * (n // 4),
+        "open brackets": lambda n: "[" * n,
+        "nested keys": lambda n: '{"a":' * (n // 5),
+        "less-thans": lambda n: "</" * (n // 2),
+        f"cut closer {cut!r}": lambda n: cut * max(1, n // len(cut)),
+    }
+
+
+_VALUE_KINDS = ("backslashes", "open brackets", "cut closer") if not FULL_HARDENING else None
+
+
+def test_every_format_has_a_value_prefix():
+    for fmt in FORMATS:
+        head, cut = _value_at(fmt)
+        assert head and cut, fmt
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_tool_format_linear_on_degenerate_argument_values(fmt):
+    head, cut = _value_at(fmt)
+    for quote in ("", '"'):  # where a JSON value starts, and inside a string
+        for label, make in _degenerate_values(cut).items():
+            if _VALUE_KINDS is not None and not label.startswith(_VALUE_KINDS):
+                continue
+            _assert_linear(f"{fmt}: {label} in {'a string' if quote else 'a value'}", _tool_stream(fmt),
+                           lambda n, make=make, pre=head + quote: _chunks(pre + make(n)), 400)
 
 
 def _family_markers(fam) -> list[str]:
