@@ -1,0 +1,154 @@
+"""Degenerate runs inside an open call's argument value, through every tool
+wrapper we register with vLLM, SGLang and MAX: linear work.
+
+``test_hardening_round3_growth`` checks the bare parsers on these runs
+(backslashes, brackets, the format's own closer cut short...); the wrappers
+add bookkeeping per argument piece (the pieces vLLM and SGLang read, SGLang's
+JSON closer, the held deltas of the classes that send only at a closer), which
+must stay O(delta) on such output too: ×4 the run, at most ×6 the time.
+
+CI runs two kinds of run inside a string; ``REASONING_CORE_FULL_ENGINE_TESTS=1``
+runs every kind, also where a value starts.  Skips without the engines.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from reasoning_core import tools
+from test_hardening_round3_growth import FORMATS, _assert_linear, _chunks, _degenerate_values, _value_at
+
+FULL = os.environ.get("REASONING_CORE_FULL_ENGINE_TESTS", "").strip() not in ("", "0")
+KINDS = None if FULL else ("backslashes", "cut closer")
+QUOTES = ("", '"') if FULL else ('"',)
+SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}}
+
+
+def _format_of(parser_cls: type) -> str:
+    """The name ``_value_at`` knows for a parser class (the nearest in its MRO:
+    a wrapper may serve a subclass of a format's class)."""
+    by_cls = {tools.get_parser_cls(f): f for f in FORMATS}
+    for c in parser_cls.__mro__:
+        if c in by_cls:
+            return by_cls[c]
+    raise AssertionError(f"no format for {parser_cls.__name__}")
+
+
+def _cases(names):
+    return [(n, k, q) for n in names for k in ("backslashes", "escaped quotes", "half escapes", "open brackets",
+                                                "nested keys", "less-thans", "cut closer")
+            for q in QUOTES if KINDS is None or k in KINDS]
+
+
+def _check(name: str, fmt: str, kind: str, quote: str, run) -> None:
+    head, cut = _value_at(fmt)
+    (label, make), = [(lb, mk) for lb, mk in _degenerate_values(cut).items() if lb.startswith(kind)]
+    _assert_linear(f"{name} ({fmt}): {label} {'in a string' if quote else 'as a value'}", run,
+                   lambda n: _chunks(head + quote + make(n), 4), 400)
+
+
+# -- vLLM -----------------------------------------------------------------------------
+
+def _vllm():
+    from vllm_helpers import import_vllm
+
+    import_vllm()
+    from reasoning_core.integrations import vllm as rcv
+
+    return rcv
+
+
+def _vllm_names():
+    try:
+        return sorted(_vllm().TOOL_PARSERS)
+    except BaseException:  # noqa: BLE001 - collected without vLLM: the test skips
+        return []
+
+
+_VLLM = {}
+
+
+@pytest.mark.parametrize("name,kind,quote", _cases(_vllm_names()))
+def test_vllm_tool_parser_linear_on_degenerate_values(name, kind, quote):
+    rcv = _vllm()
+    from vllm_helpers import chat_request, vllm_tokenizer
+    from vllm_serving_helpers import union_specials
+
+    if "tok" not in _VLLM:
+        _VLLM["tok"] = vllm_tokenizer(union_specials())
+    cls = rcv.TOOL_PARSERS[name]
+    request = chat_request(tools=[{"type": "function", "function": {"name": "f", "parameters": SCHEMA}}])
+
+    def run(chunks):
+        p = cls(_VLLM["tok"], None)
+        f = p.extract_tool_calls_streaming
+        for c in chunks:
+            f("", "", c, (), (), (), request)
+        if hasattr(p, "finish_streaming"):
+            p.finish_streaming()
+
+    _check(name, _format_of(type(cls(_VLLM["tok"], None)._format())), kind, quote, run)
+
+
+# -- SGLang ---------------------------------------------------------------------------
+
+def _sglang():
+    from sglang_max_helpers import import_sglang_parsers
+
+    return import_sglang_parsers()[1]
+
+
+def _sglang_names():
+    try:
+        return sorted(_sglang().TOOL_DETECTORS)
+    except BaseException:  # noqa: BLE001 - collected without SGLang: the test skips
+        return []
+
+
+@pytest.mark.parametrize("name,kind,quote", _cases(_sglang_names()))
+def test_sglang_detector_linear_on_degenerate_values(name, kind, quote):
+    rcs = _sglang()
+    from sglang.srt.entrypoints.openai.protocol import Function, Tool
+
+    cls = rcs.TOOL_DETECTORS[name]
+    sg_tools = [Tool(type="function", function=Function(name="f", parameters=SCHEMA))]
+
+    def run(chunks):
+        det = cls()
+        f = det.parse_streaming_increment
+        for c in chunks:
+            f(c, sg_tools)
+        det.finish(sg_tools)
+
+    _check(name, _format_of(type(cls()._parser)), kind, quote, run)
+
+
+# -- MAX ------------------------------------------------------------------------------
+
+def _max():
+    from sglang_max_helpers import import_max
+
+    return import_max()
+
+
+def _max_names():
+    try:
+        return sorted(_max().TOOL_PARSERS)
+    except BaseException:  # noqa: BLE001 - collected without MAX: the test skips
+        return []
+
+
+@pytest.mark.parametrize("name,kind,quote", _cases(_max_names()))
+def test_max_tool_parser_linear_on_degenerate_values(name, kind, quote):
+    cls = _max().TOOL_PARSERS[name]
+
+    def run(chunks):
+        p = cls()
+        p.reset()
+        f = p.parse_delta
+        for c in chunks:
+            f(c)
+        p.flush()
+
+    _check(name, _format_of(type(cls()._rc)), kind, quote, run)
