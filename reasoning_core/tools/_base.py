@@ -484,6 +484,22 @@ class BaseToolParser:
                 continue
             return False
 
+    def _ws_then(self, lit: str):
+        """Whitespace then ``lit``, both consumed (True); without ``lit`` the
+        whitespace is content again (False: only markup is dropped)."""
+        held: list[str] = []
+        while True:
+            m = _WS.match(self._buf, self._pos)
+            held.append(m.group())
+            self._pos = m.end()
+            if self._pos < len(self._buf) or self._eof:
+                break
+            yield
+        if not (yield from self._expect(lit)):
+            self._content("".join(held))
+            return False
+        return True
+
     def _json_args_now(self) -> Optional[bool]:
         """The open call's JSON arguments (an object) emitted now, when the buffer
         holds all of them: ``True``; ``None`` when it does not (nothing read: the

@@ -378,7 +378,6 @@ class PyLiteralReader:
 # ---------------------------------------------------------------------------- pythonic calls
 
 _IDENT_CHARS = re.compile(r"[A-Za-z0-9_]*")
-_WS = re.compile(r"[ \t\n\r]*")
 
 
 class _Held(BaseToolParser):
@@ -391,22 +390,6 @@ class _Held(BaseToolParser):
         text = "".join(self._rec) + self._buf[self._rec_from:self._pos]
         self._rec = None
         self._content(text)
-
-    def _ws_then(self, lit: str):
-        """Whitespace then ``lit``, both consumed (True); without ``lit`` the
-        whitespace is content again (False)."""
-        held: list[str] = []
-        while True:
-            m = _WS.match(self._buf, self._pos)
-            held.append(m.group())
-            self._pos = m.end()
-            if self._pos < len(self._buf) or self._eof:
-                break
-            yield
-        if not (yield from self._expect(lit)):
-            self._content("".join(held))
-            return False
-        return True
 
 
 class _PythonicBase(_Held):

@@ -25,7 +25,6 @@ from ._max_formats import DsmlToolParser
 from ._xml_formats import _INVOKE, _PARAM, MiniMaxM2ToolParser, Qwen3CoderToolParser
 
 
-_WS = re.compile(r"[ \t\n\r]*")
 _UNTHINK = think_pair_of("deepseek_r1")[1]  # </think>
 
 
@@ -71,20 +70,6 @@ class _JsonListSection(BaseToolParser):
             break
         yield from self._ws_then(self.close)
         return None
-
-    def _ws_then(self, lit: str):
-        """Whitespace then ``lit``, both consumed; without ``lit`` the whitespace
-        is content again (only markup is dropped)."""
-        held: list[str] = []
-        while True:
-            m = _WS.match(self._buf, self._pos)
-            held.append(m.group())
-            self._pos = m.end()
-            if self._pos < len(self._buf) or self._eof:
-                break
-            yield
-        if not (yield from self._expect(lit)):
-            self._content("".join(held))
 
     def _broken(self):
         self._fail()
