@@ -536,6 +536,36 @@ class BaseToolParser:
     _CALL_NAME_KEYS: tuple = ("name",)
     _CALL_ARG_KEYS: tuple = ("arguments", "parameters")
 
+    def _call_objects(self, empty_ok: bool):
+        """Call objects (``_call_object``) separated by ``,`` up to ``]``, the
+        ``[`` already consumed. ``[]`` is consumed, and a failure unless
+        ``empty_ok``; anything but a call object where one is due is a failure
+        (nothing after it read)."""
+        first = True
+        while True:
+            c = yield from self._ws_peek()
+            if first and c == "]":
+                self._pos += 1
+                if not empty_ok:
+                    self._fail()
+                return
+            if c != "{":
+                self._fail()
+                return
+            self._pos += 1
+            if not (yield from self._call_object(False)):
+                return
+            c = yield from self._ws_peek()
+            if c == ",":
+                self._pos += 1
+                first = False
+                continue
+            if c == "]":
+                self._pos += 1
+            else:
+                self._fail()
+            return
+
     def _call_object(self, need_args: bool):
         """A ``{"name": ..., "arguments"|"parameters": {...}}`` object (keys:
         ``_CALL_NAME_KEYS``, ``_CALL_ARG_KEYS``), its ``{`` already consumed. Returns True (call emitted), False (call emitted, then

@@ -106,29 +106,8 @@ class MistralToolParser(BaseToolParser):
             c = yield from self._ws_peek()
         if c == "[":
             self._pos += 1
-            first = True
-            while True:
-                c = yield from self._ws_peek()
-                if first and c == "]":
-                    self._pos += 1
-                    self._fail()
-                    return None
-                if c != "{":
-                    self._fail()
-                    return None
-                self._pos += 1
-                if not (yield from self._call_object(False)):
-                    return None
-                c = yield from self._ws_peek()
-                if c == ",":
-                    self._pos += 1
-                    first = False
-                    continue
-                if c == "]":
-                    self._pos += 1
-                else:
-                    self._fail()
-                return None
+            yield from self._call_objects(False)
+            return None
         if c == "{":
             self._pos += 1
             yield from self._call_object(False)

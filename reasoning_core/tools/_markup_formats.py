@@ -97,30 +97,7 @@ class CohereCommandToolParser(BaseToolParser):
         c = yield from self._peek()
         if c == "[":
             self._pos += 1
-            first = True
-            while True:
-                yield from self._skip_ws()
-                c = yield from self._peek()
-                if first and c == "]":
-                    self._pos += 1
-                    break
-                if c != "{":
-                    self._fail()
-                    break
-                self._pos += 1
-                if not (yield from self._call_object(False)):
-                    break
-                yield from self._skip_ws()
-                c = yield from self._peek()
-                if c == ",":
-                    self._pos += 1
-                    first = False
-                    continue
-                if c == "]":
-                    self._pos += 1
-                else:
-                    self._fail()
-                break
+            yield from self._call_objects(True)
         elif c == "{":
             self._pos += 1
             yield from self._call_object(False)

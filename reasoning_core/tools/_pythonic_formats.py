@@ -575,7 +575,7 @@ class Lfm2ToolParser(_PythonicBase):
             self._pos += 1
             yield from self._skip_ws()
             if (yield from self._peek()) == "{":
-                yield from self._json_calls()
+                yield from self._call_objects(False)  # (never []: a { is next)
             elif (yield from self._call_list()) is None:
                 self._fail()
         elif c == "{":
@@ -586,23 +586,6 @@ class Lfm2ToolParser(_PythonicBase):
         yield from self._until(self._END, _drop)
         return None
 
-    def _json_calls(self):
-        while True:
-            yield from self._skip_ws()
-            if (yield from self._peek()) != "{":
-                self._fail()
-                return
-            self._pos += 1
-            if not (yield from self._call_object(False)):
-                return
-            yield from self._skip_ws()
-            c = yield from self._peek()
-            if c == ",":
-                self._pos += 1
-                continue
-            if c != "]":
-                self._fail()
-            return
 
 
 OLMO_START, OLMO_END = "<function_calls>", "</function_calls>"
