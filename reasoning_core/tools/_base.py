@@ -536,6 +536,26 @@ class BaseToolParser:
     _CALL_NAME_KEYS: tuple = ("name",)
     _CALL_ARG_KEYS: tuple = ("arguments", "parameters")
 
+    def _element_section(self, start: str, end: str, read):
+        """A block of elements (invokes, calls): the text before each ``start``
+        marker is dropped (``_SECTION``: ``start`` and the block's closer),
+        ``read()`` reads one element and returns the marker it stopped at, and
+        after ``end`` (the element's closer) the scan goes on. A block without
+        an element is a failure."""
+        found = False
+        take = _scan.take
+        r = take(self, self._SECTION)
+        m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
+        while m == start:
+            found = True
+            m = yield from read()
+            if m == end:
+                r = take(self, self._SECTION)
+                m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
+        if not found:
+            self._fail()
+        return None
+
     def _call_objects(self, empty_ok: bool):
         """Call objects (``_call_object``) separated by ``,`` up to ``]``, the
         ``[`` already consumed. ``[]`` is consumed, and a failure unless

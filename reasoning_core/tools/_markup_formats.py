@@ -150,16 +150,7 @@ class Step3ToolParser(BaseToolParser):
     _TAIL = markers(_S3_CALL_END, _S3_CALL, _S3_CALLS_END)
 
     def _section(self, opener):
-        found = False
-        m = yield from self._until(self._SECTION, _drop)
-        while m == _S3_CALL:
-            found = True
-            m = yield from self._call()
-            if m == _S3_CALL_END:
-                m = yield from self._until(self._SECTION, _drop)
-        if not found:
-            self._fail()
-        return None
+        return (yield from self._element_section(_S3_CALL, _S3_CALL_END, self._call))
 
     def _skip(self, m):
         """A broken call: drop to its end (returned)."""

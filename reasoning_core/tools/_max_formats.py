@@ -118,19 +118,7 @@ class DsmlToolParser(_Values):
     # ``_param_value_now``: no generator when the piece is whole), then waited for.
 
     def _section(self, opener):
-        found = False
-        take = _base._scan.take
-        r = take(self, self._SECTION)
-        m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
-        while m == self._INVOKE:
-            found = True
-            m = yield from self._invoke()
-            if m == self._INVOKE_END:
-                r = take(self, self._SECTION)
-                m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
-        if not found:
-            self._fail()
-        return None
+        return (yield from self._element_section(self._INVOKE, self._INVOKE_END, self._invoke))
 
     def _invoke(self):
         take = _base._scan.take
@@ -550,16 +538,7 @@ class MuseGlimmerToolParser(_Values):
     _VALUE_END = markers(ATEM_PARAM_END, ATEM_PARAM, ATEM_INVOKE_END, ATEM_INVOKE, ATEM_CALLS_END)
 
     def _section(self, opener):
-        found = False
-        m = yield from self._until(self._SECTION, _drop)
-        while m == ATEM_INVOKE:
-            found = True
-            m = yield from self._invoke()
-            if m == ATEM_INVOKE_END:
-                m = yield from self._until(self._SECTION, _drop)
-        if not found:
-            self._fail()
-        return None
+        return (yield from self._element_section(ATEM_INVOKE, ATEM_INVOKE_END, self._invoke))
 
     def _tool_name(self, name: str) -> str:
         """The tool an invoke's (namespace-stripped) name calls."""

@@ -261,19 +261,7 @@ class MiniMaxM2ToolParser(_ParamElements):
     _VALUE_END = markers("</parameter>", _PARAM, "</invoke>", _INVOKE, _MM_END)
 
     def _section(self, opener):
-        found = False
-        take = _base._scan.take
-        r = take(self, self._SECTION)
-        m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
-        while m == _INVOKE:
-            found = True
-            m = yield from self._invoke()
-            if m == "</invoke>":
-                r = take(self, self._SECTION)
-                m = r[1] if r is not None else (yield from self._until(self._SECTION, _drop))
-        if not found:
-            self._fail()
-        return None
+        return (yield from self._element_section(_INVOKE, "</invoke>", self._invoke))
 
     def _invoke(self):
         take = _base._scan.take
