@@ -2640,7 +2640,7 @@ class _GroupedVllmToolParser(VllmToolParser):
         self._sent = 0          # buffer text already handed out (or consumed by the group)
         self._group_at = -1     # where the open group starts in the buffer
         self._resolved = False  # the group was read: the rest is content
-        self._ws_held = ""      # whitespace-only content held until text or a call
+        self._ws_held: list[str] = []  # whitespace-only content held until text or a call, in pieces
         self._gparts: list[str] = []  # text of the open group not yet joined into the buffer
         self._gtail = ""        # the open group's last characters (a close marker may begin there)
 
@@ -2724,15 +2724,24 @@ class _GroupedVllmToolParser(VllmToolParser):
 
     def _content(self, text: str, final: bool = False) -> str:
         """Content out, whitespace-only text held until text follows (dropped
-        once a call went out, released at the end otherwise)."""
+        once a call went out, released at the end otherwise). The held text is
+        kept in pieces and only the new text is searched: O(delta) however
+        long a run of whitespace the model writes."""
         if self._nonws_seen:
             return text
-        text = self._ws_held + text
+        held = self._ws_held
         if text.strip():
-            self._nonws_seen, self._ws_held = True, ""
+            self._nonws_seen = True
+            if held:
+                text = "".join(held) + text
+                held.clear()
             return text
-        self._ws_held = "" if final else text
-        return text if final and not self._call_seen else ""
+        if not final:
+            held.append(text)
+            return ""
+        text = "".join(held) + text
+        held.clear()
+        return "" if self._call_seen else text
 
     def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
                                      previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
@@ -2787,7 +2796,7 @@ class _GroupedVllmToolParser(VllmToolParser):
             deltas.append(DeltaToolCall(index=index, id=call.id, type="function",
                                         function=DeltaFunctionCall(name=call.function.name,
                                                                    arguments=call.function.arguments)))
-        self._ws_held = ""
+        self._ws_held.clear()
         content += self._content(self._buf[end:])
         self._sent = len(self._buf)
         return DeltaMessage(content=content or None, tool_calls=deltas)

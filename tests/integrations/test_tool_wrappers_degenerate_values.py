@@ -1,14 +1,18 @@
-"""Degenerate runs inside an open call's argument value, through every tool
-wrapper we register with vLLM, SGLang and MAX: linear work.
+"""Degenerate runs inside an open call's argument value, and in the text
+outside any call, through every tool wrapper we register with vLLM, SGLang
+and MAX: linear work.
 
 ``test_hardening_round3_growth`` checks the bare parsers on these runs
-(backslashes, brackets, the format's own closer cut short...); the wrappers
-add bookkeeping per argument piece (the pieces vLLM and SGLang read, SGLang's
-JSON closer, the held deltas of the classes that send only at a closer), which
-must stay O(delta) on such output too: ×4 the run, at most ×6 the time.
+(backslashes, brackets, the format's own closer cut short, the opener cut
+short...); the wrappers add bookkeeping per argument piece (the pieces vLLM
+and SGLang read, SGLang's JSON closer, the held deltas of the classes that
+send only at a closer) and a content lane, which must stay O(delta) on such
+output too: ×4 the run, at most ×6 the time.  (SGLang's detectors also have
+content runs in ``test_sglang_linearity.py``.)
 
-CI runs two kinds of run inside a string; ``REASONING_CORE_FULL_ENGINE_TESTS=1``
-runs every kind, also where a value starts.  Skips without the engines.
+CI runs two kinds of run inside a string and two outside a call;
+``REASONING_CORE_FULL_ENGINE_TESTS=1`` runs every kind, also where a value
+starts.  Skips without the engines.
 """
 from __future__ import annotations
 
@@ -35,13 +39,30 @@ def _format_of(parser_cls: type) -> str:
     raise AssertionError(f"no format for {parser_cls.__name__}")
 
 
+CONTENT_KINDS = ("opener cut", "newlines", "less-thans", "openers") if FULL else ("opener cut", "newlines")
+
+
 def _cases(names):
-    return [(n, k, q) for n in names for k in ("backslashes", "escaped quotes", "half escapes", "open brackets",
-                                                "nested keys", "less-thans", "cut closer")
-            for q in QUOTES if KINDS is None or k in KINDS]
+    out = [(n, k, q) for n in names for k in ("backslashes", "escaped quotes", "half escapes", "open brackets",
+                                               "nested keys", "less-thans", "cut closer")
+           for q in QUOTES if KINDS is None or k in KINDS]
+    return out + [(n, k, None) for n in names for k in CONTENT_KINDS]
 
 
-def _check(name: str, fmt: str, kind: str, quote: str, run) -> None:
+def _content_runs(fmt: str) -> dict:
+    """Runs outside any call: the format's first opener cut short, repeated; newlines;
+    ``<``; whole openers with nothing after them."""
+    opener = next(m for m in tools.get_parser_cls(fmt).openers if isinstance(m, str) and m)
+    cut = opener[:-1] or opener
+    return {"opener cut": lambda n: cut * max(1, n // len(cut)), "newlines": lambda n: "\n" * n,
+            "less-thans": lambda n: "<" * n, "openers": lambda n: opener * max(1, n // len(opener))}
+
+
+def _check(name: str, fmt: str, kind: str, quote, run) -> None:
+    if quote is None:  # outside any call
+        make = _content_runs(fmt)[kind]
+        _assert_linear(f"{name} ({fmt}): {kind} outside a call", run, lambda n: _chunks(make(n), 4), 400)
+        return
     head, cut = _value_at(fmt)
     (label, make), = [(lb, mk) for lb, mk in _degenerate_values(cut).items() if lb.startswith(kind)]
     _assert_linear(f"{name} ({fmt}): {label} {'in a string' if quote else 'as a value'}", run,
