@@ -16,57 +16,9 @@ starts.  Skips without the engines.
 """
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from reasoning_core import tools
-from test_hardening_round3_growth import FORMATS, _assert_linear, _chunks, _degenerate_values, _value_at
-
-FULL = os.environ.get("REASONING_CORE_FULL_ENGINE_TESTS", "").strip() not in ("", "0")
-KINDS = None if FULL else ("backslashes", "cut closer")
-QUOTES = ("", '"') if FULL else ('"',)
-SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}}
-
-
-def _format_of(parser_cls: type) -> str:
-    """The name ``_value_at`` knows for a parser class (the nearest in its MRO:
-    a wrapper may serve a subclass of a format's class)."""
-    by_cls = {tools.get_parser_cls(f): f for f in FORMATS}
-    for c in parser_cls.__mro__:
-        if c in by_cls:
-            return by_cls[c]
-    raise AssertionError(f"no format for {parser_cls.__name__}")
-
-
-CONTENT_KINDS = ("opener cut", "newlines", "less-thans", "openers") if FULL else ("opener cut", "newlines")
-
-
-def _cases(names):
-    out = [(n, k, q) for n in names for k in ("backslashes", "escaped quotes", "half escapes", "open brackets",
-                                               "nested keys", "less-thans", "cut closer")
-           for q in QUOTES if KINDS is None or k in KINDS]
-    return out + [(n, k, None) for n in names for k in CONTENT_KINDS]
-
-
-def _content_runs(fmt: str) -> dict:
-    """Runs outside any call: the format's first opener cut short, repeated; newlines;
-    ``<``; whole openers with nothing after them."""
-    opener = next(m for m in tools.get_parser_cls(fmt).openers if isinstance(m, str) and m)
-    cut = opener[:-1] or opener
-    return {"opener cut": lambda n: cut * max(1, n // len(cut)), "newlines": lambda n: "\n" * n,
-            "less-thans": lambda n: "<" * n, "openers": lambda n: opener * max(1, n // len(opener))}
-
-
-def _check(name: str, fmt: str, kind: str, quote, run) -> None:
-    if quote is None:  # outside any call
-        make = _content_runs(fmt)[kind]
-        _assert_linear(f"{name} ({fmt}): {kind} outside a call", run, lambda n: _chunks(make(n), 4), 400)
-        return
-    head, cut = _value_at(fmt)
-    (label, make), = [(lb, mk) for lb, mk in _degenerate_values(cut).items() if lb.startswith(kind)]
-    _assert_linear(f"{name} ({fmt}): {label} {'in a string' if quote else 'as a value'}", run,
-                   lambda n: _chunks(head + quote + make(n), 4), 400)
+from degenerate_helpers import SCHEMA, cases, check, format_of
 
 
 # -- vLLM -----------------------------------------------------------------------------
@@ -90,7 +42,7 @@ def _vllm_names():
 _VLLM = {}
 
 
-@pytest.mark.parametrize("name,kind,quote", _cases(_vllm_names()))
+@pytest.mark.parametrize("name,kind,quote", cases(_vllm_names()))
 def test_vllm_tool_parser_linear_on_degenerate_values(name, kind, quote):
     rcv = _vllm()
     from vllm_helpers import chat_request, vllm_tokenizer
@@ -109,7 +61,7 @@ def test_vllm_tool_parser_linear_on_degenerate_values(name, kind, quote):
         if hasattr(p, "finish_streaming"):
             p.finish_streaming()
 
-    _check(name, _format_of(type(cls(_VLLM["tok"], None)._format())), kind, quote, run)
+    check(name, format_of(type(cls(_VLLM["tok"], None)._format())), kind, quote, run)
 
 
 # -- SGLang ---------------------------------------------------------------------------
@@ -127,7 +79,7 @@ def _sglang_names():
         return []
 
 
-@pytest.mark.parametrize("name,kind,quote", _cases(_sglang_names()))
+@pytest.mark.parametrize("name,kind,quote", cases(_sglang_names()))
 def test_sglang_detector_linear_on_degenerate_values(name, kind, quote):
     rcs = _sglang()
     from sglang.srt.entrypoints.openai.protocol import Function, Tool
@@ -142,7 +94,7 @@ def test_sglang_detector_linear_on_degenerate_values(name, kind, quote):
             f(c, sg_tools)
         det.finish(sg_tools)
 
-    _check(name, _format_of(type(cls()._parser)), kind, quote, run)
+    check(name, format_of(type(cls()._parser)), kind, quote, run)
 
 
 # -- MAX ------------------------------------------------------------------------------
@@ -160,7 +112,7 @@ def _max_names():
         return []
 
 
-@pytest.mark.parametrize("name,kind,quote", _cases(_max_names()))
+@pytest.mark.parametrize("name,kind,quote", cases(_max_names()))
 def test_max_tool_parser_linear_on_degenerate_values(name, kind, quote):
     cls = _max().TOOL_PARSERS[name]
 
@@ -172,4 +124,4 @@ def test_max_tool_parser_linear_on_degenerate_values(name, kind, quote):
             f(c)
         p.flush()
 
-    _check(name, _format_of(type(cls()._rc)), kind, quote, run)
+    check(name, format_of(type(cls()._rc)), kind, quote, run)

@@ -1,0 +1,45 @@
+"""vllm-mlx tool parsers (ours under its names) on degenerate output: linear work.
+
+The same runs as ``test_tool_wrappers_degenerate_values.py`` gives the vLLM,
+SGLang and MAX wrappers: inside an open call's argument value (backslashes,
+brackets, the format's own closer cut short...) and outside any call (the
+opener cut short, newlines), fed in 4-character deltas through
+``extract_tool_calls_streaming`` and ``finalize_streaming``: ×4 the run, at
+most ×6 the time.  The texts before each delta are not built (a run of 100 k
+characters would need gigabytes of them): ``None`` is passed, and our parsers
+count what they were fed.
+
+CI runs two kinds of each; ``REASONING_CORE_FULL_ENGINE_TESTS=1`` every kind.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/ (run with --noconftest)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+pytest.importorskip("vllm_mlx.tool_parsers")
+M = pytest.importorskip("reasoning_core.integrations.vllm_mlx")
+
+from degenerate_helpers import cases, check, format_of  # noqa: E402
+from reasoning_core import tools  # noqa: E402
+
+REQUEST = {"tools": [{"type": "function", "function": {"name": "f", "parameters": {
+    "type": "object", "properties": {"a": {"type": "string"}}}}}]}
+
+
+@pytest.mark.parametrize("name,kind,quote", cases(sorted(M.TOOL_PARSERS)))
+def test_vllm_mlx_tool_parser_linear_on_degenerate_output(name, kind, quote):
+    cls = M.TOOL_PARSERS[name]
+
+    def run(chunks):
+        p = cls()
+        f = p.extract_tool_calls_streaming
+        for c in chunks:
+            f(None, None, c, request=REQUEST)
+        p.finalize_streaming()
+
+    check(name, format_of(tools.get_parser_cls(cls.tool_format)), kind, quote, run)
