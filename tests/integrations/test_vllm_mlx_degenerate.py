@@ -1,4 +1,5 @@
-"""vllm-mlx tool parsers (ours under its names) on degenerate output: linear work.
+"""vllm-mlx tool and reasoning parsers (ours under its names) on degenerate
+output: linear work.
 
 The same runs as ``test_tool_wrappers_degenerate_values.py`` gives the vLLM,
 SGLang and MAX wrappers: inside an open call's argument value (backslashes,
@@ -8,6 +9,9 @@ opener cut short, newlines), fed in 4-character deltas through
 most ×6 the time.  The texts before each delta are not built (a run of 100 k
 characters would need gigabytes of them): ``None`` is passed, and our parsers
 count what they were fed.
+
+The reasoning parsers get the runs the vLLM and MAX reasoning classes get in
+``test_degenerate_linearity.py`` (blank runs, partial and repeated markers).
 
 CI runs two kinds of each; ``REASONING_CORE_FULL_ENGINE_TESTS=1`` every kind.
 """
@@ -24,8 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 pytest.importorskip("vllm_mlx.tool_parsers")
 M = pytest.importorskip("reasoning_core.integrations.vllm_mlx")
 
-from degenerate_helpers import cases, check, format_of  # noqa: E402
+from degenerate_helpers import FULL, cases, check, format_of  # noqa: E402
 from reasoning_core import tools  # noqa: E402
+from streams import degenerate_outputs  # noqa: E402
+from test_hardening_round3_growth import _assert_linear, _chunks  # noqa: E402
 
 REQUEST = {"tools": [{"type": "function", "function": {"name": "f", "parameters": {
     "type": "object", "properties": {"a": {"type": "string"}}}}}]}
@@ -43,3 +49,24 @@ def test_vllm_mlx_tool_parser_linear_on_degenerate_output(name, kind, quote):
         p.finalize_streaming()
 
     check(name, format_of(tools.get_parser_cls(cls.tool_format)), kind, quote, run)
+
+
+REASONING_KINDS = ("newlines", "spaces", "partial_end", "partial_start", "repeated_markers") if FULL else (
+    "newlines", "partial_end")
+
+
+@pytest.mark.parametrize("kind", REASONING_KINDS)
+@pytest.mark.parametrize("name", sorted(M.REASONING_PARSERS))
+def test_vllm_mlx_reasoning_parser_linear_on_degenerate_output(name, kind):
+    cls = M.REASONING_PARSERS[name]
+    probe = cls()
+    start, end = probe.start_token, probe.end_token
+    assert start and end, name
+
+    def run(chunks):
+        p = cls()
+        f = p.extract_reasoning_streaming
+        for c in chunks:
+            f(None, None, c)
+
+    _assert_linear(f"{name}: {kind}", run, lambda n: _chunks(degenerate_outputs(start, end, n)[kind], 4), 400)
