@@ -1042,19 +1042,26 @@ if _FC is not None:
             after calls, as streaming drops it under this name (text with
             anything else in it is kept whole, as streamed in one chunk)."""
             q = self._new_parser(self.undeclared_oneshot)
-            self._set_schemas(q, tools)
+            names = self._set_schemas(q, tools)
             try:
                 deltas = (q.parse_delta(text) or []) + q.finish()
             except ValueError:  # pragma: no cover - streaming never raises on model output
                 return content
+            send = not self.stream_drop_unknown or _forward_unknown()
+            dropped: set[int] = set()  # calls streaming does not send: no call to the text around them
             kept: list[str] = []
             every: list[str] = []
-            run: list[str] = []  # the content since the last call
+            run: list[str] = []  # the content since the last call sent
             after_call = False
             for d in deltas + [None]:
-                if d is not None and d.content is not None:
-                    run.append(d.content)
-                    continue
+                if d is not None:
+                    if d.content is not None:
+                        run.append(d.content)
+                        continue
+                    if d.name is not None and not (send or d.name in names):
+                        dropped.add(d.index)
+                    if d.index in dropped:
+                        continue
                 piece = "".join(run)
                 run.clear()
                 every.append(piece)

@@ -537,6 +537,23 @@ def test_qwen25_one_shot_drops_whitespace_between_calls_as_streaming_does(name):
         assert "".join(got).strip() == want, text
 
 
+@pytest.mark.parametrize("name", ["qwen25", "qwen"])
+def test_qwen25_one_shot_keeps_whitespace_after_a_dropped_call_as_streaming_does(name):
+    # (found by the SGLang tool fuzz target) a call to a tool the request does not list is not
+    # sent, so the whitespace after it is not "after a call": streamed it stays, and one-shot
+    # dropped it
+    known = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    other = '<tool_call>\n{"name": "not_listed", "arguments": {"q": 1}}\n</tool_call>'
+    for text, want in ((f"Hi {other} {known}tail", "Hi  tail"), (f"Hi {other}\n{other} x", "Hi \n x"),
+                       (f"Hi {known}\n{other}\n{known} x", "Hi  x"), (f"{other} \n{known} x ", "x")):
+        normal, calls = FunctionCallParser(TOOLS, f"rc_{name}").parse_non_stream(text)
+        assert (normal.strip(), len(calls)) == (want.strip(), text.count("get_weather")), text
+        for size in (1, 7, len(text)):
+            streamed = FunctionCallParser(TOOLS, f"rc_{name}")
+            got = [streamed.parse_stream_chunk(text[i:i + size])[0] for i in range(0, len(text), size)]
+            assert "".join(got + [streamed.parse_stream_end()[0]]).strip() == want.strip(), (text, size)
+
+
 def test_token_level_hooks_answer_as_sglang():
     """The scheduler and grammar backend ask the detector for token ids and an answer frame."""
     from transformers import PreTrainedTokenizerFast
