@@ -1921,22 +1921,32 @@ def sglang_tool_streaming_tail(self, new_text, tools):
     """``sglang_tool_streaming`` for a detector that also keeps the last
     ``TAIL`` characters it read in ``_mtail``: a result the lane builds
     updates it, as reading ``new_text`` would; ``self._answer(out, new_text)``
-    (the lane read the text and built nothing) updates it itself."""
+    (the lane read the text and built nothing) updates it itself.  While a
+    call is held (``_held`` not ``None``, no lane), a ``str`` delta for the
+    same tools that lacks every character of ``_hold.stops`` is kept there
+    unread and answered ``_kept_shape.build(None, "")``, as
+    ``sglang_held_streaming`` keeps one (``_mtail`` is left: the kept text is
+    read later)."""
     cdef dict d = _dict_of(self)
     cdef Py_ssize_t n
-    hot = d.get("_hot")
-    if type(hot) is ArgsLane and type(new_text) is str and tools is d.get("_schemas_for"):
-        out = (<ArgsLane>hot)._run(<str>new_text)
-        if (<ArgsLane>hot).built:
-            n = PyUnicode_GET_LENGTH(new_text)
-            if n >= _TAIL_LEN:
-                d["_mtail"] = PyUnicode_Substring(new_text, n - _TAIL_LEN, n)
-            elif n:
-                tail = <str>d["_mtail"] + <str>new_text
-                n = PyUnicode_GET_LENGTH(tail)
-                d["_mtail"] = PyUnicode_Substring(tail, n - _TAIL_LEN, n) if n > _TAIL_LEN else tail
-            return out
-        return self._answer(out, new_text)
+    if type(new_text) is str and tools is d.get("_schemas_for"):
+        hot = d.get("_hot")
+        if type(hot) is ArgsLane:
+            out = (<ArgsLane>hot)._run(<str>new_text)
+            if (<ArgsLane>hot).built:
+                n = PyUnicode_GET_LENGTH(new_text)
+                if n >= _TAIL_LEN:
+                    d["_mtail"] = PyUnicode_Substring(new_text, n - _TAIL_LEN, n)
+                elif n:
+                    tail = <str>d["_mtail"] + <str>new_text
+                    n = PyUnicode_GET_LENGTH(tail)
+                    d["_mtail"] = PyUnicode_Substring(tail, n - _TAIL_LEN, n) if n > _TAIL_LEN else tail
+                return out
+            return self._answer(out, new_text)
+        if d.get("_held") is not None:
+            shape = d.get("_kept_shape")
+            if type(shape) is ModelShape and _hold_keeps_plain(d.get("_hold"), <str>new_text):
+                return (<ModelShape>shape)._build(None, "")
     return self._streaming(new_text, tools)
 
 
@@ -2006,18 +2016,21 @@ cdef enum:
 
 
 cdef bint _hold_keeps_plain(hold, str delta) except -1:
-    # ``hold.keeps(delta)`` where it needs no look back: ``delta`` lacks the
-    # character every closer ends with (``hold.last``), so it is kept unread
-    # (appended to ``hold.pend``; ``hold.compact()`` once 256 are kept) and
-    # True answered.  False (nothing done): a delta with that character, or a
-    # hold without a one-character ``last`` and a ``pend`` list.
+    # ``hold.keep_plain(delta)``: ``delta`` lacks every character of
+    # ``hold.stops`` (an ``ArgHold``'s: the character every closer ends with),
+    # so it is kept unread (appended to ``hold.pend``; ``hold.compact()`` once
+    # 256 are kept) and True answered.  False (nothing done): a delta with one
+    # of them, or a hold without a non-empty ``stops`` str and a ``pend`` list.
+    cdef Py_ssize_t i, n
     if hold is None:
         return False
-    last = getattr(hold, "last", None)
-    if type(last) is not str or PyUnicode_GET_LENGTH(last) != 1:
+    stops = getattr(hold, "stops", None)
+    if type(stops) is not str or PyUnicode_GET_LENGTH(stops) == 0:
         return False
-    if PyUnicode_FindChar(delta, PyUnicode_READ_CHAR(last, 0), 0, PyUnicode_GET_LENGTH(delta), 1) >= 0:
-        return False
+    n = PyUnicode_GET_LENGTH(delta)
+    for i in range(PyUnicode_GET_LENGTH(stops)):
+        if PyUnicode_FindChar(delta, PyUnicode_READ_CHAR(stops, i), 0, n, 1) >= 0:
+            return False
     pend = getattr(hold, "pend", None)
     if type(pend) is not list:
         return False
@@ -2032,7 +2045,7 @@ def sglang_held_streaming(self, new_text, tools):
     keeps the deltas of an open call's arguments in an ``ArgHold`` (``_hold``)
     while ``_held`` is not ``None`` (a class attribute: it binds as a method).
     A ``str`` delta for the same tools (``_schemas_for``) that cannot complete
-    a closer (it lacks ``_hold.last``) is kept there and answered
+    a closer (it lacks every character of ``_hold.stops``) is kept there and answered
     ``_kept_shape.build(None, "")`` (a ``ModelShape``: SGLang's empty text
     result), with no Python frame; every other delta goes to
     ``self._held_streaming(new_text, tools)``."""
@@ -2048,7 +2061,7 @@ def max_held_step(self, delta):
     """MAX's ``parse_delta`` for an integration class that keeps the deltas
     of an open call's arguments in an ``ArgHold`` (``_hold``) while ``_held``
     is not ``None`` (a class attribute: it binds as a method).  A ``str``
-    delta that cannot complete a closer (it lacks ``_hold.last``) is kept
+    delta that cannot complete a closer (it lacks every character of ``_hold.stops``) is kept
     there and answered ``[]``, with no Python frame; every other delta goes
     to ``self._held_parse(delta)``."""
     cdef dict d = _dict_of(self)

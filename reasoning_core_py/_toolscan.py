@@ -955,15 +955,25 @@ def sglang_tool_streaming_tail(self, new_text, tools):
     """``sglang_tool_streaming`` for a detector that also keeps the last
     ``TAIL`` characters it read in ``_mtail``: a result the lane builds
     updates it, as reading ``new_text`` would; ``self._answer(out, new_text)``
-    (the lane read the text and built nothing) updates it itself."""
+    (the lane read the text and built nothing) updates it itself.  While a
+    call is held (``_held`` not ``None``, no lane), a ``str`` delta for the
+    same tools that lacks every character of ``_hold.stops`` is kept there
+    unread and answered ``_kept_shape.build(None, "")``, as
+    ``sglang_held_streaming`` keeps one (``_mtail`` is left: the kept text is
+    read later)."""
     d = self.__dict__
-    hot = d.get("_hot")
-    if type(hot) is ArgsLane and type(new_text) is str and tools is d.get("_schemas_for"):
-        out = hot.step(new_text)
-        if hot.built:
-            d["_mtail"] = (d["_mtail"] + new_text)[-TAIL:]
-            return out
-        return self._answer(out, new_text)
+    if type(new_text) is str and tools is d.get("_schemas_for"):
+        hot = d.get("_hot")
+        if type(hot) is ArgsLane:
+            out = hot.step(new_text)
+            if hot.built:
+                d["_mtail"] = (d["_mtail"] + new_text)[-TAIL:]
+                return out
+            return self._answer(out, new_text)
+        if d.get("_held") is not None:
+            shape = d.get("_kept_shape")
+            if type(shape) is ModelShape and _hold_keeps_plain(d.get("_hold"), new_text):
+                return shape.build(None, "")
     return self._streaming(new_text, tools)
 
 
@@ -1051,16 +1061,19 @@ _HOLD_BLOCK = 256  # kept deltas an ArgHold joins into one block
 
 
 def _hold_keeps_plain(hold, delta: str) -> bool:
-    """``hold.keeps(delta)`` where it needs no look back: ``delta`` lacks the
-    character every closer ends with (``hold.last``), so it is kept unread
-    (appended to ``hold.pend``; ``hold.compact()`` once 256 are kept) and
-    True answered.  False (nothing done): a delta with that character, or a
-    hold without a one-character ``last`` and a ``pend`` list."""
+    """``hold.keep_plain(delta)``: ``delta`` lacks every character of
+    ``hold.stops`` (an ``ArgHold``'s: the character every closer ends with),
+    so it is kept unread (appended to ``hold.pend``; ``hold.compact()`` once
+    256 are kept) and True answered.  False (nothing done): a delta with one
+    of them, or a hold without a non-empty ``stops`` str and a ``pend`` list."""
     if hold is None:
         return False
-    last = getattr(hold, "last", None)
-    if type(last) is not str or len(last) != 1 or last in delta:
+    stops = getattr(hold, "stops", None)
+    if type(stops) is not str or not stops:
         return False
+    for c in stops:
+        if c in delta:
+            return False
     pend = getattr(hold, "pend", None)
     if type(pend) is not list:
         return False
@@ -1075,7 +1088,7 @@ def sglang_held_streaming(self, new_text, tools):
     keeps the deltas of an open call's arguments in an ``ArgHold`` (``_hold``)
     while ``_held`` is not ``None`` (a class attribute: it binds as a method).
     A ``str`` delta for the same tools (``_schemas_for``) that cannot complete
-    a closer (it lacks ``_hold.last``) is kept there and answered
+    a closer (it lacks every character of ``_hold.stops``) is kept there and answered
     ``_kept_shape.build(None, "")`` (a ``ModelShape``: SGLang's empty text
     result); every other delta goes to ``self._held_streaming(new_text, tools)``."""
     d = self.__dict__
@@ -1090,7 +1103,7 @@ def max_held_step(self, delta):
     """MAX's ``parse_delta`` for an integration class that keeps the deltas
     of an open call's arguments in an ``ArgHold`` (``_hold``) while ``_held``
     is not ``None`` (a class attribute: it binds as a method).  A ``str``
-    delta that cannot complete a closer (it lacks ``_hold.last``) is kept
+    delta that cannot complete a closer (it lacks every character of ``_hold.stops``) is kept
     there and answered ``[]``; every other delta goes to
     ``self._held_parse(delta)``."""
     d = self.__dict__

@@ -1177,6 +1177,63 @@ def test_the_tail_entry_keeps_what_the_lane_read(backend):
 
 
 @pytest.mark.parametrize("backend", _BACKENDS)
+def test_the_tail_entry_keeps_chunks_of_a_held_call(backend):
+    """``sglang_tool_streaming_tail`` while a call is held (``_held`` set, no
+    lane): a ``str`` chunk for the same tools without any of ``_hold.stops``
+    is kept exactly as ``KeptChunks.keep_plain`` keeps it (256 kept join
+    into a block) and answered with a new empty tree of ``_kept_shape``,
+    ``_mtail`` untouched; every other chunk, and every chunk of an owner
+    with nothing held, no shape or no hold, goes to ``_streaming``."""
+    from reasoning_core.integrations._common import KeptChunks
+
+    mod = compiled if backend == "cython" else pure
+    Fn, Call, Msg = _models()
+    kept_shape = mod.ModelShape([(Msg, {"role": None, "content": mod.PIECE, "tool_calls": []}, ("content",), False)])
+
+    class S:
+        parse_streaming_increment = mod.sglang_tool_streaming_tail
+
+        def __init__(self, log, tools_obj):
+            self.log, self._schemas_for, self._hot, self._mtail = log, tools_obj, None, "seed"
+            self._held, self._hold, self._kept_shape = 0, KeptChunks("}]"), kept_shape
+
+        def _streaming(self, new_text, tools_obj):
+            self.log.append((new_text, tools_obj))
+            return "python"
+
+    class Sub(str):
+        pass
+
+    rng = random.Random(11)
+    alphabet = ["a", "{", "}", "[", "]", '"', "\n", "é", ""]
+    deltas = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4))) for _ in range(900)]
+    req, log = object(), []
+    o, ref = S(log, req), KeptChunks("}]")
+    kept = 0
+    for dt in deltas:
+        got = o.parse_streaming_increment(dt, req)
+        if "}" in dt or "]" in dt:
+            assert got == "python" and log.pop() == (dt, req) and not ref.keep_plain(dt)
+            continue
+        assert ref.keep_plain(dt) and not log
+        kept += 1
+        assert type(got) is Msg and got.content == "" and got.tool_calls == [] and got.model_fields_set == {"content"}
+        assert (o._hold.pend, o._hold.blocks, o._mtail) == (ref.pend, ref.blocks, "seed")
+    assert kept > 256 and o._hold.blocks
+    assert o._hold.take("z") == ref.take("z") and not o._hold.held()
+    a, b = o.parse_streaming_increment("x", req), o.parse_streaming_increment("y", req)
+    assert a is not b and a.tool_calls is not b.tool_calls
+    for dt, tl in (("x", object()), (Sub("x"), req), (b"x", req), (None, req)):
+        assert o.parse_streaming_increment(dt, tl) == "python" and log.pop() == (dt, tl)
+    for attr, value in (("_held", None), ("_kept_shape", None), ("_hold", None)):
+        keep = getattr(o, attr)
+        setattr(o, attr, value)
+        assert o.parse_streaming_increment("x", req) == "python" and log.pop() == ("x", req)
+        setattr(o, attr, keep)
+    assert o._hold.pend == ["x", "y"]
+
+
+@pytest.mark.parametrize("backend", _BACKENDS)
 def test_the_engine_entries_take_the_lane_only_when_it_applies(backend):
     """``vllm_tool_streaming`` / ``sglang_tool_streaming`` (bound as methods):
     the lane answers a delta only for its own owner state (a lane of this
@@ -1326,7 +1383,7 @@ def test_the_held_entries_keep_what_cannot_close_and_hand_on_the_rest(backend):
             assert a is not b
     # what goes to the Python side untouched: nothing held, another tools
     # object, a str subclass or another type, no shape or one of the other
-    # backend, a hold without a one-character ``last``
+    # backend, a hold without a non-empty ``stops`` str
     log = []
     o = S(log, req)
     before = list(o._hold.pend)
@@ -1341,8 +1398,12 @@ def test_the_held_entries_keep_what_cannot_close_and_hand_on_the_rest(backend):
         o._kept_shape = shape
         assert o.parse_streaming_increment("x", req) == "python" and log.pop() == ("x", req)
     o._kept_shape = kept_shape
-    o._hold.last = "ab"
-    assert o.parse_streaming_increment("x", req) == "python" and log.pop() == ("x", req)
+    for stops in ("", None, b">"):
+        o._hold.stops = stops
+        assert o.parse_streaming_increment("x", req) == "python" and log.pop() == ("x", req)
+    o._hold.stops = "x>"  # several stops: a delta with any of them goes on
+    assert o.parse_streaming_increment("ax", req) == "python" and log.pop() == ("ax", req)
+    assert o.parse_streaming_increment("ab", req).content == "" and o._hold.pend[-1] == "ab"
     del o._hold
     assert o.parse_streaming_increment("x", req) == "python" and log.pop() == ("x", req)
     m = M(log)

@@ -297,40 +297,26 @@ def regroup_held(deltas: list, held: Any, opend: list, make: Any, call_open: boo
 _HOLD_SHAPES: dict[tuple, tuple] = {}  # closers -> (closers, last, span), checked once
 
 
-class ArgHold:
-    """Input side of a wrapper that sends a call's arguments only at the
-    engine's structural points (a parameter's or a call's closing marker), as
-    the engine's own parser of that name does.
+class KeptChunks:
+    """Deltas a wrapper keeps unread while the engine's own parser would send
+    nothing for them, read later in one piece (``take``).  ``stops`` are the
+    characters a delta kept without looking back lacks (the compiled entries
+    keep such a delta themselves: append to ``pend``, ``compact()`` once 256
+    are kept).  Kept deltas are joined 256 at a time (``blocks``), so a long
+    run kept costs about its own size in memory, not an object per delta."""
 
-    While a call is open the wrapper keeps each delta that cannot complete one
-    of ``closers`` (all end with the same character, ``last``): a delta
-    without ``last`` is kept unread (``keep``), one with it is kept unless the
-    few characters before it and it together hold a whole closer.  The kept
-    deltas are read by our parser together with the delta that completes one,
-    so each character is still read once and the result does not depend on
-    the chunking.  Kept deltas are joined 256 at a time (``blocks``), so a long
-    value held costs about its own size in memory, not an object per delta.
-    ``rtail`` is the end of the text read so far."""
+    __slots__ = ("stops", "pend", "blocks")
 
-    __slots__ = ("closers", "last", "span", "pend", "blocks", "rtail")
-
-    def __init__(self, closers: tuple) -> None:
-        shape = _HOLD_SHAPES.get(closers) if type(closers) is tuple else None
-        if shape is None:
-            if not closers or len({c[-1] for c in closers}) != 1:
-                raise ValueError("ArgHold needs closers that end with the same character")
-            shape = (tuple(closers), closers[0][-1], max(len(c) for c in closers) - 1)
-            if type(closers) is tuple and all(type(c) is str for c in closers):
-                _HOLD_SHAPES[closers] = shape
-        self.closers, self.last, self.span = shape
+    def __init__(self, stops: str) -> None:
+        if type(stops) is not str or not stops:
+            raise ValueError("KeptChunks needs the characters that stop a keep (a non-empty str)")
+        self.stops = stops
         self.pend: list[str] = []
         self.blocks: list[str] = []
-        self.rtail = ""
 
     def reset(self) -> None:
         self.pend.clear()
         self.blocks.clear()
-        self.rtail = ""
 
     def compact(self) -> None:
         """The kept deltas joined into one block (the wrapper calls it when
@@ -341,14 +327,71 @@ class ArgHold:
     def held(self) -> bool:
         return bool(self.pend or self.blocks)
 
+    def keep_plain(self, delta: str) -> bool:
+        """Keep ``delta`` unread (and say so) when it has none of ``stops``."""
+        for c in self.stops:
+            if c in delta:
+                return False
+        return self._keep(delta)
+
+    def _keep(self, delta: str) -> bool:
+        pend = self.pend
+        pend.append(delta)
+        if len(pend) >= 256:
+            self.compact()
+        return True
+
+    def take(self, text: str) -> str:
+        """The kept deltas and ``text``, as one text to read now (nothing is
+        kept after it)."""
+        if self.blocks:
+            text = "".join(self.blocks) + "".join(self.pend) + text
+            self.blocks.clear()
+            self.pend.clear()
+        elif self.pend:
+            text = "".join(self.pend) + text
+            self.pend.clear()
+        return text
+
+
+class ArgHold(KeptChunks):
+    """Input side of a wrapper that sends a call's arguments only at the
+    engine's structural points (a parameter's or a call's closing marker), as
+    the engine's own parser of that name does.
+
+    While a call is open the wrapper keeps each delta that cannot complete one
+    of ``closers`` (all end with the same character, ``last``): a delta
+    without ``last`` is kept unread (``keep``), one with it is kept unless the
+    few characters before it and it together hold a whole closer.  The kept
+    deltas are read by our parser together with the delta that completes one,
+    so each character is still read once and the result does not depend on
+    the chunking.  ``rtail`` is the end of the text read so far."""
+
+    __slots__ = ("closers", "last", "span", "rtail")
+
+    def __init__(self, closers: tuple) -> None:
+        shape = _HOLD_SHAPES.get(closers) if type(closers) is tuple else None
+        if shape is None:
+            if not closers or len({c[-1] for c in closers}) != 1:
+                raise ValueError("ArgHold needs closers that end with the same character")
+            shape = (tuple(closers), closers[0][-1], max(len(c) for c in closers) - 1)
+            if type(closers) is tuple and all(type(c) is str for c in closers):
+                _HOLD_SHAPES[closers] = shape
+        self.closers, self.last, self.span = shape
+        KeptChunks.__init__(self, self.last)
+        self.rtail = ""
+
+    def reset(self) -> None:
+        KeptChunks.reset(self)
+        self.rtail = ""
+
     def keeps(self, delta: str) -> bool:
         """Keep ``delta`` unread (and say so) unless it may complete a closer:
         it holds ``last`` and, after the last ``span`` characters seen (kept,
         else read), a whole closer."""
-        pend = self.pend
         if self.last in delta:
             need, parts = self.span, [delta]
-            for piece in reversed(pend):
+            for piece in reversed(self.pend):
                 parts.append(piece)
                 need -= len(piece)
                 if need <= 0:
@@ -363,22 +406,13 @@ class ArgHold:
             for c in self.closers:
                 if c in s:
                     return False
-        pend.append(delta)
-        if len(pend) >= 256:
-            self.compact()
-        return True
+        return self._keep(delta)
 
     def take_read(self, text: str) -> tuple:
         """``(the kept deltas and text as one text to read now, whether it
         holds a closer)``, noted as read (the few characters read before it
         count for the closer)."""
-        if self.blocks:
-            text = "".join(self.blocks) + "".join(self.pend) + text
-            self.blocks.clear()
-            self.pend.clear()
-        elif self.pend:
-            text = "".join(self.pend) + text
-            self.pend.clear()
+        text = self.take(text)
         span = self.span
         s = self.rtail + text
         at_close = False

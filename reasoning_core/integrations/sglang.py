@@ -82,7 +82,7 @@ from .. import tools as _rc_tools
 from ..tools import _base as _tool_base, _json as _tool_json
 from ..tools._tagged_json_formats import DOTS_CALL as _DOTS_OPEN, DOTS_END as _DOTS_CLOSE
 from ..tools._types import ParsedToolCallDelta as _PTD
-from ._common import ArgHold as _ArgHold, BlockReader as _BlockReader, json_closer as _json_closer, null_text_class as _null_text_class
+from ._common import ArgHold as _ArgHold, KeptChunks as _KeptChunks, BlockReader as _BlockReader, json_closer as _json_closer, null_text_class as _null_text_class
 from ._common import regroup_held as _regroup_held
 from ._common import refs_inlined as _refs_inlined
 
@@ -1382,23 +1382,22 @@ if _FC is not None:
             self._mtail = ""                  # the last characters read
             self._held: Optional[int] = None  # our index of the compact call being held
             self._hitems: list = []           # its deltas read and not sent
-            self._pend: list[str] = []        # chunks kept unread
-            self._blocks: list[str] = []
+            self._hold = _KeptChunks("}]")    # chunks kept unread (none can close the JSON)
+            # a kept chunk's answer, _fc_normal_result(""), built by the
+            # compiled entry (None: the validated constructors are in use)
+            self._kept_shape = _FC_NORMAL_SHAPE
 
         # Inside a call's arguments (nothing held: a held call has no lane) the
-        # lane answers, compiled, and keeps _mtail; the rest goes to _streaming
-        # or, when the lane read the text and built nothing, to _answer.
+        # lane answers, compiled, and keeps _mtail; while a compact call is
+        # held, a chunk without "}" or "]" is kept there with no Python frame;
+        # the rest goes to _streaming or, when the lane read the text and
+        # built nothing, to _answer.
         parse_streaming_increment = _tool_json.SCAN.sglang_tool_streaming_tail
 
         def _streaming(self, new_text: str, tools: Any):
-            if tools is self._schemas_for and type(new_text) is str and self._held is not None:
-                if "}" not in new_text and "]" not in new_text:
-                    pend = self._pend
-                    pend.append(new_text)
-                    if len(pend) >= 256:
-                        self._blocks.append("".join(pend))
-                        pend.clear()
-                    return _fc_normal_result("")
+            if tools is self._schemas_for and type(new_text) is str and self._held is not None \
+                    and self._hold.keep_plain(new_text):
+                return _fc_normal_result("")
             return self._read(new_text, tools)
 
         def _answer(self, deltas: Any, new_text: str):
@@ -1417,13 +1416,6 @@ if _FC is not None:
             self._mtail = tail[-n:]
             return tail
 
-        def _take(self, text: str) -> str:
-            if self._blocks or self._pend:
-                text = "".join(self._blocks) + "".join(self._pend) + text
-                self._blocks.clear()
-                self._pend.clear()
-            return text
-
         def _read(self, text: Any, tools: Any, final: bool = False):
             text = self._text_for(text, tools)
             p = self._parser
@@ -1431,7 +1423,7 @@ if _FC is not None:
                 deltas = p.parse_delta(text)  # its checks: a wrong type
                 tail = self._mtail
             else:
-                text = self._take(text)
+                text = self._hold.take(text)
                 tail = self._note_read(text)
                 deltas = self._step_text(text)
             if final:

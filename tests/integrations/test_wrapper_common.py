@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from reasoning_core.integrations._common import ArgHold, CloserStripper
+from reasoning_core.integrations._common import ArgHold, CloserStripper, KeptChunks
 
 CLOSER = "</c>"
 
@@ -222,3 +222,37 @@ def test_arg_hold_blocks_and_closers_across_them():
 def test_arg_hold_bad_closers(bad):
     with pytest.raises(ValueError):
         ArgHold(bad)
+
+
+def test_kept_chunks_keep_what_lacks_every_stop_and_give_it_back_in_order():
+    rng = random.Random(3)
+    bits = ["a", "}", "]", "{", "[", "é", "", "\\"]
+    kept = KeptChunks("}]")
+    want, n = [], 0
+    for _ in range(2000):
+        ch = "".join(rng.choice(bits) for _ in range(rng.randint(0, 3)))
+        if kept.keep_plain(ch):
+            assert "}" not in ch and "]" not in ch
+            want.append(ch)
+            n += 1
+        else:
+            assert "}" in ch or "]" in ch
+            assert kept.take(ch) == "".join(want) + ch and not kept.held()
+            want = []
+        assert len(kept.pend) < 256 and "".join(kept.blocks) + "".join(kept.pend) == "".join(want)
+    assert n > 300
+    kept.take("")
+    for _ in range(600):
+        kept.keep_plain("x")
+    assert len(kept.blocks) == 2 and kept.held() and kept.take("") == "x" * 600 and not kept.held()
+    kept.keep_plain("y")
+    kept.reset()
+    assert not kept.held() and kept.take("z") == "z"
+    # an ArgHold is one: its stop is the character its closers end with
+    assert isinstance(ArgHold(HOLD_CLOSERS), KeptChunks) and ArgHold(HOLD_CLOSERS).stops == ">"
+
+
+@pytest.mark.parametrize("bad", ["", None, b"}", ["}"]])
+def test_kept_chunks_bad_stops(bad):
+    with pytest.raises(ValueError, match="KeptChunks"):
+        KeptChunks(bad)
