@@ -214,6 +214,22 @@ def test_sglang_mistral_compact_call_goes_out_whole(sgl, seed, rng):
     assert o_det.prev_tool_call_arr == e_det.prev_tool_call_arr
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_sglang_mistral_long_compact_call_held_in_blocks(sgl, seed):
+    # a compact call of thousands of chunks is kept in joined blocks (compiled entry or twin,
+    # KeptChunks): sent whole at the chunk that closes its JSON, as SGLang's
+    rng = random.Random(seed)
+    body = "".join(rng.choice(["x", "y = 2", " -> ", "\\n", "<b>", "é", "[", "{", "z" * 7]) for _ in range(1500))
+    text = "Sure.\n[TOOL_CALLS]%s[ARGS]%s" % (NAMES[0], json.dumps({"path": "a.py", "content": body}))
+    chunks = [text[i:i + 2] for i in range(0, len(text), 2)]
+    e_points, e_names, e_args, _ = _sgl_stream(sgl, "mistral", chunks)
+    o_points, o_names, o_args, o_det = _sgl_stream(sgl, "rc_mistral", chunks, check_books=True)
+    assert o_points == e_points and len(o_points) == 1
+    assert (o_names, o_args) == (e_names, e_args)
+    assert json.loads(o_args[0]) == {"path": "a.py", "content": body}
+    assert o_args == _bare_args("mistral", chunks) and not o_det._hold.held()
+
+
 def test_sglang_mistral_compact_cut_inside_the_json(sgl):
     text = '[TOOL_CALLS]write_file[ARGS]{"path": "a.py", "content": "abc'
     chunks = [text[i:i + 3] for i in range(0, len(text), 3)]
