@@ -945,6 +945,7 @@ if _FC is not None:
             self._closers: dict[int, _JsonCloser] = {}
             self._emitted = 0
             self._ws_after_call: list[str] = []
+            self._ws_run_text = False  # the text since the last call sent has more than whitespace
             # SGLang's bookkeeping, as its serving layer reads it (a list of
             # str per call, built from pieces only when read).
             self.streamed_args_for_tool = _ArgPieces()
@@ -1151,10 +1152,16 @@ if _FC is not None:
 
         def _after_call(self, text: str) -> str:
             # Whitespace after a call is held; dropped when the next call or
-            # the end comes, released in front of text that follows.
+            # the end comes, released in front of text that follows. Once the
+            # text since the call has anything else in it, the rest of it is
+            # kept as it comes: what is dropped is a whitespace-only run
+            # between calls (or after the last), whatever the chunks.
+            if self._ws_run_text:
+                return text
             if not text.strip():
                 self._ws_after_call.append(text)
                 return ""
+            self._ws_run_text = True
             if self._ws_after_call:
                 text = "".join(self._ws_after_call) + text
                 self._ws_after_call.clear()
@@ -1183,6 +1190,7 @@ if _FC is not None:
             if self.stream_drop_ws_after_call:
                 self._chot = None  # content after a call: the whitespace rule (_answer)
             self._ws_after_call.clear()
+            self._ws_run_text = False
             self._slot[i] = slot
             self._names[i] = name
             self._closers[i] = _json_closer()

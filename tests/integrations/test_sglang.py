@@ -554,6 +554,27 @@ def test_qwen25_one_shot_keeps_whitespace_after_a_dropped_call_as_streaming_does
             assert "".join(got + [streamed.parse_stream_end()[0]]).strip() == want.strip(), (text, size)
 
 
+@pytest.mark.parametrize("name", ["qwen25", "qwen"])
+def test_qwen25_whitespace_rule_does_not_depend_on_the_chunks(name):
+    # (found by the SGLang tool fuzz target) what is dropped after a call is a whitespace-only
+    # run up to the next call or the end; whitespace after other text in the same run stays,
+    # in whatever chunks it comes (it was dropped when it came in a chunk of its own)
+    known = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    bad = '<tool_call>{"name": "f g", "arguments": {"city": 3}}</tool_call>'
+    for text, want in ((f"Hi {known}x\n{known} bye", "Hi x\n bye"), (f"{known}x \n \n{known}", "x \n \n"),
+                       (f"{known}\n \n{known}\n", ""), (f'{known}"{bad}\n{known}": y', '"\n": y'),
+                       (f"{known}x\n\n", "x\n\n")):
+        one = FunctionCallParser(TOOLS, f"rc_{name}").parse_non_stream(text)[0]
+        seen = set()
+        for size in list(range(1, 9)) + [len(text)]:
+            streamed = FunctionCallParser(TOOLS, f"rc_{name}")
+            got = [streamed.parse_stream_chunk(text[i:i + size])[0] for i in range(0, len(text), size)]
+            seen.add("".join(got + [streamed.parse_stream_end()[0]]))
+        assert len(seen) == 1, (text, seen)
+        got = seen.pop()
+        assert want in got and got.strip() == want.strip() and one.strip() == want.strip(), (text, got, one)
+
+
 def test_token_level_hooks_answer_as_sglang():
     """The scheduler and grammar backend ask the detector for token ids and an answer frame."""
     from transformers import PreTrainedTokenizerFast
