@@ -574,12 +574,11 @@ def _sglang_oracles(pair, det, cls, fmt, tools, via_parser, text, chunks, normal
     else:
         normal_cmp, want_cmp = normal, want_text
     assert normal_cmp == want_cmp, f"streamed text {normal!r} != the format's {want_text!r}\n{case!r}"
-    if getattr(cls, "stream_drop_ws_after_call", False):
-        # the rule drops whitespace-only runs after a call, whatever the chunks: the
-        # text is exactly what the whole response streamed in one chunk gives
-        q = cls()
-        whole = q.parse_streaming_increment(text, tools).normal_text + q.finish(tools).normal_text
-        assert normal == whole, f"streamed text {normal!r} != {whole!r} streamed in one chunk\n{case!r}"
+    # whatever the chunks (the qwen25/qwen whitespace rule included), the text is
+    # exactly what the whole response streamed in one chunk gives
+    q = cls()
+    whole = q.parse_streaming_increment(text, tools).normal_text + q.finish(tools).normal_text
+    assert normal == whole, f"streamed text {normal!r} != {whole!r} streamed in one chunk\n{case!r}"
     args, prev = pair.call("bookkeeping", lambda p: (list(det(p).streamed_args_for_tool),
                                                      list(det(p).prev_tool_call_arr)))
     for i, (n, a) in enumerate(got):
