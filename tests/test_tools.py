@@ -290,6 +290,27 @@ def test_mistral_list_and_args_forms():
     assert names_args(r) == [("f", {"x": 2})] and r.tool_calls[0].id == "a1B2c3D4e"  # model's id kept
 
 
+_RUNS = [
+    "[TOOL_CALLS]" + "x" * 70 + "yy zz",                      # a name past 64 characters, text after it
+    "Hi [TOOL_CALLS]" + "x" * 200,                             # one the output ends inside
+    "[TOOL_CALLS]f[CALL_ID]" + "9" * 80 + '[ARGS]{"a": 1} t',  # an id past 64 characters
+    "[TOOL_CALLS]" + "x" * 64 + '[ARGS]{"a": 1}',              # a name of 64: still a call
+]
+
+
+@pytest.mark.parametrize("text", _RUNS)
+def test_mistral_run_past_its_limit_is_dropped_whole_whatever_the_chunks(text):
+    # (found by the vLLM tool fuzz target) a name or id run past its 64 characters was cut
+    # where the buffer ended when it went over, and the rest of the run came out as content:
+    # the output depended on the chunks
+    whole = stream(tools.create("mistral"), [text], with_ids=False)
+    for chunks in ([text[i:i + 1] for i in range(len(text))], [text[:20], text[20:]], [text[:70], text[70:]]):
+        assert stream(tools.create("mistral"), chunks, with_ids=False) == whole, chunks
+    assert "x" not in whole[0] and "9" not in whole[0]
+    want = {0: [], 1: [], 2: [("f", '{"a": 1}')], 3: [("x" * 64, '{"a": 1}')]}  # (an id too long is left out)
+    assert whole[1] == want[[t for t in _RUNS].index(text)]
+
+
 # ------------------------------------------------------------------ rules shared by all formats
 
 ONE_CALL = {

@@ -115,7 +115,7 @@ class MistralToolParser(BaseToolParser):
         # each step first tried on the buffer as it is, then waited for
         name = self._read_now(_NAME_CHARS, 64)
         if name is False:
-            name = yield from self._read(_NAME_CHARS, 64)
+            name = yield from self._read(_NAME_CHARS, 64, whole=True)
         if not valid_name(name):
             self._fail()
             return None
@@ -124,7 +124,7 @@ class MistralToolParser(BaseToolParser):
         if ok is None:
             ok = yield from self._expect("[CALL_ID]")
         if ok:
-            cid = yield from self._read(_ID_CHARS, 64)
+            cid = yield from self._read(_ID_CHARS, 64, whole=True)
         ok = self._expect_now("[ARGS]")
         if ok is None:
             ok = yield from self._expect("[ARGS]")
@@ -149,20 +149,27 @@ class MistralToolParser(BaseToolParser):
         self._pos = end
         return m.group()
 
-    def _read(self, rx, limit, chars=None):
+    def _read(self, rx, limit, chars=None, whole=False):
         """A run of characters matching ``rx``; ``None`` past ``limit``.  Given
         ``chars`` (the characters ``rx`` matches), each wait for more of the run
         is shown as ``self._name_run = (chars, how many more it may take)``
-        (``None`` once it goes on): a streaming caller may keep such deltas."""
+        (``None`` once it goes on): a streaming caller may keep such deltas.
+        ``whole``: a run past ``limit`` is read to its end (and dropped) before
+        ``None`` is answered, so where it stops does not depend on the chunks."""
         parts = []
         total = 0
         while True:
             m = rx.match(self._buf, self._pos)
-            parts.append(m.group())
             total += m.end() - m.start()
             self._pos = m.end()
             if total > limit:
+                if not whole:
+                    return None
+                while self._pos >= len(self._buf) and not self._eof:  # the run may go on
+                    yield
+                    self._pos = rx.match(self._buf, self._pos).end()
                 return None
+            parts.append(m.group())
             if self._pos < len(self._buf) or self._eof:
                 return "".join(parts)
             if chars is None:
