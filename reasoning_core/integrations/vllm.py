@@ -2383,6 +2383,8 @@ class VllmToolParser(_VllmToolParser):
             self._hot = None  # our parser starts over: its next call 0 is not this lane's
         if self._deferred_ws:
             held, self._deferred_ws = "".join(self._deferred_ws), []
+            if self._call_seen:  # whitespace after the last call: dropped
+                return msg
             if msg is None:
                 return _content_message(held)
             msg.content = held + (msg.content or "")
@@ -2390,15 +2392,16 @@ class VllmToolParser(_VllmToolParser):
 
     def _shape_content(self, text: str) -> str:
         """vLLM's engine rule until content has non-whitespace text:
-        whitespace-only content is held, and dropped once a call starts."""
+        whitespace-only content is held, released in front of the text that
+        follows it, and dropped when a call starts (or at the end, once a call
+        went out). A run of whitespace is judged whole, whatever the chunks."""
         if text.strip():
             self._nonws_seen = True
             held, self._deferred_ws = "".join(self._deferred_ws), []
             if self._request is not _UNSEEN:
                 self._set_content_lane()  # the rule is done with
             return held + text
-        if not self._call_seen:
-            self._deferred_ws.append(text)
+        self._deferred_ws.append(text)
         return ""
 
     def get_remaining_unstreamed_args(self) -> str:
@@ -2477,10 +2480,9 @@ class VllmToolParser(_VllmToolParser):
                 else:
                     content.append(d.content)
                 continue
-            if not self._call_seen:
-                self._call_seen = True
-                if self._ws_drop:
-                    self._deferred_ws = []
+            self._call_seen = True
+            if shape and self._deferred_ws:
+                self._deferred_ws = []  # whitespace before a call: dropped
             self._record(d)
             calls.append(_tool_call(d.index, d.id, d.name, d.arguments))
         if not content and not calls:

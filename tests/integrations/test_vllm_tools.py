@@ -230,3 +230,35 @@ def test_every_vllm_tool_parser_name_is_served_or_explained():
     assert registered - served - unserved == set()
     assert (served | unserved) - registered == set()  # no stale names
     assert all(isinstance(why, str) and len(why) > 20 for why in rcv.TOOL_NOT_SERVED.values())
+
+
+@pytest.mark.parametrize("name", ["qwen3_coder", "qwen3_xml", "kimi_k2", "glm45"])
+def test_whitespace_after_a_call_is_judged_by_its_run_whatever_the_chunks(name):
+    # (found by the vLLM tool fuzz target) under vLLM's whitespace rule, whitespace after a
+    # call was dropped when it came in a delta of its own and kept when text came with it:
+    # a run of whitespace followed by text now goes out whole, one that a call or the end
+    # follows is dropped, in any deltas
+    fmt = {"qwen3_xml": "qwen3_coder", "glm45": "glm45"}.get(name, name)
+    tok = tokenizer(FORMATS.get(name, (None, "qwen3"))[1] if name in FORMATS else "qwen3")
+    one = call_text(fmt, "get_weather", "city", '"Paris"')
+    req = chat_request(tools=TOOLS)
+    for text, want in ((one + "\n\n</x> done", "\n\n</x> done"), (one + "\n \n" + one + "\n", ""),
+                       ("Hi " + one + " \n", "Hi  \n")):  # (the rule ends with the first text)
+        seen = set()
+        for size in (1, 2, 3, 5, len(text)):
+            p = rcv.TOOL_PARSERS[name](tok, None)
+            prev, content, names = "", [], []
+            for i in range(0, len(text), size):
+                ch = text[i:i + size]
+                m = p.extract_tool_calls_streaming(prev, prev + ch, ch, [], [], [], req)
+                prev += ch
+                if m is not None:
+                    content.append(m.content or "")
+                    names += [tc.function.name for tc in m.tool_calls or () if tc.function and tc.function.name]
+            m = p.finish_streaming()
+            if m is not None:
+                content.append(m.content or "")
+            seen.add(("".join(content), tuple(names)))
+        assert len(seen) == 1, (name, text, seen)
+        got, names = seen.pop()
+        assert got == want and names == ("get_weather",) * text.count("get_weather"), (name, text, got)
