@@ -104,6 +104,7 @@ class Pair:
 
     def __init__(self, make, case: list) -> None:
         self.case = case
+        self.make = make  # a fresh instance (under the scanner in use)
         self.insts = []
         for be in BACKENDS:
             with scanner(be):
@@ -392,6 +393,18 @@ def _vllm_oracles(pair, cls, fmt, req, rname, text, chunks, content, calls, case
     if getattr(req, "tool_choice", None) == "none":
         assert (content, got) == (text, []), f"tool_choice='none' must pass the text through\n{case!r}"
         return
+    # whatever the chunks, the same content and calls as the whole response in one delta
+    q = pair.make()
+    whole: list[str] = []
+    whole_calls: dict[int, list] = {}
+    for m in (q.extract_tool_calls_streaming("", text, text, [], [], [], req), q.finish_streaming()):
+        m = _vllm_msg(m)
+        if m is not None:
+            whole.append(m[0] or "")
+            for idx, _has_id, _t, n, a in m[2]:
+                _merge(whole_calls, idx, n, a)
+    assert ("".join(whole), whole_calls) == (content, calls), \
+        f"streamed {content!r} {calls!r} != {''.join(whole)!r} {whole_calls!r} in one delta\n{case!r}"
     inst = pair.first
     schemas = rcv._tool_schemas(getattr(req, "tools", None) or inst.tools)
 
