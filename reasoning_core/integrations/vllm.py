@@ -3413,16 +3413,38 @@ class _MistralVllm(VllmToolParser):
         # once the first text is read, this class's _streaming is the base one
         return self._bare_checked and type(self)._streaming is _MistralVllm._streaming
 
+    _first = ""  # the first text of a guided request while it may still become the marker
+
     def _streaming(self, previous_text: str, delta_text: str, request: Any) -> Optional[DeltaMessage]:
-        if not self._bare_checked and delta_text and delta_text.strip():
+        if not self._bare_checked and delta_text and (self._first or delta_text.strip()):
             # The first text of a guided request that is not the marker: the
-            # bare array (read as if the marker opened it).
+            # bare array (read as if the marker opened it). While that text is
+            # a part of the marker it is held (it may still become it), so the
+            # answer does not depend on where the deltas split it.
+            if self._first or (_guided_choice(request) and not previous_text.strip()):
+                text = self._first + delta_text
+                head = text.lstrip()
+                if len(head) < len(self._BOT) and self._BOT.startswith(head):
+                    self._first, self._first_request = text, request
+                    return None
+                self._first = ""
+                delta_text = text if head.startswith(self._BOT) else self._BOT + head
             self._bare_checked = True
             self._set_content_lane()
-            if (_guided_choice(request) and not delta_text.lstrip().startswith(self._BOT[:len(delta_text.lstrip())])
-                    and not previous_text.strip()):
-                delta_text = self._BOT + delta_text.lstrip()
         return super()._streaming(previous_text, delta_text, request)
+
+    def finish_streaming(self) -> Optional[DeltaMessage]:
+        first, self._first = self._first, ""
+        if not first:
+            return super().finish_streaming()
+        # the output ended inside what could have been the marker: the bare array's start
+        self._bare_checked = True
+        head = super()._streaming("", self._BOT + first.lstrip(), self._first_request)
+        tail = super().finish_streaming()
+        if head is None or tail is None:
+            return tail if head is None else head
+        return _tool_message(((head.content or "") + (tail.content or "")) or None,
+                             list(head.tool_calls or ()) + list(tail.tool_calls or ()) or None)
 
 
 _TOOL_BASES: dict[str, type[VllmToolParser]] = {"k2_horizon": _K2HorizonVllm, "minicpm5": _MiniCPM5Vllm,

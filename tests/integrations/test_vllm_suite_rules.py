@@ -431,6 +431,40 @@ def test_mistral_required_choice_guided_bare_array():
     assert not auto.tools_called and auto.content == text
 
 
+def test_mistral_required_choice_first_text_judged_whatever_the_deltas():
+    """(found by the vLLM tool fuzz target) the first text of a guided request
+    is the bare array unless it is the marker: a first delta that was a part
+    of the marker (``[TOOL_CA``) decided it before the text went on. That text
+    is now held until it is the marker or is not, so the deltas do not matter;
+    a stream that ends inside it ends as the bare array would."""
+    tok = vllm_tokenizer(("[TOOL_CALLS]",))
+    req = rcv.TOOL_PARSERS["mistral"](tok).adjust_request(
+        chat_request(tools=_weather_tools(), tool_choice="required", response_format={"type": "json_object"}))
+    call = '[{"name": "get_weather", "arguments": {"city": "Paris"}}]'
+    for text in ("[TOOL_CAgggg#: x", " [TOOL_CALLS]" + call, "[TOOL_CALLS]" + call, call, "[TOOL_C", "[", "  "):
+        seen = set()
+        for size in (1, 2, 3, 8, len(text)):
+            parser, prev, content, calls = rcv.TOOL_PARSERS["mistral"](tok), "", [], []
+            for i in range(0, len(text), size):
+                chunk = text[i:i + size]
+                m = parser.extract_tool_calls_streaming(prev, prev + chunk, chunk, [], [], [1], req)
+                prev += chunk
+                if m is not None:
+                    content.append(m.content or "")
+                    calls += [(c.function.name, c.function.arguments) for c in m.tool_calls or () if c.function]
+            m = parser.finish_streaming()
+            if m is not None:
+                content.append(m.content or "")
+                calls += [(c.function.name, c.function.arguments) for c in m.tool_calls or () if c.function]
+            seen.add(("".join(content), tuple(n for n, _ in calls if n), "".join(a or "" for _, a in calls)))
+        assert len(seen) == 1, (text, seen)
+        content, names, args = seen.pop()
+        if "get_weather" in text:
+            assert names == ("get_weather",) and json.loads(args) == {"city": "Paris"}, text
+        else:
+            assert names == () and "[TOOL_CALLS]" not in content, (text, content)
+
+
 def test_names_vllm_serves_with_one_class_share_ours():
     assert rcv.TOOL_PARSERS["glm45"] is rcv.TOOL_PARSERS["glm47"]
     groups: dict = {}
