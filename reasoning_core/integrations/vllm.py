@@ -3428,7 +3428,10 @@ class _MistralVllm(VllmToolParser):
                     self._first, self._first_request = text, request
                     return None
                 self._first = ""
-                delta_text = text if head.startswith(self._BOT) else self._BOT + head
+                if not head.startswith(self._BOT):  # (whitespace before it stays content, as in its own delta)
+                    delta_text = text[:len(text) - len(head)] + self._BOT + head
+                else:
+                    delta_text = text
             self._bare_checked = True
             self._set_content_lane()
         return super()._streaming(previous_text, delta_text, request)
@@ -3439,7 +3442,8 @@ class _MistralVllm(VllmToolParser):
             return super().finish_streaming()
         # the output ended inside what could have been the marker: the bare array's start
         self._bare_checked = True
-        head = super()._streaming("", self._BOT + first.lstrip(), self._first_request)
+        lead = first.lstrip()
+        head = super()._streaming("", first[:len(first) - len(lead)] + self._BOT + lead, self._first_request)
         tail = super().finish_streaming()
         if head is None or tail is None:
             return tail if head is None else head

@@ -441,7 +441,8 @@ def test_mistral_required_choice_first_text_judged_whatever_the_deltas():
     req = rcv.TOOL_PARSERS["mistral"](tok).adjust_request(
         chat_request(tools=_weather_tools(), tool_choice="required", response_format={"type": "json_object"}))
     call = '[{"name": "get_weather", "arguments": {"city": "Paris"}}]'
-    for text in ("[TOOL_CAgggg#: x", " [TOOL_CALLS]" + call, "[TOOL_CALLS]" + call, call, "[TOOL_C", "[", "  "):
+    for text in ("[TOOL_CAgggg#: x", " [TOOL_CALLS]" + call, "[TOOL_CALLS]" + call, call, "[TOOL_C", "[", "  ",
+                 ' "argum x', " \n" + call, " [TOOL_C"):
         seen = set()
         for size in (1, 2, 3, 8, len(text)):
             parser, prev, content, calls = rcv.TOOL_PARSERS["mistral"](tok), "", [], []
