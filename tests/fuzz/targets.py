@@ -337,6 +337,8 @@ TOOL_BITS = (
     '<｜DSML｜parameter name="a" string="true">', '<｜DSML｜parameter name="a" string="false">',
     "</｜DSML｜parameter>", "</｜DSML｜tool_calls>", '<atem:invoke name="f">', "</atem:invoke>",
     '<atem:parameter name="a">', "</atem:parameter>", "</atem:function_calls>",
+    # runs that go past a name's or an id's length limit when two meet
+    "n" * 40, "7" * 40,
 )
 
 
