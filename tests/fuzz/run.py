@@ -28,7 +28,9 @@ into a structured case and checks it:
   markers, invalid JSON, huge and odd names, empty deltas, reused instances,
   end-of-stream hooks in any order): nothing raises, compiled and pure
   scanners agree call by call, the wrapper streams what the format's own
-  parser streams, and a well-formed output streams as it parses one-shot.
+  parser streams, a fresh vLLM or SGLang instance fed the whole response in
+  one delta streams exactly the same, and a well-formed output streams as it
+  parses one-shot.
   The pytest entry runs each engine's reasoning and tool targets in one
   process (``vllm+vllm_tools``, ...: the first input byte picks), and
   ``mlx_tools`` where vllm-mlx imports.
