@@ -6,6 +6,7 @@ Nothing here reads the network.
 from __future__ import annotations
 
 import functools
+import tempfile
 from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -85,6 +86,17 @@ CORPUS = [
     '{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}',
     "So the answer is 4.\n\nThe answer is **4**. Numbers 0123456789 and punctuation .,;:!?()[]{}<>/\\|",
 ]
+
+
+# One scratch folder per process for the model folders tests make (and the
+# sockets an engine's app binds under the temp directory while one is built):
+# removed when the process exits, so a run leaves nothing in /tmp.
+_SCRATCH = tempfile.TemporaryDirectory(prefix="rc-tests-")
+
+
+def scratch_dir(prefix: str) -> Path:
+    """A new folder in this process's scratch folder (removed at exit)."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=_SCRATCH.name))
 
 
 @functools.lru_cache(maxsize=None)

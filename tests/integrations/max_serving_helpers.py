@@ -115,9 +115,9 @@ def model_folder(specials: tuple[str, ...], template: str, eos: str, added: tupl
     single-token markers that stay in the decoded text (as ``<think>`` and
     ``<tool_call>`` are in Qwen's vocabulary)."""
     from tokenizers import AddedToken
-    from vocab import build_tokenizer
+    from vocab import build_tokenizer, scratch_dir
 
-    d = Path(tempfile.mkdtemp(prefix="max_serving_"))
+    d = scratch_dir("max-serving-")
     tok = build_tokenizer(tuple(dict.fromkeys(specials + (eos,))))
     if added:
         tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in added])
@@ -137,8 +137,14 @@ def serve(folder: Path, reasoning: Optional[str], tool: Optional[str]) -> Served
             models={"main": SimpleNamespace(sampling_params_defaults=SamplingParamsGenerationConfigDefaults(), model_path=str(folder))})
         tokenizer = TextTokenizer(str(folder), None)
         settings = Settings(disable_telemetry=True)
-        app = fastapi_app(settings, ServingTokenGeneratorSettings(
-            model_factory=None, pipeline_config=config, tokenizer=tokenizer, reasoning_parser_name=reasoning))
+        # MAX's app binds its control sockets under the temp directory when it
+        # is built: there, the model's folder (removed with the scratch folder).
+        saved, tempfile.tempdir = tempfile.tempdir, str(folder)
+        try:
+            app = fastapi_app(settings, ServingTokenGeneratorSettings(
+                model_factory=None, pipeline_config=config, tokenizer=tokenizer, reasoning_parser_name=reasoning))
+        finally:
+            tempfile.tempdir = saved
     worker = ScriptedWorker()
     app.state.pipeline = TokenGeneratorPipeline(model_name="m", tokenizer=tokenizer, lora_queue=None,
                                                 model_worker=worker, reasoning_parser_name=reasoning)

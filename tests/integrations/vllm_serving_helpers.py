@@ -46,10 +46,10 @@ def union_specials() -> tuple[str, ...]:
 
 def make_model_dir(specials: tuple[str, ...]) -> tuple[str, Any]:
     """A model folder vLLM's config and tokenizer loaders accept, offline."""
-    from vocab import build_tokenizer
+    from vocab import build_tokenizer, scratch_dir
 
     tok = build_tokenizer(specials)
-    d = tempfile.mkdtemp(prefix="rc-vllm-serving-")
+    d = str(scratch_dir("vllm-serving-"))
     tok.save(os.path.join(d, "tokenizer.json"))
     vocab = tok.get_vocab_size()
     eos = tok.token_to_id(EOS)
