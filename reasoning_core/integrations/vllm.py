@@ -3428,13 +3428,17 @@ class _MistralVllm(VllmToolParser):
                     self._first, self._first_request = text, request
                     return None
                 self._first = ""
-                if not head.startswith(self._BOT):  # (whitespace before it stays content, as in its own delta)
-                    delta_text = text[:len(text) - len(head)] + self._BOT + head
-                else:
-                    delta_text = text
+                delta_text = self._marked(text)
             self._bare_checked = True
             self._set_content_lane()
         return super()._streaming(previous_text, delta_text, request)
+
+    def _marked(self, text: str) -> str:
+        """``text`` read as the bare array: the marker in front of its first
+        non-whitespace character, unless it is there (whitespace before it
+        stays content, as in its own delta)."""
+        head = text.lstrip()
+        return text if head.startswith(self._BOT) else text[:len(text) - len(head)] + self._BOT + head
 
     def finish_streaming(self) -> Optional[DeltaMessage]:
         first, self._first = self._first, ""
@@ -3442,8 +3446,7 @@ class _MistralVllm(VllmToolParser):
             return super().finish_streaming()
         # the output ended inside what could have been the marker: the bare array's start
         self._bare_checked = True
-        lead = first.lstrip()
-        head = super()._streaming("", first[:len(first) - len(lead)] + self._BOT + lead, self._first_request)
+        head = super()._streaming("", self._marked(first), self._first_request)
         tail = super().finish_streaming()
         if head is None or tail is None:
             return tail if head is None else head
