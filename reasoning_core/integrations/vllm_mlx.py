@@ -2487,11 +2487,14 @@ class _MlxMistral(_Mistral):
         c = yield from self._peek()
         if c == "[" or c == "{" or c is None:
             return (yield from super()._section(opener))
-        name = yield from self._read(_M_NAME, _M_NAME_LIMIT, _M_NAME_CHARS)  # its waits shown as _name_run
+        name = yield from self._read(_M_NAME, _M_NAME_LIMIT, _M_NAME_CHARS, keep=True)  # waits shown as _name_run
         if not name:
             self._fail()
             return None
-        ws = yield from self._read(_M_WS, 1 << 20)
+        if len(name) > _M_NAME_LIMIT:  # no call: the run is content (vllm-mlx's releases its name buffer too)
+            self._content(name)
+            return None
+        ws = yield from self._read(_M_WS, sys.maxsize, keep=True)
         if not (yield from self._expect("[ARGS]")):
             c = yield from self._peek()
             if c != "{":

@@ -115,7 +115,7 @@ class MistralToolParser(BaseToolParser):
         # each step first tried on the buffer as it is, then waited for
         name = self._read_now(_NAME_CHARS, 64)
         if name is False:
-            name = yield from self._read(_NAME_CHARS, 64, whole=True)
+            name = yield from self._read(_NAME_CHARS, 64)
         if not valid_name(name):
             self._fail()
             return None
@@ -124,7 +124,7 @@ class MistralToolParser(BaseToolParser):
         if ok is None:
             ok = yield from self._expect("[CALL_ID]")
         if ok:
-            cid = yield from self._read(_ID_CHARS, 64, whole=True)
+            cid = yield from self._read(_ID_CHARS, 64)
         ok = self._expect_now("[ARGS]")
         if ok is None:
             ok = yield from self._expect("[ARGS]")
@@ -149,13 +149,14 @@ class MistralToolParser(BaseToolParser):
         self._pos = end
         return m.group()
 
-    def _read(self, rx, limit, chars=None, whole=False):
-        """A run of characters matching ``rx``; ``None`` past ``limit``.  Given
-        ``chars`` (the characters ``rx`` matches), each wait for more of the run
-        is shown as ``self._name_run = (chars, how many more it may take)``
-        (``None`` once it goes on): a streaming caller may keep such deltas.
-        ``whole``: a run past ``limit`` is read to its end (and dropped) before
-        ``None`` is answered, so where it stops does not depend on the chunks."""
+    def _read(self, rx, limit, chars=None, keep=False):
+        """A run of characters matching ``rx``.  A run past ``limit`` is read to
+        its end, so where it stops does not depend on the chunks, and answered
+        ``None`` (dropped), or with ``keep`` as read (the caller checks its
+        length).  Given ``chars`` (the characters ``rx`` matches), each wait for
+        more of the run within ``limit`` is shown as ``self._name_run = (chars,
+        how many more it may take)`` (``None`` once it goes on): a streaming
+        caller may keep such deltas."""
         parts = []
         total = 0
         while True:
@@ -163,12 +164,15 @@ class MistralToolParser(BaseToolParser):
             total += m.end() - m.start()
             self._pos = m.end()
             if total > limit:
-                if not whole:
-                    return None
+                if keep:
+                    parts.append(m.group())
                 while self._pos >= len(self._buf) and not self._eof:  # the run may go on
                     yield
-                    self._pos = rx.match(self._buf, self._pos).end()
-                return None
+                    m = rx.match(self._buf, self._pos)
+                    self._pos = m.end()
+                    if keep:
+                        parts.append(m.group())
+                return "".join(parts) if keep else None
             parts.append(m.group())
             if self._pos < len(self._buf) or self._eof:
                 return "".join(parts)

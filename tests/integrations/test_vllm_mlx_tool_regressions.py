@@ -758,3 +758,24 @@ def test_the_gate_state_after_each_delta_is_what_idle_state_answers(cls_name, se
         assert (gate.keep, gate.quiet, gate.budget if held[0] == 7 else None) == held[1:]
         checked += 1
     assert checked
+
+
+@pytest.mark.parametrize("n", [255, 256, 257, 300, 1000])
+def test_a_mistral_name_run_past_the_limit_is_content_whatever_the_chunks(n):
+    """A run of name characters longer than the 256 vllm-mlx's name buffer
+    holds is no call: it was cut where the delta that crossed the limit
+    ended, so the content depended on the chunks (and lost the rest of the
+    run). Now the run is read to its end and released as content."""
+    cls = M.TOOL_PARSERS["mistral"]
+    run = ("get_" + "x" * n)[:n]
+    text = "Hi [TOOL_CALLS]" + run + '[ARGS]{"x": 1} tail'
+    got = []
+    for k in (1, 3, 7, 64, 255, len(text)):
+        content, calls, args = _stream_objects(cls(None), [text[i:i + k] for i in range(0, len(text), k)], True)
+        got.append((content, [c for c in calls if c[1]], args))  # (a call's pieces after the first carry no name)
+    assert all(g == got[0] for g in got), got
+    content, calls, args = got[0]
+    if n <= 256:
+        assert (content, calls, args) == ("Hi  tail", [(0, run)], '{"x": 1}')
+    else:
+        assert (content, calls, args) == ("Hi " + run + '[ARGS]{"x": 1} tail', [], "")
