@@ -20,6 +20,7 @@ from toolstreams import (
     DS_CALLS_END,
     DS_SEP,
     MAX_NAMES,
+    assert_soup_consistent,
     further_suite,
     stream,
     write_calls,
@@ -311,6 +312,26 @@ def test_mistral_run_past_its_limit_is_dropped_whole_whatever_the_chunks(text):
     assert whole[1] == want[[t for t in _RUNS].index(text)]
 
 
+_PY_RUNS = ["[get(x=1), " + "b" * 100 + "(y=2)] tail", "[get(x=1), f(" + "k" * 70 + "=2)] tail",
+            "Hi [" + "a" * 70 + "(x=1)] tail", "[" + "a" * 64 + "(x=1)]"]
+
+
+@pytest.mark.parametrize("text", _PY_RUNS)
+def test_pythonic_identifier_past_its_limit_is_read_whole_whatever_the_chunks(text):
+    # a name or key run past its 64 characters was cut where the buffer ended when it went
+    # over: after a call had opened, the rest of the run came out as content, so the output
+    # depended on the chunks (and differed from one-shot parsing)
+    whole = stream(tools.create("pythonic"), [text], with_ids=False)
+    for k in (1, 2, 7, 33, 65):
+        chunks = [text[i:i + k] for i in range(0, len(text), k)]
+        assert stream(tools.create("pythonic"), chunks, with_ids=False) == whole, k
+    one = tools.create("pythonic").parse_complete(text)
+    assert whole == (one.content or "", [(c.name, c.arguments) for c in one.tool_calls])
+    want = {0: ("(y=2)] tail", [("get", '{"x": 1}')]), 1: ("=2)] tail", [("get", '{"x": 1}')]),
+            2: (text, []), 3: ("", [("a" * 64, '{"x": 1}')])}
+    assert whole == want[_PY_RUNS.index(text)]
+
+
 # ------------------------------------------------------------------ rules shared by all formats
 
 ONE_CALL = {
@@ -454,6 +475,47 @@ def test_unterminated_call_completed_at_finish(name):
     r = check_stream_equals_complete(name, "Go: " + CUT_CALL[name])
     assert r.content == "Go: "
     assert names_args(r) == [("f", one_args(name))]
+
+
+# where each of the first formats writes the call's name and its key (f, a); the further
+# formats' calls are written again by their suite's writer
+_RUN_SPOTS = {
+    "hermes": (('"name": "f"', '"name": "{}"'), ('{"a": 1}', '{{"{}": 1}}')),
+    "llama3_json": (('"name": "f"', '"name": "{}"'), ('{"a": 1}', '{{"{}": 1}}')),
+    "qwen3_coder": (("function=f>", "function={}>"), ("<parameter=a>", "<parameter={}>")),
+    "qwen3_5": (("function=f>", "function={}>"), ("<parameter=a>", "<parameter={}>")),
+    "deepseek_v3": ((DS_SEP + "f\n", DS_SEP + "{}\n"), ('{"a": 1}', '{{"{}": 1}}')),
+    "deepseek_v31": ((DS_CALL_BEGIN + "f" + DS_SEP, DS_CALL_BEGIN + "{}" + DS_SEP), ('{"a": 1}', '{{"{}": 1}}')),
+    "kimi_k2": (("functions.f:0", "functions.{}:0"), ('{"a": 1}', '{{"{}": 1}}')),
+    "glm45": (("<tool_call>f\n", "<tool_call>{}\n"), ("<arg_key>a</arg_key>", "<arg_key>{}</arg_key>")),
+    "minimax_m2": (('invoke name="f"', 'invoke name="{}"'), ('parameter name="a"', 'parameter name="{}"')),
+    "mistral": (("[TOOL_CALLS]f[", "[TOOL_CALLS]{}["), ('{"a": 1}', '{{"{}": 1}}')),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_CALL))
+@pytest.mark.parametrize("where", ["name", "key"])
+def test_a_long_name_or_key_reads_alike_whatever_the_chunks(name, where):
+    """A 300-character run where a call's name or a key goes (past every
+    format's limit on a name), between two good calls: streamed in any
+    chunks as in one piece, and as one-shot parsing reads it (a format that
+    reads a run up to a limit reads it to its end whatever the chunks)."""
+    run = "n" * 300
+    one = ONE_CALL[name]
+    if name in _RUN_SPOTS:
+        spot, repl = _RUN_SPOTS[name][where == "key"]
+        assert one.count(spot) == 1, (name, spot)
+        odd = one.replace(spot, repl.format(run))
+    else:
+        plain = write_calls(name, [("f", {"a": 1})])
+        assert plain in one, name
+        bad = (run, {"a": 1}) if where == "name" else ("f", {run: 1})
+        # between two calls of the same block (one list, where the format writes one)
+        odd = one.replace(plain, write_calls(name, [("f", {"a": 1}), bad, ("f", {"b": 2})]))
+    assert run in odd
+    text = "Hi " + one + odd + one + " tail"
+    for k in (1, 7, 64):
+        assert_soup_consistent(name, text, [text[i:i + k] for i in range(0, len(text), k)])
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN))

@@ -440,6 +440,40 @@ class BaseToolParser:
                 return
             yield
 
+    def _read(self, rx, limit, chars=None, keep=False):
+        """A run of characters matching ``rx``.  A run past ``limit`` is read to
+        its end, so where it stops does not depend on the chunks, and answered
+        ``None`` (dropped), or with ``keep`` as read (the caller checks its
+        length).  Given ``chars`` (the characters ``rx`` matches), each wait for
+        more of the run within ``limit`` is shown as ``self._name_run = (chars,
+        how many more it may take)`` (``None`` once it goes on): a streaming
+        caller may keep such deltas."""
+        parts = []
+        total = 0
+        while True:
+            m = rx.match(self._buf, self._pos)
+            total += m.end() - m.start()
+            self._pos = m.end()
+            if total > limit:
+                if keep:
+                    parts.append(m.group())
+                while self._pos >= len(self._buf) and not self._eof:  # the run may go on
+                    yield
+                    m = rx.match(self._buf, self._pos)
+                    self._pos = m.end()
+                    if keep:
+                        parts.append(m.group())
+                return "".join(parts) if keep else None
+            parts.append(m.group())
+            if self._pos < len(self._buf) or self._eof:
+                return "".join(parts)
+            if chars is None:
+                yield
+            else:
+                self._name_run = (chars, limit - total)
+                yield
+                self._name_run = None
+
     def _ws_peek(self, rx=_WS):
         """``_skip_ws`` (or a skip of ``rx``) then ``_peek``, in one generator:
         the next character after it, ``None`` at the end of input."""

@@ -407,20 +407,10 @@ class _PythonicBase(_Held):
             yield
 
     def _ident(self):
-        """A Python (ASCII) identifier of at most 64 characters, or ``None``."""
-        parts: list[str] = []
-        total = 0
-        while True:
-            m = _IDENT_CHARS.match(self._buf, self._pos)
-            parts.append(m.group())
-            total += m.end() - m.start()
-            self._pos = m.end()
-            if total > 64:
-                return None
-            if self._pos < len(self._buf) or self._eof:
-                break
-            yield
-        name = "".join(parts)
+        """A Python (ASCII) identifier of at most 64 characters, or ``None`` (a
+        longer run is read to its end: where it stops does not depend on the
+        chunks)."""
+        name = yield from self._read(_IDENT_CHARS, 64)
         if not name or name[0].isdigit():
             return None
         return name
