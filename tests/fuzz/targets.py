@@ -337,8 +337,11 @@ TOOL_BITS = (
     '<｜DSML｜parameter name="a" string="true">', '<｜DSML｜parameter name="a" string="false">',
     "</｜DSML｜parameter>", "</｜DSML｜tool_calls>", '<atem:invoke name="f">', "</atem:invoke>",
     '<atem:parameter name="a">', "</atem:parameter>", "</atem:function_calls>",
-    # runs that go past a name's or an id's length limit when two meet
-    "n" * 40, "7" * 40,
+    # runs that go past a name's or an id's length limit when two meet (64; 256 for vllm-mlx's
+    # mistral names)
+    "n" * 40, "7" * 40, "n" * 130,
+    # the pythonic formats' calls
+    "f(a=1)", "(", ")", "=",
 )
 
 
