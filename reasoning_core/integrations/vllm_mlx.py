@@ -1999,6 +1999,21 @@ _HARMONY_TOOL_CONTENT = _replace(
 _HARMONY_HEADS = ("<|start|>", "<|channel|>", "<|constrain|>")  # markers a message header goes on after
 
 
+def _after_marks(delta: str, before: str) -> list:
+    """``delta`` cut after each ``|>`` that ends in it (``before``: the
+    character read before it)."""
+    cuts = []
+    if before == "|" and delta[0] == ">":
+        cuts.append(1)
+    i = delta.find("|>")
+    while i >= 0:
+        cuts.append(i + 2)
+        i = delta.find("|>", i + 2)
+    if not cuts:
+        return [delta]
+    return [delta[a:b] for a, b in zip([0, *cuts], [*cuts, len(delta)]) if a < b]
+
+
 class RcMlxHarmonyToolParser(RcMlxToolParser):
     """vllm-mlx's ``harmony`` / ``gpt-oss`` tool parser: the calls are
     commentary messages addressed ``to=functions.NAME`` (our ``gpt_oss`` tool
@@ -2018,6 +2033,7 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
         super().reset()
         self._split = TextReasoningParser(_HARMONY_TOOL_CONTENT, starts_in_reasoning=None)
         self._called = False
+        self._last_char = ""  # the last character read (a "|" a marker's ">" may follow)
 
     def _triggers(self) -> Optional[set]:
         trig = super()._triggers()
@@ -2067,16 +2083,33 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
         if unseen:  # sent already as content
             self._parser.parse_delta(unseen)
             self._split.feed(unseen)
+            self._last_char = unseen[-1]
         if not delta_text:
             return None
-        self._parser.parse_delta(delta_text)
-        content = self._split.feed(delta_text)[1]
-        calls = self._closed_calls(False)
-        if calls:
-            self._called = True
+        if self._called:
+            self._parser.parse_delta(delta_text)
+            self._split.feed(delta_text)
+            return self._result("", self._closed_calls(False))
+        # Content stops at the first call: a delta is read in pieces that end
+        # where a marker ends (every harmony marker ends with "|>"), so the
+        # content before the call that ends in it is sent, and what follows
+        # is not, wherever the deltas split the output.
+        parts: list = []
+        calls: list = []
+        for piece in _after_marks(delta_text, self._last_char):
+            self._parser.parse_delta(piece)
+            got = self._split.feed(piece)[1]
+            if not self._called:
+                parts.append(got)
+            new = self._closed_calls(False)
+            if new:
+                calls += new
+                self._called = True
+        self._last_char = delta_text[-1]
+        content = "".join(parts)
         if content and "<|" in content:
             content = _HARMONY_TOKENS.sub("", content)
-        return self._result("" if self._called else content, calls)
+        return self._result(content, calls)
 
     def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
         calls = self._parser._calls
@@ -2088,6 +2121,7 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
         self._sent = self._fed = 0
         self._split = TextReasoningParser(_HARMONY_TOOL_CONTENT, starts_in_reasoning=None)
         self._called = False
+        self._last_char = ""
         return out
 
 

@@ -779,3 +779,21 @@ def test_a_mistral_name_run_past_the_limit_is_content_whatever_the_chunks(n):
         assert (content, calls, args) == ("Hi  tail", [(0, run)], '{"x": 1}')
     else:
         assert (content, calls, args) == ("Hi " + run + '[ARGS]{"x": 1} tail', [], "")
+
+
+@pytest.mark.parametrize("name", ["harmony", "gpt-oss"])
+@pytest.mark.parametrize("lead", ["Hi ", "", "Checking.\n"])
+def test_harmony_content_up_to_the_first_call_whatever_the_chunks(name, lead):
+    """Content stops at the first call (as vllm-mlx's harmony parser streams no
+    content once a call was made). Text before the call was sent when it came
+    in deltas of its own, and dropped when the call ended in the same delta."""
+    cls = M.TOOL_PARSERS[name]
+    call = _CLOSED["HarmonyRcMlxToolParser"].split("<|end|>", 1)[1]  # the two calls, without the final message
+    text = lead + call + " after"
+    for k in (1, 2, 5, 16, len(text)):
+        content, calls, _ = _stream_objects(cls(None), [text[i:i + k] for i in range(0, len(text), k)], True)
+        assert content == lead, k
+        assert [n for _, n in calls] == ["get_weather", "lookup"], k
+    # a marker's "|>" split across two deltas
+    cut = text.index("<|call|>") + len("<|call|")
+    assert _stream_objects(cls(None), [text[:cut], text[cut:]], True)[0] == lead
