@@ -797,3 +797,19 @@ def test_harmony_content_up_to_the_first_call_whatever_the_chunks(name, lead):
     # a marker's "|>" split across two deltas
     cut = text.index("<|call|>") + len("<|call|")
     assert _stream_objects(cls(None), [text[:cut], text[cut:]], True)[0] == lead
+
+
+@pytest.mark.parametrize("name", sorted(M.TOOL_PARSERS))
+def test_long_names_and_keys_stream_alike_whatever_the_chunks(name):
+    """``test_tool_wrapper_long_runs.py``'s check for vllm-mlx's classes: a
+    300- or 70-character name or key in a call between two good ones, fed
+    whole, one character and seven characters at a time."""
+    from test_tool_wrapper_long_runs import long_run_texts
+
+    cls = M.TOOL_PARSERS[name]
+    for label, text in long_run_texts(cls.tool_format).items():
+        got = []
+        for k in (len(text), 1, 7):
+            content, calls, args = _stream_objects(cls(None), [text[i:i + k] for i in range(0, len(text), k)], True)
+            got.append((content, [c for c in calls if c[1]], args))
+        assert all(g == got[0] for g in got[1:]), (label, got)
