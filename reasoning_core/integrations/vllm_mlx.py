@@ -2002,15 +2002,11 @@ _HARMONY_HEADS = ("<|start|>", "<|channel|>", "<|constrain|>")  # markers a mess
 def _after_marks(delta: str, before: str) -> list:
     """``delta`` cut after each ``|>`` that ends in it (``before``: the
     character read before it)."""
-    cuts = []
-    if before == "|" and delta[0] == ">":
-        cuts.append(1)
+    cuts = [1] if before == "|" and delta[0] == ">" else []
     i = delta.find("|>")
     while i >= 0:
         cuts.append(i + 2)
         i = delta.find("|>", i + 2)
-    if not cuts:
-        return [delta]
     return [delta[a:b] for a, b in zip([0, *cuts], [*cuts, len(delta)]) if a < b]
 
 
@@ -2090,23 +2086,30 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
             self._parser.parse_delta(delta_text)
             self._split.feed(delta_text)
             return self._result("", self._closed_calls(False))
-        # Content stops at the first call: a delta is read in pieces that end
-        # where a marker ends (every harmony marker ends with "|>"), so the
-        # content before the call that ends in it is sent, and what follows
-        # is not, wherever the deltas split the output.
-        parts: list = []
-        calls: list = []
-        for piece in _after_marks(delta_text, self._last_char):
-            self._parser.parse_delta(piece)
-            got = self._split.feed(piece)[1]
-            if not self._called:
-                parts.append(got)
-            new = self._closed_calls(False)
-            if new:
-                calls += new
+        last, self._last_char = self._last_char, delta_text[-1]
+        if "|>" in delta_text or (last == "|" and delta_text[0] == ">"):
+            # Content stops at the first call: a delta in which a marker ends
+            # (every harmony marker ends with "|>") is read in pieces that end
+            # there, so the content before the call that ends in it is sent,
+            # and what follows is not, wherever the deltas split the output.
+            parts: list = []
+            calls: list = []
+            for piece in _after_marks(delta_text, last):
+                self._parser.parse_delta(piece)
+                got = self._split.feed(piece)[1]
+                if not self._called:
+                    parts.append(got)
+                new = self._closed_calls(False)
+                if new:
+                    calls += new
+                    self._called = True
+            content = "".join(parts)
+        else:  # no marker ends here: no call does
+            self._parser.parse_delta(delta_text)
+            content = self._split.feed(delta_text)[1]
+            calls = self._closed_calls(False)
+            if calls:
                 self._called = True
-        self._last_char = delta_text[-1]
-        content = "".join(parts)
         if content and "<|" in content:
             content = _HARMONY_TOKENS.sub("", content)
         return self._result(content, calls)
