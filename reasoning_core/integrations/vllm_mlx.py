@@ -2076,16 +2076,20 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
                                      previous_token_ids=None, current_token_ids=None, delta_token_ids=None,
                                      request: Any = None) -> Optional[dict]:
         unseen = _unseen(self, previous_text, current_text, delta_text)
+        early: list = []
         if unseen:  # sent already as content
             self._parser.parse_delta(unseen)
             self._split.feed(unseen)
             self._last_char = unseen[-1]
+            early = self._closed_calls(False)  # (a call in it is sent now, and no content after it)
+            if early:
+                self._called = True
         if not delta_text:
-            return None
+            return self._result("", early)
         if self._called:
             self._parser.parse_delta(delta_text)
             self._split.feed(delta_text)
-            return self._result("", self._closed_calls(False))
+            return self._result("", early + self._closed_calls(False))
         last, self._last_char = self._last_char, delta_text[-1]
         if "|>" in delta_text or (last == "|" and delta_text[0] == ">"):
             # Content stops at the first call: a delta in which a marker ends
