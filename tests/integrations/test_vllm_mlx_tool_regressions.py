@@ -813,3 +813,15 @@ def test_long_names_and_keys_stream_alike_whatever_the_chunks(name):
             content, calls, args = _stream_objects(cls(None), [text[i:i + k] for i in range(0, len(text), k)], True)
             got.append((content, [c for c in calls if c[1]], args))
         assert all(g == got[0] for g in got[1:]), (label, got)
+
+
+@pytest.mark.parametrize("delta", [" more", ""])
+def test_harmony_call_in_text_passed_through_is_sent_with_no_content_after(delta):
+    """vllm-mlx's server may call the tool parser first with text it already
+    passed through as content (``previous_text``): a call that ended there is
+    sent with this delta, and the delta's text, after a call, is not content."""
+    cls = M.TOOL_PARSERS["harmony"]
+    call = _CLOSED["HarmonyRcMlxToolParser"].split("<|end|>", 1)[1]
+    out = cls(None).extract_tool_calls_streaming("Hi " + call, "Hi " + call + delta, delta)
+    assert [c["function"]["name"] for c in out["tool_calls"]] == ["get_weather", "lookup"]
+    assert "content" not in out
