@@ -1999,6 +1999,22 @@ _HARMONY_TOOL_CONTENT = _replace(
 _HARMONY_HEADS = ("<|start|>", "<|channel|>", "<|constrain|>")  # markers a message header goes on after
 
 
+_HARMONY_TOKEN_TEXTS = ("<|start|>assistant", "<|end|>", "<|return|>", "<|call|>")  # what _HARMONY_TOKENS takes out
+
+
+def _token_tail(text: str) -> int:
+    """Where the longest suffix of ``text`` that may still grow into one of
+    the tokens ``_HARMONY_TOKENS`` takes out of content begins (``len(text)``
+    when none): that text waits for the next delta."""
+    i = text.rfind("<", max(0, len(text) - len(_HARMONY_TOKEN_TEXTS[0])))
+    while i >= 0:
+        tail = text[i:]
+        if any(t.startswith(tail) and t != tail for t in _HARMONY_TOKEN_TEXTS):
+            return i
+        i = text.rfind("<", max(0, len(text) - len(_HARMONY_TOKEN_TEXTS[0])), i)
+    return len(text)
+
+
 def _after_marks(delta: str, before: str) -> list:
     """``delta`` cut after each ``|>`` that ends in it (``before``: the
     character read before it)."""
@@ -2030,6 +2046,7 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
         self._split = TextReasoningParser(_HARMONY_TOOL_CONTENT, starts_in_reasoning=None)
         self._called = False
         self._last_char = ""  # the last character read (a "|" a marker's ">" may follow)
+        self._tok = ""  # content that may still become a token taken out of it (_token_tail)
 
     def _triggers(self) -> Optional[set]:
         trig = super()._triggers()
@@ -2049,7 +2066,7 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
         if i >= 0 and cur.startswith(_HARMONY_HEADS, i):
             return 3  # inside a message header
         sp = self._split
-        if sp._held:
+        if sp._held or self._tok:
             return 0
         lane = p._lane
         if lane.__class__ is tuple and p._pos == len(p._buf) and p._rec is None and not p._lane_args \
@@ -2114,21 +2131,37 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
             calls = self._closed_calls(False)
             if calls:
                 self._called = True
-        if content and "<|" in content:
-            content = _HARMONY_TOKENS.sub("", content)
-        return self._result(content, calls)
+        # (once a call is out, nothing after it is content: what waits goes now)
+        return self._result(self._shown(content, final=self._called), calls)
+
+    def _shown(self, content: str, final: bool = False) -> str:
+        """``content`` with the tokens vllm-mlx's harmony leaves out taken out;
+        a tail that may still become one (split across deltas) waits for the
+        next delta (``final``: it goes now), so what is taken out does not
+        depend on the deltas."""
+        if self._tok:
+            content, self._tok = self._tok + content, ""
+        if not content:
+            return ""
+        if not final:
+            cut = _token_tail(content)
+            if cut < len(content):
+                content, self._tok = content[:cut], content[cut:]
+        return _HARMONY_TOKENS.sub("", content) if "<|" in content else content
 
     def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
         calls = self._parser._calls
         self._parser.finish()
         content = self._split.finish()[1]
         calls = self._closed_calls(True, calls)
+        content = self._shown(content, final=True)
         out = self._result("" if (self._called or calls) else content, calls)
         # the stream is over: a reused instance starts the next one clean
         self._sent = self._fed = 0
         self._split = TextReasoningParser(_HARMONY_TOOL_CONTENT, starts_in_reasoning=None)
         self._called = False
         self._last_char = ""
+        self._tok = ""
         return out
 
 

@@ -784,6 +784,7 @@ def check_mlx_tools(data: bytes) -> None:
         case.append((text, chunks))
         content: list[str] = []
         calls: list[tuple] = []
+        by_index: dict[int, list] = {}  # the calls merged by index (a class may stream one in pieces)
         prev = ""
         for i, ch in enumerate(chunks):
             out = pair.call("extract_tool_calls_streaming",
@@ -793,6 +794,8 @@ def check_mlx_tools(data: bytes) -> None:
                 assert out[2] == (), f"unexpected keys {out[2]!r}\n{case!r}"
                 content.append(out[0] or "")
                 calls += [(n, a) for _i, _h, _t, n, a in out[1]]
+                for idx, _h, _t, n, a in out[1]:
+                    _merge(by_index, idx, n, a)
             if r.int(0, 9) == 0:
                 case.append(("extract_tool_calls", i))
                 pair.call("extract_tool_calls", lambda p: p.extract_tool_calls(text), _mlx_oneshot)
@@ -803,6 +806,23 @@ def check_mlx_tools(data: bytes) -> None:
             if out is not None:
                 content.append(out[0] or "")
                 calls += [(n, a) for _i, _h, _t, n, a in out[1]]
+                for idx, _h, _t, n, a in out[1]:
+                    _merge(by_index, idx, n, a)
+            if fresh and not issubclass(cls, rcx.RcMlxGemma4ToolParser):
+                # whatever the chunks, what a fresh instance streams for the whole
+                # output in one delta (gemma4 aside: as vllm-mlx's, from the delta in
+                # which a fallback form's marker (call:, tool_code) shows, nothing is
+                # content, that delta's text before the marker included)
+                q = cls(None)
+                one = [_mlx_out(q.extract_tool_calls_streaming("", text, text)) if text else None,
+                       _mlx_out(q.finalize_streaming(text))]
+                whole: dict[int, list] = {}
+                for o in one:
+                    for idx, _h, _t, n, a in (o[1] if o is not None else ()):
+                        _merge(whole, idx, n, a)
+                whole_content = "".join((o[0] or "") for o in one if o is not None)
+                assert ("".join(content), by_index) == (whole_content, whole), \
+                    f"streamed {(''.join(content), by_index)!r} != one delta {(whole_content, whole)!r}\n{case!r}"
             if fresh and name in rcx._TOOL_NAMES:
                 # the format's own stream is the oracle for a class over one format; the
                 # composed classes (several forms, vllm-mlx's rules per name) are checked

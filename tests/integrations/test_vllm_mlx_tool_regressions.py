@@ -825,3 +825,17 @@ def test_harmony_call_in_text_passed_through_is_sent_with_no_content_after(delta
     out = cls(None).extract_tool_calls_streaming("Hi " + call, "Hi " + call + delta, delta)
     assert [c["function"]["name"] for c in out["tool_calls"]] == ["get_weather", "lookup"]
     assert "content" not in out
+
+
+@pytest.mark.parametrize("name", ["harmony", "gpt-oss"])
+@pytest.mark.parametrize("text", ["}<|call|>", "Hi <|end|> there", "x<|start|>assistant y", "a < b <| c", "<|ret"])
+def test_harmony_tokens_left_out_of_content_whatever_the_chunks(name, text):
+    """Found by the mlx_tools fuzz target's one-delta check: the tokens vllm-mlx's
+    harmony leaves out of content (``<|call|>``, ``<|end|>``, ...) were taken out
+    of each delta's content, so one split across two deltas stayed in.  A tail
+    that may still become one now waits for the next delta."""
+    cls = M.TOOL_PARSERS[name]
+    want = _stream_objects(cls(None), [text], True)
+    for k in (1, 2, 3, 5):
+        assert _stream_objects(cls(None), [text[i:i + k] for i in range(0, len(text), k)], True) == want, k
+    assert "<|call|>" not in want[0] and "<|end|>" not in want[0] and "<|start|>" not in want[0]
