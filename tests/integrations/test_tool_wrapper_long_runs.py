@@ -12,6 +12,7 @@ answer the same content and calls every time.  (vllm-mlx's classes: in
 """
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import warnings
@@ -73,6 +74,18 @@ def _same_everywhere(run, fmt: str) -> None:
         assert all(g == got[0] for g in got[1:]), (label, got)
 
 
+def _names(module: str, table: str, engine: str) -> list:
+    """The names ``reasoning_core.integrations.<module>`` serves (its ``table``),
+    or one placeholder whose test skips when the engine is absent."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mod = importlib.import_module(f"reasoning_core.integrations.{module}")
+        return sorted(getattr(mod, table))
+    except Exception:  # noqa: BLE001 - without the engine its test skips
+        return [f"({engine} absent)"]
+
+
 # ------------------------------------------------------------------ vLLM
 
 def _vllm():
@@ -86,17 +99,7 @@ def _vllm():
     return rcv, _vllm_setup()
 
 
-def _vllm_names():
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            from reasoning_core.integrations import vllm as rcv
-        return sorted(rcv.TOOL_PARSERS)
-    except Exception:  # noqa: BLE001 - without vLLM the test skips
-        return ["(vLLM absent)"]
-
-
-@pytest.mark.parametrize("name", _vllm_names())
+@pytest.mark.parametrize("name", _names("vllm", "TOOL_PARSERS", "vLLM"))
 def test_vllm_classes(name):
     rcv, (tok, requests, _tools) = _vllm()
     cls = rcv.TOOL_PARSERS[name]
@@ -124,17 +127,7 @@ def test_vllm_classes(name):
 
 # ------------------------------------------------------------------ SGLang
 
-def _sglang_names():
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            from reasoning_core.integrations import sglang as rcs
-        return sorted(rcs.TOOL_DETECTORS)
-    except Exception:  # noqa: BLE001 - without SGLang the test skips
-        return ["(SGLang absent)"]
-
-
-@pytest.mark.parametrize("name", _sglang_names())
+@pytest.mark.parametrize("name", _names("sglang", "TOOL_DETECTORS", "SGLang"))
 def test_sglang_classes(name):
     from sglang_max_helpers import import_sglang_parsers
 
@@ -161,17 +154,7 @@ def test_sglang_classes(name):
 
 # ------------------------------------------------------------------ MAX
 
-def _max_names():
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            from reasoning_core.integrations import max as rcm
-        return sorted(rcm.TOOL_PARSERS)
-    except Exception:  # noqa: BLE001 - without MAX the test skips
-        return ["(MAX absent)"]
-
-
-@pytest.mark.parametrize("name", _max_names())
+@pytest.mark.parametrize("name", _names("max", "TOOL_PARSERS", "MAX"))
 def test_max_classes(name):
     from sglang_max_helpers import import_max
 
@@ -182,21 +165,21 @@ def test_max_classes(name):
 
     def run(chunks):
         p, content, calls = cls(), [], {}
-        for ch in chunks:
-            out = p.parse_delta(ch)
-            if out is None:  # the delta is content as it came
-                content.append(ch)
-                continue
+
+        def take(out):
             for d in out:
                 if d.content is not None:
                     content.append(d.content)
                 else:
                     _merge(calls, d.index, d.name, d.arguments)
-        for d in p.finish():
-            if d.content is not None:
-                content.append(d.content)
+
+        for ch in chunks:
+            out = p.parse_delta(ch)
+            if out is None:  # the delta is content as it came
+                content.append(ch)
             else:
-                _merge(calls, d.index, d.name, d.arguments)
+                take(out)
+        take(p.finish())
         return "".join(content), [tuple(calls[i]) for i in sorted(calls)]
 
     _same_everywhere(run, cls.tool_format)
