@@ -155,6 +155,25 @@ def _none_if_empty(s: Optional[str]) -> Optional[str]:
 
 _log = logging.getLogger(__name__)
 _HARMONY_TOKENS = re.compile(r"<\|start\|>(?:assistant)?|<\|end\|>|<\|return\|>|<\|call\|>")
+_HARMONY_TOKEN_TEXTS = ("<|start|>assistant", "<|end|>", "<|return|>", "<|call|>")  # what _HARMONY_TOKENS takes out
+
+
+def _harmony_head(c: str) -> tuple:
+    """``(c without the whitespace and _HARMONY_TOKENS in front of its first
+    other character, "")``, or ``("", rest)`` when the rest may still become
+    one of those tokens (it waits for the next delta)."""
+    while True:
+        c = c.lstrip()
+        if c[:1] != "<":
+            return c, ""
+        if any(t.startswith(c) and t != c for t in _HARMONY_TOKEN_TEXTS):
+            return "", c
+        m = _HARMONY_TOKENS.match(c)
+        if m is None:
+            return c, ""
+        c = c[m.end():]
+
+
 _TC_CLOSED = re.compile(r"<tool_call>.*?</tool_call>", re.S)
 _TC_UNCLOSED = re.compile(r"<tool_call>\s*[{<].*$", re.S)
 
@@ -245,7 +264,7 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         self._nl = ""          # step3p5: a reasoning "\n" held until we know it precedes the end
         self._fast = self.spec.kind in ("gpt_oss", "harmony")
         self._gemma = self.spec.kind == "gemma4"
-        self._head = ""       # think: a partial end tag held before the answer's first character
+        self._head = ""       # think / harmony: a partial end tag / token held before the answer's first character
         self._tagged = False  # glm4: a tag was seen while streaming untagged content
         self._fresh = False   # gemma4: right after a channel end, before the answer's first text
         self._install_hot_path()
@@ -298,10 +317,10 @@ class RcMlxReasoningParser(_MlxReasoningParser):
                 if c and not me._content_started:
                     # vllm-mlx's harmony streams only message text: the
                     # <|start|> / role text and the whitespace between
-                    # messages before the answer are not content
-                    if "<|" in c:
-                        c = _HARMONY_TOKENS.sub("", c)
-                    c = c.lstrip()
+                    # messages before the answer are not content (only
+                    # before it: what follows its first character is the
+                    # same whichever delta brings it)
+                    c, me._head = _harmony_head(me._head + c)
                     if c:
                         me._content_started = True
                 if r or c:
@@ -514,6 +533,9 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         was = self._tp.is_reasoning
         r, c = self._tp.finish()
         if self._fast:
+            if self._head or (c and not self._content_started):
+                c, held = _harmony_head(self._head + c)
+                c, self._head = c or held, ""  # a held partial token: text after all
             return _msg(r, c)
         if self._gemma:
             if was and not self._tp.is_reasoning:
@@ -1997,9 +2019,6 @@ _HARMONY_TOOL_CONTENT = _replace(
 
 
 _HARMONY_HEADS = ("<|start|>", "<|channel|>", "<|constrain|>")  # markers a message header goes on after
-
-
-_HARMONY_TOKEN_TEXTS = ("<|start|>assistant", "<|end|>", "<|return|>", "<|call|>")  # what _HARMONY_TOKENS takes out
 
 
 def _token_tail(text: str) -> int:

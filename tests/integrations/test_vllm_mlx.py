@@ -298,3 +298,26 @@ def test_register_rc_names_and_replace():
         R._REASONING_PARSERS.update(before)
         ToolParserManager.tool_parsers.clear()
         ToolParserManager.tool_parsers.update(tools_before)
+
+
+@pytest.mark.parametrize("name", ["gpt_oss", "harmony"])
+def test_channel_content_head_whatever_the_chunks(name):
+    """vllm-mlx's harmony streams only message text: the tokens and whitespace
+    before the answer's first character are left out (gpt_oss: checked for the
+    chunks alone).  They were taken out of
+    the delta that started the answer wherever they stood in it (a token after
+    the first character too), and a token split across deltas stayed in."""
+    pre = "<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>"
+    texts = [pre + "Hello <|end|> x", "<|start|>assistant<|channel|>final<|message|>  <|end|>Hi",
+             pre + "<|start|>assistant Hi", pre + "  <|en"]
+    rng = random.Random(7)
+    for text in texts:
+        want = _stream(M.REASONING_PARSERS[name](), [text], False)
+        for _ in range(150):
+            cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, 8)))
+            chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+            assert _stream(M.REASONING_PARSERS[name](), chunks, False) == want, (text, chunks)
+    assert _stream(M.REASONING_PARSERS[name](), [texts[0]], False) == ("think", "Hello <|end|> x")
+    if name == "harmony":  # (gpt_oss leaves them in the content)
+        assert _stream(M.REASONING_PARSERS[name](), [texts[1]], False)[1] == "Hi"
+        assert _stream(M.REASONING_PARSERS[name](), [texts[3]], False)[1] == "<|en"  # never a token: text after all
