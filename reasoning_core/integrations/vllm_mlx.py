@@ -158,6 +158,12 @@ _HARMONY_TOKENS = re.compile(r"<\|start\|>(?:assistant)?|<\|end\|>|<\|return\|>|
 _HARMONY_TOKEN_TEXTS = ("<|start|>assistant", "<|end|>", "<|return|>", "<|call|>")  # what _HARMONY_TOKENS takes out
 
 
+def _may_become_token(s: str) -> bool:
+    """Whether ``s`` is a proper prefix of a token ``_HARMONY_TOKENS`` takes
+    out (the rest of it may come in the next delta)."""
+    return any(t.startswith(s) and t != s for t in _HARMONY_TOKEN_TEXTS)
+
+
 def _harmony_head(c: str) -> tuple:
     """``(c without the whitespace and _HARMONY_TOKENS in front of its first
     other character, "")``, or ``("", rest)`` when the rest may still become
@@ -166,7 +172,7 @@ def _harmony_head(c: str) -> tuple:
         c = c.lstrip()
         if c[:1] != "<":
             return c, ""
-        if any(t.startswith(c) and t != c for t in _HARMONY_TOKEN_TEXTS):
+        if _may_become_token(c):
             return "", c
         m = _HARMONY_TOKENS.match(c)
         if m is None:
@@ -2027,8 +2033,7 @@ def _token_tail(text: str) -> int:
     when none): that text waits for the next delta."""
     i = text.rfind("<", max(0, len(text) - len(_HARMONY_TOKEN_TEXTS[0])))
     while i >= 0:
-        tail = text[i:]
-        if any(t.startswith(tail) and t != tail for t in _HARMONY_TOKEN_TEXTS):
+        if _may_become_token(text[i:]):
             return i
         i = text.rfind("<", max(0, len(text) - len(_HARMONY_TOKEN_TEXTS[0])), i)
     return len(text)
@@ -2160,6 +2165,8 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
         depend on the deltas."""
         if self._tok:
             content, self._tok = self._tok + content, ""
+        elif "<" not in content:
+            return content  # (no token, nor the start of one)
         if not content:
             return ""
         if not final:
