@@ -15,6 +15,7 @@ import platform
 import sys
 from typing import Any
 
+from ._shared import brief
 from ._flags import env_flag
 
 BACKEND: str
@@ -138,7 +139,7 @@ def _resolve(backend: Any) -> tuple[str, Any]:
         except ImportError:
             raise ValueError("the compiled engine is not built in this installation") from None
         return "cython", mod
-    raise ValueError(f"backend must be 'cython' or 'python', not {backend!r}")
+    raise ValueError(f"backend must be 'cython' or 'python', not {brief(backend)}")
 
 
 def backend_module(backend: str | None) -> Any:

@@ -7,14 +7,16 @@ It imports nothing of the package, so the compiled engine, the pure twin and
 - ``TOKEN_SPLIT``: the public ``TokenSplit`` class, registered by
   ``reasoning_core.types`` once it knows which backend's class is public (the
   package imports it before any engine runs), read by the pure engine;
-- ``batch_result_repr``: the ``repr`` of either engine's ``BatchStepResult``.
+- ``batch_result_repr``: the ``repr`` of either engine's ``BatchStepResult``;
+- ``brief``: a caller's value as an error message shows it, cut short.
 """
 from __future__ import annotations
 
 import array
+import reprlib
 from typing import Sequence
 
-__all__ = ["content_of", "batch_result_repr", "TOKEN_SPLIT"]
+__all__ = ["content_of", "batch_result_repr", "brief", "TOKEN_SPLIT"]
 
 TOKEN_SPLIT: list = []
 
@@ -47,3 +49,25 @@ def batch_result_repr(res: object, limit: int = 8) -> str:
         more = ", ..." if size > shown else ""
         parts.append(f"{name}=[{', '.join(map(str, values))}{more}]")
     return f"BatchStepResult({', '.join(parts)})"
+
+
+_BRIEF = reprlib.Repr()
+_BRIEF.maxstring = _BRIEF.maxother = _BRIEF.maxlong = 60
+_BRIEF.maxlevel, _BRIEF.maxdict, _BRIEF.maxlist, _BRIEF.maxtuple = 2, 4, 6, 6
+
+
+def brief(value: object) -> str:
+    """``repr(value)`` for an error message, at most about 100 characters
+    whatever the value: a long string shows its two ends and its length
+    (``'aaaa...aaaa' (1,048,576 characters)``), a large container its first
+    items, a huge int its size, so a caller's (or a client's) value cannot
+    turn a message, a log line or an error response into megabytes."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 180:
+        return f"<an int of {value.bit_length():,} bits>"  # (repr is refused past 4,300 digits)
+    try:
+        text = _BRIEF.repr(value)
+    except Exception:  # a __repr__ that raises
+        return f"<{type(value).__name__} object>"
+    if isinstance(value, str) and len(value) > _BRIEF.maxstring:
+        text += f" ({len(value):,} characters)"
+    return text[:160]

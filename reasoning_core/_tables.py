@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from ._shared import brief
 
 # Engine states.  SEEDED is "reasoning, but the output has not shown a start
 # yet" (a prompt or family default put us there); the first start it sees is
@@ -46,7 +47,7 @@ def start_state(starts_in_reasoning, awaiting_family: bool) -> int:
     if starts_in_reasoning == INSIDE and isinstance(starts_in_reasoning, str):
         return SEEDED
     if isinstance(starts_in_reasoning, str):
-        raise ValueError(f"starts_in_reasoning must be a bool, None or {INSIDE!r}, not {starts_in_reasoning!r}")
+        raise ValueError(f"starts_in_reasoning must be a bool, None or {INSIDE!r}, not {brief(starts_in_reasoning)}")
     raise TypeError(f"starts_in_reasoning must be a bool, None or {INSIDE!r}, not {type(starts_in_reasoning).__name__}")
 
 

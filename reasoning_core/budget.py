@@ -43,6 +43,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ._shared import brief
 from ._bytes import token_bytes
 from ._tables import END, REASONING, SEEDED, ids_of_kind
 from ._tokenizer import _encode_sync, describe_tokenizer
@@ -61,9 +62,9 @@ def _check_budget(value: Any, name: str) -> int:
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
     value = int(value)
     if value < 0:
-        raise ValueError(f"{name} must be >= 0, not {value}")
+        raise ValueError(f"{name} must be >= 0, not {brief(value)}")
     if value > 2**31 - 1:
-        raise ValueError(f"{name} must fit in 31 bits, not {value}")
+        raise ValueError(f"{name} must fit in 31 bits, not {brief(value)}")
     return value
 
 

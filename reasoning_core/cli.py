@@ -39,6 +39,8 @@ import sys
 import warnings
 from typing import Any, Sequence
 
+from ._shared import brief
+
 PROG = "reasoning-core"
 
 
@@ -208,7 +210,7 @@ def _unknown_family(name: str) -> str:
 
     close = difflib.get_close_matches(name.strip().lower(), family_names(), n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}? " if close else ""
-    return f"unknown parser family {name!r}; {hint}see '{PROG} families'"
+    return f"unknown parser family {brief(name)}; {hint}see '{PROG} families'"
 
 
 def _choose(args) -> tuple[str, str | None]:
@@ -234,7 +236,7 @@ def _choose(args) -> tuple[str, str | None]:
         if tokenizer_path is None:
             tokenizer_path = model.tokenizer
         if model.family is None:
-            what = f"no parser family matches the model {args.model!r}"
+            what = f"no parser family matches the model {brief(args.model)}"
             if name is None:
                 raise CLIError(f"{what}; name one with --parser (see '{PROG} families')", code=2)
             _note(f"{what}; using --parser {name}")
@@ -556,7 +558,7 @@ def cmd_detect(args) -> int:
     model = _detect_model(args.model_id)
     if model.family is None:
         why = (f"the model directory {model.directory} has no config.json" if "config.json" in model.missing
-               else f"no parser family matches the model {args.model_id!r}")
+               else f"no parser family matches the model {brief(args.model_id)}")
         _note(f"{why}: passthrough (everything is content)")
     print(model.family or "passthrough")
     return 0
@@ -598,9 +600,9 @@ def _positive_int(s: str) -> int:
     try:
         v = int(s)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {s!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {brief(s)}") from None
     if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {s!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {brief(s)}")
     return v
 
 
@@ -608,9 +610,9 @@ def _positive_float(s: str) -> float:
     try:
         v = float(s)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {s!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {brief(s)}") from None
     if not v > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {s!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {brief(s)}")
     return v
 
 

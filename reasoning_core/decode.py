@@ -21,6 +21,7 @@ from operator import itemgetter
 
 from typing import Any, Sequence
 
+from ._shared import brief
 from . import _dispatch
 from ._input import to_int_list
 from ._tables import SEG_CONTENT, SEG_HELD, SEG_REASONING, SEG_START
@@ -592,7 +593,7 @@ class ReasoningStreamDecoder:
     def __init__(self, parser: Any, tokenizer: Any, *, field: str = "reasoning",
                  skip_special_tokens: bool = True) -> None:
         if field not in _FIELDS:
-            raise ValueError(f"field must be one of {_FIELDS}, not {field!r}")
+            raise ValueError(f"field must be one of {_FIELDS}, not {brief(field)}")
         if not isinstance(parser, FamilyParser):
             raise TypeError(f"parser must be a reasoning_core FamilyParser, not {type(parser).__name__}")
         if tokenizer is None:

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from ._shared import brief
 from ._tables import BOUNDARY, ENABLE, END, FRAME, HEADER, START, TERM
 
 __all__ = [
@@ -434,7 +435,7 @@ def get_family(name: str) -> Family:
     key = name.strip().lower()
     fam = FAMILIES.get(key) or FAMILIES.get(ALIASES.get(key, ""))
     if fam is None:
-        raise ValueError(f"unknown reasoning parser {name!r}; available: {', '.join(family_names())}")
+        raise ValueError(f"unknown reasoning parser {brief(name)}; available: {', '.join(family_names())}")
     return fam
 
 
@@ -743,7 +744,7 @@ def make_family(
     for role in ("start", "end", "terminators", "header_terminators", "headers", "frames", "enable"):
         for s in roles[role]:
             if s in seen and not (seen[s] == "end" and role == "frames"):
-                raise ValueError(f"{role}: {s!r} is already a {seen[s]} marker")
+                raise ValueError(f"{role}: {brief(s)} is already a {seen[s]} marker")
             seen[s] = role
     return Family(name.strip(), roles["start"], roles["end"], starts_in_reasoning,
                   terminators=roles["terminators"], header_terminators=roles["header_terminators"],
@@ -796,17 +797,17 @@ def response_template_family(template_or_tokenizer, *, name: str = "response_tem
         if template is None:
             raise ValueError(f"{type(template_or_tokenizer).__name__} carries no response_template metadata")
     if template.get("version", 1) != 1:
-        raise ValueError(f"response_template: unsupported version {template.get('version')!r}")
+        raise ValueError(f"response_template: unsupported version {brief(template.get('version'))}")
     fields = template.get("fields")
     if not isinstance(fields, Mapping) or not fields:
         raise ValueError("response_template.fields must be a non-empty mapping")
     unknown = set(fields) - _RT_FIELDS
     if unknown:
-        raise ValueError(f"response_template: unsupported fields {sorted(unknown)} "
+        raise ValueError(f"response_template: unsupported fields {brief(sorted(unknown))} "
                          f"(supported: {sorted(_RT_FIELDS)})")
     for key, field in fields.items():
         if not isinstance(field, Mapping):
-            raise ValueError(f"response_template field {key!r} must be a mapping")
+            raise ValueError(f"response_template field {brief(key)} must be a mapping")
     thinking = fields.get("thinking")
     if thinking is None:
         raise ValueError("response_template has no 'thinking' field: nothing to extract as reasoning")
@@ -897,10 +898,10 @@ def family_for_tokenizer(name: str, tokenizer, *, engine: str | None = None) -> 
     key = name.strip()
     if engine is not None:
         if engine not in ENGINE_PARSER_NAMES:
-            raise ValueError(f"unknown engine {engine!r}; known: {', '.join(sorted(ENGINE_PARSER_NAMES))}")
+            raise ValueError(f"unknown engine {brief(engine)}; known: {', '.join(sorted(ENGINE_PARSER_NAMES))}")
         names = ENGINE_PARSER_NAMES[engine]
         if key not in names:
-            raise ValueError(f"{engine} registers no reasoning parser {name!r}; its names: {', '.join(sorted(names))}")
+            raise ValueError(f"{engine} registers no reasoning parser {brief(name)}; its names: {', '.join(sorted(names))}")
         if key in RUNTIME_ENGINE_NAMES[engine]:
             return response_template_family(tokenizer, name=key)
         key = names[key]

@@ -51,6 +51,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, Mapping, Optional, Sequence, Union, overload
 
+from ._shared import brief
 from ._tag_calls import (Tag, ToolTagSpec, _any, _atem_call, _gemma_call, _kimi_call, _optional, _or, _seq, _tag,
                          schema_call)
 from .families import Family, get_family, terminators_of, tool_opener
@@ -161,7 +162,7 @@ def _tools(tools: Any) -> list[tuple[str, Any]]:
                              "({'type': 'function', 'function': {'name': ..., 'parameters': ...}})")
         name = fn.get("name")
         if not isinstance(name, str) or not valid_name(name):
-            raise ValueError(f"tools[{i}] has no valid function name (1-64 of A-Z a-z 0-9 _ -): {name!r}")
+            raise ValueError(f"tools[{i}] has no valid function name (1-64 of A-Z a-z 0-9 _ -): {brief(name)}")
         params = fn.get("parameters")
         if params is not None and not isinstance(params, (Mapping, bool)):
             raise TypeError(f"tools[{i}] ({name}): parameters must be a JSON schema dict, "
@@ -169,7 +170,7 @@ def _tools(tools: Any) -> list[tuple[str, Any]]:
         if fn.get("strict") is False or params is None:
             params = True  # arguments unconstrained (any JSON object)
         if any(n == name for n, _ in out):
-            raise ValueError(f"tools[{i}]: duplicate tool name {name!r}")
+            raise ValueError(f"tools[{i}]: duplicate tool name {brief(name)}")
         out.append((name, dict(params) if isinstance(params, Mapping) else params))
     return out
 
@@ -182,7 +183,7 @@ def _choice(tool_choice: Any, names: list[str]) -> tuple[str, Optional[str]]:
         fn = tool_choice.get("function", tool_choice)
         name = fn.get("name") if isinstance(fn, Mapping) else None
         if not isinstance(name, str):
-            raise ValueError(f"tool_choice {tool_choice!r} names no function")
+            raise ValueError(f"tool_choice {brief(tool_choice)} names no function")
         tool_choice = name
     elif not isinstance(tool_choice, str):
         raise TypeError(f"tool_choice must be 'auto', 'required', 'none' or a tool name, "
@@ -195,7 +196,7 @@ def _choice(tool_choice: Any, names: list[str]) -> tuple[str, Optional[str]]:
                 raise ValueError("tool_choice='required' needs at least one tool")
             return "required", None
     if tool_choice not in names:
-        raise ValueError(f"tool_choice names tool {tool_choice!r}, which is not in tools "
+        raise ValueError(f"tool_choice names tool {brief(tool_choice)}, which is not in tools "
                          f"({', '.join(names) or 'none given'})")
     return "forced", tool_choice
 

@@ -33,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - exercised without vLLM
         "the rest of reasoning_core works without it"
     ) from exc
 
+from .._shared import brief
 from .._tables import (
     CONTENT,
     SEG_START,
@@ -821,7 +822,7 @@ class VllmReasoningParser(_VllmReasoningParser):
             effort = (kwargs.get("chat_template_kwargs") or {}).get("reasoning_effort", spec.efforts[0][0])
             pairs = {e: (a, b) for e, a, b in spec.efforts}
             if not isinstance(effort, str) or effort not in pairs:
-                raise ValueError(f"Unsupported reasoning_effort {effort!r} for {self.vllm_name}; "
+                raise ValueError(f"Unsupported reasoning_effort {brief(effort)} for {self.vllm_name}; "
                                  f"supported: {', '.join(pairs)}")
             self._effort_pair = pairs[effort]
         fam = get_family(spec.family) if spec.own_family else _family_for(self.vllm_name, tokenizer)
@@ -2653,7 +2654,7 @@ class _GroupedVllmToolParser(VllmToolParser):
         kwargs = getattr(request, "chat_template_kwargs", None) or {}
         fmt = kwargs.get("tool_call_format", cls.default_dialect)
         if not isinstance(fmt, str) or fmt not in cls.dialects:
-            raise ValueError(f"Unsupported tool_call_format {fmt!r} for {cls.vllm_name}: "
+            raise ValueError(f"Unsupported tool_call_format {brief(fmt)} for {cls.vllm_name}: "
                              f"use one of {', '.join(cls.dialects)}")
         return fmt
 

@@ -10,6 +10,7 @@ parser for it.
 
 from __future__ import annotations
 
+from .._shared import brief
 from ._base import BaseToolParser
 from ._json_formats import HermesToolParser, Llama3JsonToolParser, MistralToolParser
 from ._max_formats import (
@@ -99,7 +100,7 @@ def get_parser_cls(name: str) -> type[BaseToolParser]:
         return _REGISTRY[name]
     except (KeyError, TypeError):
         raise ValueError(
-            f"unknown tool parser {name!r}; available: {', '.join(available())}"
+            f"unknown tool parser {brief(name)}; available: {', '.join(available())}"
         ) from None
 
 

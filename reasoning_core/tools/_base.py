@@ -26,6 +26,7 @@ import secrets
 from functools import lru_cache
 from typing import Optional
 
+from .._shared import brief
 from ..families import think_pair_of
 from ._json import DONE, ERROR, NEED, SCAN as _scan, JsonReader, dump_str, escape, schema_types, typed_value
 from ._types import ParsedToolCall, ParsedToolCallDelta, ParsedToolResponse
@@ -233,7 +234,7 @@ class BaseToolParser:
                 raise TypeError(f"tool schema keys must be tool names (str), got {type(name).__name__}")
             if schema is not None and not isinstance(schema, dict):
                 raise TypeError(
-                    f"the schema for tool {name!r} must be a dict or None, got {type(schema).__name__}"
+                    f"the schema for tool {brief(name)} must be a dict or None, got {type(schema).__name__}"
                 )
         self._schemas = dict(schemas)
         # each tool's property types, read from its schema the first time a

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from .._shared import brief
 from .._flags import env_flag
 
 
@@ -61,7 +62,7 @@ def scanner(backend: str):
         except ImportError:
             raise ValueError("the compiled tool-call scanner is not built in this installation") from None
         return mod
-    raise ValueError(f"backend must be 'cython' or 'python', not {backend!r}")
+    raise ValueError(f"backend must be 'cython' or 'python', not {brief(backend)}")
 
 
 def dump_str(s: str) -> str:

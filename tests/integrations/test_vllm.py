@@ -309,6 +309,14 @@ def test_chat_template_kwargs_switch_like_vllm(name, kwargs, case):
     check(name, case, "switch", ours.is_reasoning_end(ids), theirs.is_reasoning_end(ids))
 
 
+def test_an_unsupported_reasoning_effort_is_named_cut_short():
+    tok = tokenizer_for("k2_horizon")
+    for effort in ("x" * 1_000_000, 2 ** 100_000):
+        with pytest.raises(ValueError, match="reasoning_effort") as info:
+            rcv.REASONING_PARSERS["k2_horizon"](tok, chat_template_kwargs={"reasoning_effort": effort})
+        assert len(str(info.value)) < 500
+
+
 # ---------------------------------------------------------------------------
 # O(delta): streaming never reads the accumulated text or ids
 # ---------------------------------------------------------------------------

@@ -85,6 +85,11 @@ def test_k2_horizon_named_choice_and_bad_dialect():
         theirs.adjust_request(bad)
     with pytest.raises(ValueError, match="tool_call_format"):
         ours.adjust_request(bad)
+    # a client's value is named cut short: the error response stays small
+    huge = chat_request(tools=TOOLS, chat_template_kwargs={"tool_call_format": "x" * 1_000_000})
+    with pytest.raises(ValueError, match=r"tool_call_format .*\(1,000,000 characters\)") as info:
+        ours.adjust_request(huge)
+    assert len(str(info.value)) < 500
 
 
 def test_k2_horizon_streams_the_group_whole():
