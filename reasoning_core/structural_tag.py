@@ -153,6 +153,7 @@ def _tools(tools: Any) -> list[tuple[str, Any]]:
     if not isinstance(tools, (list, tuple)):
         raise TypeError(f"tools must be a list of function specs, got {type(tools).__name__}")
     out: list[tuple[str, Any]] = []
+    seen: set[str] = set()
     for i, tool in enumerate(tools):
         if not isinstance(tool, Mapping):
             raise TypeError(f"tools[{i}] must be a dict (a function spec), got {type(tool).__name__}")
@@ -169,8 +170,9 @@ def _tools(tools: Any) -> list[tuple[str, Any]]:
                             f"got {type(params).__name__}")
         if fn.get("strict") is False or params is None:
             params = True  # arguments unconstrained (any JSON object)
-        if any(n == name for n, _ in out):
+        if name in seen:
             raise ValueError(f"tools[{i}]: duplicate tool name {brief(name)}")
+        seen.add(name)
         out.append((name, dict(params) if isinstance(params, Mapping) else params))
     return out
 
@@ -196,8 +198,9 @@ def _choice(tool_choice: Any, names: list[str]) -> tuple[str, Optional[str]]:
                 raise ValueError("tool_choice='required' needs at least one tool")
             return "required", None
     if tool_choice not in names:
+        listed = ", ".join(names[:8]) + (f", ... ({len(names):,} in all)" if len(names) > 8 else "")
         raise ValueError(f"tool_choice names tool {brief(tool_choice)}, which is not in tools "
-                         f"({', '.join(names) or 'none given'})")
+                         f"({listed or 'none given'})")
     return "forced", tool_choice
 
 

@@ -98,6 +98,9 @@ def test_structural_tag_tools_and_tool_choice():
     _raises(ValueError, structural_tag, "qwen3", [bad_name])
     _raises(ValueError, structural_tag, "qwen3", [_TOOL], tool_choice=HUGE)
     _raises(ValueError, structural_tag, "qwen3", [_TOOL], tool_choice={"function": {"names": [HUGE] * 100}})
+    many = [{"type": "function", "function": {"name": f"tool_{i}"}} for i in range(5_000)]
+    msg = _raises(ValueError, structural_tag, "qwen3", many, tool_choice="get_weather", builtin=False)
+    assert "tool_0" in msg and "5,000 in all" in msg
 
 
 @pytest.mark.parametrize("budget", [2 ** 100_000, -(2 ** 100_000), 2 ** 40], ids=["huge", "huge-negative", "2**40"])
@@ -110,6 +113,7 @@ def test_cli_arguments(capsys):
     from reasoning_core import cli
 
     for argv in (["split", "--parser", HUGE, "text"], ["detect", HUGE], ["bench", "--repeat", HUGE],
+                 ["bench", "--only", HUGE], ["bench", "--only", ",".join(["w"] * 100_000)],
                  ["stream", "--chunk", HUGE, "text"]):
         try:
             code = cli.main(argv)
