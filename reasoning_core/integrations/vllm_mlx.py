@@ -164,6 +164,28 @@ def _may_become_token(s: str) -> bool:
     return any(t.startswith(s) and t != s for t in _HARMONY_TOKEN_TEXTS)
 
 
+def _token_tail(text: str) -> int:
+    """Where the longest suffix of ``text`` that may still grow into one of
+    the tokens ``_HARMONY_TOKENS`` takes out of content begins (``len(text)``
+    when none): that text waits for the next delta."""
+    i = text.rfind("<", max(0, len(text) - len(_HARMONY_TOKEN_TEXTS[0])))
+    while i >= 0:
+        if _may_become_token(text[i:]):
+            return i
+        i = text.rfind("<", max(0, len(text) - len(_HARMONY_TOKEN_TEXTS[0])), i)
+    return len(text)
+
+
+def _untokened(text: str, final: bool) -> tuple:
+    """``(text without the tokens _HARMONY_TOKENS takes out, the tail held)``:
+    a tail that may still become one of them (split across deltas) is held
+    for the next delta (``final``: none is, it is text), so what is taken out
+    does not depend on the deltas."""
+    cut = len(text) if final else _token_tail(text)
+    out = text[:cut]
+    return (_HARMONY_TOKENS.sub("", out) if "<|" in out else out), text[cut:]
+
+
 def _harmony_head(c: str) -> tuple:
     """``(c without the whitespace and _HARMONY_TOKENS in front of its first
     other character, "")``, or ``("", rest)`` when the rest may still become
@@ -313,22 +335,27 @@ class RcMlxReasoningParser(_MlxReasoningParser):
                     if side.__class__ is int:  # the chunk wholly on one side, nothing held
                         if side != SEG_CONTENT:
                             return dm(None, None, delta_text)
-                        if me._content_started:
+                        if me._content_started and not me._head and "<" not in delta_text:
                             return dm(None, delta_text, None)
                         r, c = "", delta_text
                     else:
                         r, c = tp._feed_slow(delta_text, side[0])
                 else:
                     r, c = feed(delta_text)
-                if c and not me._content_started:
+                if c:
                     # vllm-mlx's harmony streams only message text: the
                     # <|start|> / role text and the whitespace between
-                    # messages before the answer are not content (only
-                    # before it: what follows its first character is the
-                    # same whichever delta brings it)
-                    c, me._head = _harmony_head(me._head + c)
-                    if c:
-                        me._content_started = True
+                    # messages before the answer are not content, and no
+                    # token is (as one-shot: a token split across deltas
+                    # waits until it is one or cannot be)
+                    if not me._content_started:
+                        c, me._head = _harmony_head(me._head + c)
+                        if c:
+                            me._content_started = True
+                            if "<" in c:
+                                c, me._head = _untokened(c, False)
+                    elif me._head or "<" in c:
+                        c, me._head = _untokened(me._head + c, False)
                 if r or c:
                     return dm(None, c or None, r or None)
                 return None
@@ -539,8 +566,14 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         was = self._tp.is_reasoning
         r, c = self._tp.finish()
         if self._fast:
-            if self._head or (c and not self._content_started):
+            harmony = self.spec.kind == "harmony"
+            if harmony and self._content_started:
+                if self._head or "<" in c:
+                    c, self._head = _untokened(self._head + c, True)[0], ""
+            elif self._head or (c and not self._content_started):
                 c, held = _harmony_head(self._head + c)
+                if harmony and "<" in c:
+                    c = _untokened(c, True)[0]
                 c, self._head = c or held, ""  # a held partial token: text after all
             return _msg(r, c)
         if self._gemma:
@@ -2027,18 +2060,6 @@ _HARMONY_TOOL_CONTENT = _replace(
 _HARMONY_HEADS = ("<|start|>", "<|channel|>", "<|constrain|>")  # markers a message header goes on after
 
 
-def _token_tail(text: str) -> int:
-    """Where the longest suffix of ``text`` that may still grow into one of
-    the tokens ``_HARMONY_TOKENS`` takes out of content begins (``len(text)``
-    when none): that text waits for the next delta."""
-    i = text.rfind("<", max(0, len(text) - len(_HARMONY_TOKEN_TEXTS[0])))
-    while i >= 0:
-        if _may_become_token(text[i:]):
-            return i
-        i = text.rfind("<", max(0, len(text) - len(_HARMONY_TOKEN_TEXTS[0])), i)
-    return len(text)
-
-
 def _after_marks(delta: str, before: str) -> list:
     """``delta`` cut after each ``|>`` that ends in it (``before``: the
     character read before it)."""
@@ -2167,13 +2188,8 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
             content, self._tok = self._tok + content, ""
         elif "<" not in content:
             return content  # (no token, nor the start of one)
-        if not content:
-            return ""
-        if not final:
-            cut = _token_tail(content)
-            if cut < len(content):
-                content, self._tok = content[:cut], content[cut:]
-        return _HARMONY_TOKENS.sub("", content) if "<|" in content else content
+        content, self._tok = _untokened(content, final)
+        return content
 
     def finalize_streaming(self, current_text: str = "") -> Optional[dict]:
         calls = self._parser._calls

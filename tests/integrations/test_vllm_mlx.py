@@ -317,7 +317,32 @@ def test_channel_content_head_whatever_the_chunks(name):
             cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, 8)))
             chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
             assert _stream(M.REASONING_PARSERS[name](), chunks, False) == want, (text, chunks)
-    assert _stream(M.REASONING_PARSERS[name](), [texts[0]], False) == ("think", "Hello <|end|> x")
-    if name == "harmony":  # (gpt_oss leaves them in the content)
+    if name == "harmony":  # (gpt_oss leaves them in the content, streamed and one-shot)
+        assert _stream(M.REASONING_PARSERS[name](), [texts[0]], False) == ("think", "Hello  x")
         assert _stream(M.REASONING_PARSERS[name](), [texts[1]], False)[1] == "Hi"
         assert _stream(M.REASONING_PARSERS[name](), [texts[3]], False)[1] == "<|en"  # never a token: text after all
+    else:
+        assert _stream(M.REASONING_PARSERS[name](), [texts[0]], False) == ("think", "Hello <|end|> x")
+
+
+def test_harmony_tokens_in_the_answer_stream_as_one_shot_gives_them():
+    """No harmony token (``<|end|>``, ``<|return|>``, ``<|call|>``,
+    ``<|start|>assistant``) is content, wherever it stands in the answer: the
+    streamed content is the one-shot content (whose ends are stripped), in
+    any chunking; a token split across deltas waits until it is one, and a
+    tail that never becomes one is text.  (Tokens after the answer's first
+    character were streamed as content, though one-shot leaves them out.)"""
+    pre = "<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>"
+    texts = [pre + "answer<|end|>trailing text", pre + "a<|return|>b<|call|>c<|start|>assistant d",
+             pre + "x <|start|> y <|en", pre + "one<|end|><|start|>assistant<|channel|>final<|message|>two",
+             pre + "a <|e|> b <|end c"]
+    rng = random.Random(11)
+    for text in texts:
+        one = M.REASONING_PARSERS["harmony"]().extract_reasoning(text)
+        for _ in range(120):
+            cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, 10)))
+            chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+            got = _stream(M.REASONING_PARSERS["harmony"](), chunks, False)
+            assert (got[0].strip() or None, got[1].strip() or None) == one, (text, chunks, got, one)
+    assert _stream(M.REASONING_PARSERS["harmony"](), [texts[1]], False)[1] == "abc d"
+    assert _stream(M.REASONING_PARSERS["harmony"](), list(texts[2]), False)[1] == "x  y <|en"
