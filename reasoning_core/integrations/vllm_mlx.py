@@ -186,6 +186,15 @@ def _untokened(text: str, final: bool) -> tuple:
     return (_HARMONY_TOKENS.sub("", out) if "<|" in out else out), text[cut:]
 
 
+def _end_prefix_at(text: str, end: str) -> int:
+    """Where the longest suffix of ``text`` that is a proper prefix of the tag
+    ``end`` begins (``len(text)`` when none)."""
+    for i in range(max(0, len(text) - len(end) + 1), len(text)):
+        if end.startswith(text[i:]):
+            return i
+    return len(text)
+
+
 def _harmony_head(c: str) -> tuple:
     """``(c without the whitespace and _HARMONY_TOKENS in front of its first
     other character, "")``, or ``("", rest)`` when the rest may still become
@@ -365,6 +374,7 @@ class RcMlxReasoningParser(_MlxReasoningParser):
             slow = self._promote_slow
             box, trim, untagged = spec.strip_box, spec.trim_end_newline, spec.untagged_content
             end = self.end_token
+            end_tail = len(end) - 1  # (the longest proper prefix of the end tag)
 
             def extract_reasoning_streaming(previous_text: Any, current_text: Any,
                                             delta_text: str) -> Optional[DeltaMessage]:
@@ -388,7 +398,8 @@ class RcMlxReasoningParser(_MlxReasoningParser):
                 if not was and not r:
                     if self._content_started:
                         return dm(None, c, None)  # the answer under way
-                    if untagged and not self._tagged and not tp._seen and end not in c:
+                    if untagged and not self._tagged and not tp._seen and end not in c \
+                            and not self._head and "<" not in c[-end_tail:]:
                         return dm(None, c, None)  # glm4: untagged content, as it comes
                 return slow(held, delta_text, was, r, c)
         else:
@@ -429,13 +440,20 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         tp = self._tp
         self._opened = self._opened or tp.start_seen
         pre = held + delta
+        # the call is inside a block when the delta began in one, or one
+        # opened in it before the call (reasoning came, or the start tag)
+        starts = self.spec.family.start
+        inside = was or bool(r) or bool(starts) and starts[0] in pre[:len(pre) - len(c)]
         # (c is a suffix of pre: the end tag must not come before the tool call)
-        while was and not tp.is_reasoning and c.startswith(_TC_OPEN) and self.end_token not in pre[:len(pre) - len(c)]:
+        while inside and not tp.is_reasoning and c.startswith(_TC_OPEN) \
+                and self.end_token not in pre[:len(pre) - len(c)]:
             if self._opened:
                 return r, c, True
-            # before an explicit start tag vllm-mlx streams the tool call as reasoning
+            # before an explicit start tag vllm-mlx streams the tool call as
+            # reasoning (what the engine held after it is read again with it)
+            rest = c[len(_TC_OPEN):] + (tp._held if tp._engine.held else "")
             tp.seed(REASONING)
-            r2, c = self._feed(c[len(_TC_OPEN):])
+            r2, c = self._feed(rest)
             r += _TC_OPEN + r2
             pre = c
         return r, c, False
@@ -465,7 +483,10 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         if not opened:
             return self._shape(r, c, tp.is_reasoning)
         self._tc, self._tc_scan = "", 0
-        m = self._tc_step(c)
+        # the engine is not fed again until the call closes: what it holds
+        # after the call's opener (a possible tag's start) is the call's text
+        r2, c2 = tp._release()
+        m = self._tc_step(c + r2 + c2)
         if r:
             before = self._shape(r, "", True)
             head = (before.reasoning or "") if before is not None else ""
@@ -527,12 +548,19 @@ class RcMlxReasoningParser(_MlxReasoningParser):
             tp = self._tp
             if spec.untagged_content and not self._tagged and not (tp.start_seen or tp.end_seen):
                 # glm4 before any tag: content as it comes; a stray end tag
-                # is dropped and the answer starts afresh after it
+                # is dropped and the answer starts afresh after it (a tail
+                # that may still become one waits for the next delta, so a
+                # tag split across deltas is dropped as a whole one is)
                 end = self.end_token
+                if self._head:
+                    c, self._head = self._head + c, ""
                 if end in c:
                     pre, _, post = c.rpartition(end)
                     self._tagged = True
                     c = pre.replace(end, "") + self._content_head(post)
+                else:
+                    cut = _end_prefix_at(c, end)
+                    c, self._head = c[:cut], c[cut:]
             else:
                 c = self._content_head(c)
         if not r and not c:

@@ -346,3 +346,45 @@ def test_harmony_tokens_in_the_answer_stream_as_one_shot_gives_them():
             assert (got[0].strip() or None, got[1].strip() or None) == one, (text, chunks, got, one)
     assert _stream(M.REASONING_PARSERS["harmony"](), [texts[1]], False)[1] == "abc d"
     assert _stream(M.REASONING_PARSERS["harmony"](), list(texts[2]), False)[1] == "x  y <|en"
+
+
+@pytest.mark.parametrize("implicit", [False, True])
+def test_tool_call_inside_reasoning_whatever_the_deltas(implicit):
+    """A tool call written inside reasoning is promoted to content the same
+    way in any chunking, and no character is lost: the engine's held text
+    (a possible tag's start right after ``<tool_call>``) was dropped when the
+    call's text stopped going through the engine (``a<tool_call><`` then
+    ``b`` lost the ``<``), and a block opened in the same delta as the call
+    (``<think>a<tool_call>…`` in one delta, under ``glm4``) did not promote it,
+    so ``</think>`` and the reasoning after the call went to content."""
+    texts = ["a<tool_call><b", "a<tool_call></thi", "<think>a<tool_call><x</tool_call>b",
+             'a<tool_call>{"n": 1}<</tool_call>c', "<think>x<tool_call>y</tool_call>z</think>w", "q<tool_call>[/T"]
+    rng = random.Random(5)
+    for name, cls in sorted(M.REASONING_PARSERS.items()):
+        for text in texts:
+            whole = _stream(cls(), [text], implicit)
+            for _ in range(40):
+                cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, min(6, len(text) - 1))))
+                chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+                assert _stream(cls(), chunks, implicit) == whole, (name, text, chunks)
+    for name in ("qwen3", "deepseek_r1"):  # (before an explicit start tag, the call streams as reasoning)
+        assert _stream(M.REASONING_PARSERS[name](), ["a<tool_call><", "b"], False) == ("a<tool_call><b", "")
+        assert _stream(M.REASONING_PARSERS[name](), ["<think>a<tool_call><", "b"], False) == ("a", "<tool_call><b")
+    got = _stream(M.REASONING_PARSERS["glm4"](), ["<think>a<tool_call>x</tool_call>b</think>c"], False)
+    assert got == ("ab", "<tool_call>x</tool_call>c")
+
+
+def test_glm4_stray_end_tag_split_across_deltas_is_dropped_as_a_whole_one():
+    """``glm4`` streams untagged text as content as it comes and drops a stray
+    ``</think>`` (the answer starts afresh after it); a tag split across
+    deltas went out as text (``x<`` ``/thin`` ``k>y`` gave ``x</think>y``).
+    A tail that may still become the tag now waits; one that cannot is text."""
+    cls = M.REASONING_PARSERS["glm4"]
+    rng = random.Random(9)
+    for text, want in [("x</think>y", ("", "xy")), ("ab</think>cd", ("", "abcd")), ("a</b>c", ("", "a</b>c")),
+                       ("tail </thi", ("", "tail </thi"))]:
+        assert _stream(cls(), [text], False) == want
+        for _ in range(60):
+            cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, min(6, len(text) - 1))))
+            chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+            assert _stream(cls(), chunks, False) == want, chunks
