@@ -304,6 +304,9 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         self._head = ""       # think / harmony: a partial end tag / token held before the answer's first character
         self._tagged = False  # glm4: a tag was seen while streaming untagged content
         self._fresh = False   # gemma4: right after a channel end, before the answer's first text
+        self._gtail = ""      # gemma4: content that may still become the channel end token
+        self._boxh = ""       # strip_box: text that may still become a box token (not fed yet)
+        self._box_final = False  # finalize_stream: the held text is fed as it is
         self._install_hot_path()
 
     def _install_hot_path(self) -> None:
@@ -380,8 +383,8 @@ class RcMlxReasoningParser(_MlxReasoningParser):
                                             delta_text: str) -> Optional[DeltaMessage]:
                 if not delta_text:
                     return None
-                if box and "<|" in delta_text:
-                    delta_text = delta_text.replace(_BOX[0], "").replace(_BOX[1], "")
+                if box and (self._boxh or "<" in delta_text):
+                    delta_text = self._unboxed(delta_text)
                     if not delta_text:
                         return None
                 if self._tc is not None:
@@ -413,8 +416,8 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         if not delta_text:
             return None
         spec = self.spec
-        if spec.strip_box and "<|" in delta_text:
-            delta_text = delta_text.replace(_BOX[0], "").replace(_BOX[1], "")
+        if spec.strip_box and (self._boxh or "<" in delta_text):
+            delta_text = self._unboxed(delta_text)
             if not delta_text:
                 return None
         if self._gemma:
@@ -519,10 +522,30 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         self._tc_scan = max(0, len(buf) - max(len(_TC_CLOSE), len(end)) + 1)
         return None
 
-    def _gemma_content(self, c: str) -> str:
+    def _unboxed(self, text: str) -> str:
+        """``text`` without GLM's box tokens (vllm-mlx's ``strip_box`` names
+        drop them); a tail that may still become one waits for the next delta
+        (at the end of the stream it is text)."""
+        if self._boxh:
+            text, self._boxh = self._boxh + text, ""
+        if "<|" in text:
+            text = text.replace(_BOX[0], "").replace(_BOX[1], "")
+        if not self._box_final and "<" in text[1 - len(_BOX[0]):]:
+            cut = min(_end_prefix_at(text, _BOX[0]), _end_prefix_at(text, _BOX[1]))
+            text, self._boxh = text[:cut], text[cut:]
+        return text
+
+    def _gemma_content(self, c: str, final: bool = False) -> str:
         # vllm-mlx's gemma4: channel end tokens are dropped from content, and
-        # the newlines that open an answer after one are trimmed.
-        parts = c.split(self.end_token)
+        # the newlines that open an answer after one are trimmed.  A tail that
+        # may still become the token waits for the next delta.
+        end = self.end_token
+        if self._gtail:
+            c, self._gtail = self._gtail + c, ""
+        if not final and "<" in c[1 - len(end):]:
+            cut = _end_prefix_at(c, end)
+            c, self._gtail = c[:cut], c[cut:]
+        parts = c.split(end)
         out = []
         for i, part in enumerate(parts):
             if i:
@@ -586,6 +609,22 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         return h
 
     def finalize_stream(self) -> Optional[DeltaMessage]:
+        first = None
+        if self._boxh:  # (it never became a box token: text, read as any other)
+            held, self._boxh = self._boxh, ""
+            self._box_final = True
+            try:
+                first = self.extract_reasoning_streaming("", "", held)
+            finally:
+                self._box_final = False
+        last = self._finalize()
+        if first is None:
+            return last
+        if last is None:
+            return first
+        return _msg((first.reasoning or "") + (last.reasoning or ""), (first.content or "") + (last.content or ""))
+
+    def _finalize(self) -> Optional[DeltaMessage]:
         if self._tc is not None:
             # an unclosed tool call opened inside reasoning: promoted as it is
             buf, self._tc = self._tc, None
@@ -607,7 +646,7 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         if self._gemma:
             if was and not self._tp.is_reasoning:
                 self._fresh = True
-            return _msg(r, self._gemma_content(c) if c else c)
+            return _msg(r, self._gemma_content(c, final=True) if (c or self._gtail) else c)
         if self.spec.trim_end_newline and self._nl:
             r, self._nl = self._nl + r, ""
         if self._head:

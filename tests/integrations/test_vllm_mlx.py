@@ -388,3 +388,26 @@ def test_glm4_stray_end_tag_split_across_deltas_is_dropped_as_a_whole_one():
             cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, min(6, len(text) - 1))))
             chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
             assert _stream(cls(), chunks, False) == want, chunks
+
+
+def test_dropped_tokens_split_across_deltas_are_dropped_as_whole_ones():
+    """GLM's box tokens (``strip_box`` names) and gemma4's channel end token
+    in content are dropped, as vllm-mlx drops them; split across deltas they
+    went out as text.  A tail that may still become one now waits; at the end
+    of the stream, or once it cannot become one, it is text."""
+    rng = random.Random(13)
+    cases = [("glm4", "<think>a<|begin_of_box|>b</think>c<|end_of_box|>d", ("ab", "cd")),
+             ("glm4", "x <|begin_of_bo", ("", "x <|begin_of_bo")),
+             ("glm4", "<think>r</think><|end_of_b x", ("r", "<|end_of_b x")),
+             ("gemma4", "<|channel>thought\nr<channel|>a<channel|>b", None),
+             ("gemma4", "answer<channel|", None)]
+    for name, text, want in cases:
+        cls = M.REASONING_PARSERS[name]
+        whole = _stream(cls(), [text], False)
+        if want is not None:
+            assert whole == want, (name, text, whole)
+        for _ in range(80):
+            cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, min(8, len(text) - 1))))
+            chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+            assert _stream(cls(), chunks, False) == whole, (name, chunks)
+    assert "<channel|>" not in _stream(M.REASONING_PARSERS["gemma4"](), list(cases[3][1]), False)[1]
