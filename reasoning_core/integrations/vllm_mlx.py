@@ -421,9 +421,13 @@ class RcMlxReasoningParser(_MlxReasoningParser):
             if not delta_text:
                 return None
         if self._gemma:
-            was = self._tp.is_reasoning
+            tp = self._tp
+            was = tp.is_reasoning
+            pre = tp._held + delta_text if tp._engine.held else delta_text
             r, c = self._feed(delta_text)
-            if was and not self._tp.is_reasoning:
+            # a channel that ended here (whether it began in this delta or
+            # before): the answer's opening newlines after it are trimmed
+            if not tp.is_reasoning and (was or self.end_token in pre[:len(pre) - len(c)]):
                 self._fresh = True
             return _msg(r, self._gemma_content(c) if c else c)
         if self._fast:

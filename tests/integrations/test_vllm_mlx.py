@@ -411,3 +411,27 @@ def test_dropped_tokens_split_across_deltas_are_dropped_as_whole_ones():
             chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
             assert _stream(cls(), chunks, False) == whole, (name, chunks)
     assert "<channel|>" not in _stream(M.REASONING_PARSERS["gemma4"](), list(cases[3][1]), False)[1]
+
+
+_SOUP = ["a", "bc ", " ", "\n", "<", "</", "<|", "x y", "<|begin_of_box|>", "<|end_of_box|>", "<channel|>",
+         "<|end|>", "<|return|>", "{\"k\": 1}", "[", "think"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_name_splits_a_block_and_an_answer_whatever_the_deltas(name):
+    """One reasoning block (its start tag or none, then text with tokens and
+    partial tags mixed in) and an answer (the same mix): every name streams
+    the same reasoning and content in any chunking as in one delta."""
+    cls = M.REASONING_PARSERS[name]
+    fam = cls.spec.family
+    rng = random.Random(hash(name) % 1000)
+    for _ in range(60):
+        body = "".join(rng.choice(_SOUP) for _ in range(rng.randint(0, 5)))
+        answer = "".join(rng.choice(_SOUP) for _ in range(rng.randint(1, 5)))
+        text = rng.choice(["", fam.start[0] if fam.start else ""]) + body + fam.end[0] + answer
+        for implicit in (False, True):
+            whole = _stream(cls(), [text], implicit)
+            for _ in range(4):
+                cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, min(8, len(text) - 1))))
+                chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+                assert _stream(cls(), chunks, implicit) == whole, (text, chunks)
