@@ -1828,7 +1828,10 @@ class VllmReasoningParser(_VllmReasoningParser):
             elif reasoning:
                 self._deferred_ws.append(reasoning)
             reasoning = kept
-            if content:
+            if content and not self._parser.is_reasoning:
+                # the block ended here: its trailing whitespace is dropped (a
+                # block that opened after this delta's content goes on: its
+                # trailing whitespace still waits)
                 self._deferred_ws = []
         if not reasoning and not content:
             return None

@@ -475,3 +475,25 @@ def test_serving_composition_with_our_reasoning_and_tool_parsers():
     assert "".join(reasoning) == "Check the weather."
     assert "".join(content).strip() == ""
     assert [(n, json.loads(a)) for n, a in calls.values()] == [("get_weather", {"city": "Paris"})]
+
+
+@pytest.mark.parametrize("label", ["", "thought\n"])
+def test_reasoning_whitespace_kept_when_content_came_before_the_block(label):
+    """A step that brings content and then opens a block (gemma4: text before
+    ``<|channel>``) ends inside reasoning: the reasoning's trailing whitespace
+    waits for more reasoning, as in any other step; it was dropped as if the
+    block had ended (``x<|channel>bc `` then ``a`` streamed ``bca``)."""
+    name = "gemma4"
+    tok = tokenizer_for(name)
+    theirs, ours = _pair(name, tok)
+    got = {}
+    for who, parser in (("theirs", theirs), ("ours", ours)):
+        r, prev_t, prev_i = [], "", []
+        for piece in ["x<|channel>" + label + "bc ", "a", " d ", "e", "<channel|>", "y"]:
+            ids = ids_of(tok, [piece])
+            m = parser.extract_reasoning_streaming(prev_t, prev_t + piece, piece, prev_i, prev_i + ids, ids)
+            if m is not None:
+                r.append(m.reasoning or "")
+            prev_t, prev_i = prev_t + piece, prev_i + ids
+        got[who] = "".join(r)
+    assert got["ours"] == got["theirs"] == "bc a d e"
