@@ -864,6 +864,7 @@ class VllmReasoningParser(_VllmReasoningParser):
 
         self._start_ids = _single_ids(kind_ids(START))
         self._end_ids = _single_ids(kind_ids(END))
+        self._closing_ids = self._end_ids | _single_ids(kind_ids(TERM))  # what ends a block in our engine
         self._term_ids = (_single_ids(kind_ids(TERM))
                           if spec.terminators_end and (spec.style != "r1" or spec.r1_terminators) else frozenset())
         self._boundary_ids = (_single_ids(kind_ids(BOUNDARY)) if spec.style in ("engine", "legacy")
@@ -1681,10 +1682,13 @@ class VllmReasoningParser(_VllmReasoningParser):
                     if self._label is not None:
                         self._label.begin_block()
         if self._start_text and not self._held_ids:
+            # a start in content is text: in content already, or after an end
+            # earlier in this step (read in pieces, so whatever the step holds
+            # after the end is read as if it came in a step of its own)
             sids = self._start_ids
             for t in delta_token_ids:
                 if t in sids:
-                    if self._eng.state == CONTENT:
+                    if self._eng.state == CONTENT or self._start_after_close(delta_token_ids):
                         return self._with_text_starts(delta_text, delta_token_ids)
                     break
         # The engine's own feed: segments of (held tokens + this delta), no
@@ -1724,6 +1728,17 @@ class VllmReasoningParser(_VllmReasoningParser):
         tokens = self._held_ids + list(delta_token_ids) if n_prefix else list(delta_token_ids)
         self._held_ids = []
         return self._mixed(tokens, segs, delta_text)
+
+    def _start_after_close(self, ids: Sequence[int]) -> bool:
+        """Whether a start delimiter follows an end (or a terminator) in ``ids``."""
+        sids, closing = self._start_ids, self._closing_ids
+        closed = False
+        for t in ids:
+            if t in closing:
+                closed = True
+            elif closed and t in sids:
+                return True
+        return False
 
     def _with_text_starts(self, delta_text: str, delta_token_ids: Sequence[int]) -> Optional[DeltaMessage]:
         """A delta holding a start delimiter while in content, for a grammar

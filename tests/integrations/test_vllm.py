@@ -497,3 +497,41 @@ def test_reasoning_whitespace_kept_when_content_came_before_the_block(label):
             prev_t, prev_i = prev_t + piece, prev_i + ids
         got[who] = "".join(r)
     assert got["ours"] == got["theirs"] == "bc a d e"
+
+
+def _stream_steps(parser, tok, pieces_per_step):
+    r, c, prev_t, prev_i = [], [], "", []
+    for step in pieces_per_step:
+        text = "".join(step)
+        ids = ids_of(tok, step)
+        m = parser.extract_reasoning_streaming(prev_t, prev_t + text, text, prev_i, prev_i + ids, ids)
+        if m is not None:
+            r.append(m.reasoning or "")
+            c.append(m.content or "")
+        prev_t, prev_i = prev_t + text, prev_i + ids
+    if getattr(parser, "engine_based_streaming", False):
+        m = parser.finish_streaming()
+        if m is not None:
+            r.append(m.reasoning or "")
+            c.append(m.content or "")
+    return "".join(r), "".join(c)
+
+
+@pytest.mark.parametrize("name,pieces", [
+    ("qwen3", ["<think>", "a", "</think>", "<think>", "b", "</think>", "c"]),
+    ("qwen3", ["<think>", "a", "<tool_call>", "<think>", "b"]),
+    ("step3p5", ["a", "</think>", "<think>", "b"]),
+    ("kimi_k2", ["<think>", "a", "<|tool_calls_section_begin|>", "<think>", "b"]),
+    ("seed_oss", ["<seed:think>", "a", "</seed:think>", "<seed:think>", "b"]),
+])
+def test_a_start_after_the_end_in_one_step_is_text_as_in_its_own_step(name, pieces):
+    """Once reasoning ended, a start delimiter is text (vLLM's rule, and ours
+    when it came in a later step); a step that held the end (or a call
+    section that ends reasoning) and then a start reopened reasoning, so
+    speculative steps streamed otherwise than single tokens."""
+    tok = tokenizer_for(name)
+    theirs, ours = _pair(name, tok)
+    fresh = rcv.REASONING_PARSERS[name](tok)
+    one_step = _stream_steps(ours, tok, [pieces])
+    assert one_step == _stream_steps(fresh, tok, [[p] for p in pieces])
+    assert one_step == _stream_steps(theirs, tok, [pieces])
