@@ -273,10 +273,9 @@ def plan(args, workload_names) -> tuple[list[str] | None, Settings]:
         names = [n.strip() for n in args.only.split(",") if n.strip()]
         unknown = [n for n in names if n not in workload_names]
         if unknown:
-            from ._shared import brief
+            from ._shared import brief_names
 
-            shown = ", ".join(unknown) if len(unknown) <= 8 and sum(map(len, unknown)) <= 200 else brief(unknown)
-            raise PlanError(f"unknown workload(s) {shown}; available: {', '.join(workload_names)}", 2)
+            raise PlanError(f"unknown workload(s) {brief_names(unknown)}; available: {', '.join(workload_names)}", 2)
     settings = Settings.quick() if args.quick else Settings()
     if args.repeat is not None:
         settings.repeats = args.repeat

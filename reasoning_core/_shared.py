@@ -8,7 +8,8 @@ It imports nothing of the package, so the compiled engine, the pure twin and
   ``reasoning_core.types`` once it knows which backend's class is public (the
   package imports it before any engine runs), read by the pure engine;
 - ``batch_result_repr``: the ``repr`` of either engine's ``BatchStepResult``;
-- ``brief``: a caller's value as an error message shows it, cut short.
+- ``brief``, ``brief_names``: a caller's value, or list of names, as an
+  error message shows it, cut short.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import array
 import reprlib
 from typing import Sequence
 
-__all__ = ["content_of", "batch_result_repr", "brief", "TOKEN_SPLIT"]
+__all__ = ["content_of", "batch_result_repr", "brief", "brief_names", "TOKEN_SPLIT"]
 
 TOKEN_SPLIT: list = []
 
@@ -71,3 +72,11 @@ def brief(value: object) -> str:
     if isinstance(value, str) and len(value) > _BRIEF.maxstring:
         text += f" ({len(value):,} characters)"
     return text[:160]
+
+
+def brief_names(names: Sequence[str], limit: int = 8) -> str:
+    """``a, b, c`` for an error message: the first ``limit`` names (each cut
+    short as ``brief`` cuts a value when long), then ``... (N in all)``."""
+    shown = [n if isinstance(n, str) and len(n) <= _BRIEF.maxstring else brief(n) for n in names[:limit]]
+    more = f", ... ({len(names):,} in all)" if len(names) > limit else ""
+    return ", ".join(shown) + more

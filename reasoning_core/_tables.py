@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
 from ._shared import brief
 
 # Engine states.  SEEDED is "reasoning, but the output has not shown a start

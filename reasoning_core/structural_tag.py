@@ -51,7 +51,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, Mapping, Optional, Sequence, Union, overload
 
-from ._shared import brief
+from ._shared import brief, brief_names
 from ._tag_calls import (Tag, ToolTagSpec, _any, _atem_call, _gemma_call, _kimi_call, _optional, _or, _seq, _tag,
                          schema_call)
 from .families import Family, get_family, terminators_of, tool_opener
@@ -198,9 +198,8 @@ def _choice(tool_choice: Any, names: list[str]) -> tuple[str, Optional[str]]:
                 raise ValueError("tool_choice='required' needs at least one tool")
             return "required", None
     if tool_choice not in names:
-        listed = ", ".join(names[:8]) + (f", ... ({len(names):,} in all)" if len(names) > 8 else "")
         raise ValueError(f"tool_choice names tool {brief(tool_choice)}, which is not in tools "
-                         f"({listed or 'none given'})")
+                         f"({brief_names(names) or 'none given'})")
     return "forced", tool_choice
 
 

@@ -164,15 +164,16 @@ def _may_become_token(s: str) -> bool:
     return any(t.startswith(s) and t != s for t in _HARMONY_TOKEN_TEXTS)
 
 
-def _token_tail(text: str) -> int:
-    """Where the longest suffix of ``text`` that may still grow into one of
-    the tokens ``_HARMONY_TOKENS`` takes out of content begins (``len(text)``
-    when none): that text waits for the next delta."""
-    i = text.rfind("<", max(0, len(text) - len(_HARMONY_TOKEN_TEXTS[0])))
+def _held_tail(text: str, markers: tuple) -> int:
+    """Where the longest suffix of ``text`` that is a proper prefix of one of
+    ``markers`` (each begins with ``<``) begins, ``len(text)`` when none: that
+    text waits for the next delta, as it may still become the marker."""
+    i = text.find("<", max(0, len(text) - max(map(len, markers)) + 1))
     while i >= 0:
-        if _may_become_token(text[i:]):
+        rest = text[i:]
+        if any(m.startswith(rest) and m != rest for m in markers):
             return i
-        i = text.rfind("<", max(0, len(text) - len(_HARMONY_TOKEN_TEXTS[0])), i)
+        i = text.find("<", i + 1)
     return len(text)
 
 
@@ -181,18 +182,9 @@ def _untokened(text: str, final: bool) -> tuple:
     a tail that may still become one of them (split across deltas) is held
     for the next delta (``final``: none is, it is text), so what is taken out
     does not depend on the deltas."""
-    cut = len(text) if final else _token_tail(text)
+    cut = len(text) if final else _held_tail(text, _HARMONY_TOKEN_TEXTS)
     out = text[:cut]
     return (_HARMONY_TOKENS.sub("", out) if "<|" in out else out), text[cut:]
-
-
-def _end_prefix_at(text: str, end: str) -> int:
-    """Where the longest suffix of ``text`` that is a proper prefix of the tag
-    ``end`` begins (``len(text)`` when none)."""
-    for i in range(max(0, len(text) - len(end) + 1), len(text)):
-        if end.startswith(text[i:]):
-            return i
-    return len(text)
 
 
 def _harmony_head(c: str) -> tuple:
@@ -535,7 +527,7 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         if "<|" in text:
             text = text.replace(_BOX[0], "").replace(_BOX[1], "")
         if not self._box_final and "<" in text[1 - len(_BOX[0]):]:
-            cut = min(_end_prefix_at(text, _BOX[0]), _end_prefix_at(text, _BOX[1]))
+            cut = _held_tail(text, _BOX)
             text, self._boxh = text[:cut], text[cut:]
         return text
 
@@ -547,7 +539,7 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         if self._gtail:
             c, self._gtail = self._gtail + c, ""
         if not final and "<" in c[1 - len(end):]:
-            cut = _end_prefix_at(c, end)
+            cut = _held_tail(c, (end,))
             c, self._gtail = c[:cut], c[cut:]
         parts = c.split(end)
         out = []
@@ -586,7 +578,7 @@ class RcMlxReasoningParser(_MlxReasoningParser):
                     self._tagged = True
                     c = pre.replace(end, "") + self._content_head(post)
                 else:
-                    cut = _end_prefix_at(c, end)
+                    cut = _held_tail(c, (end,))
                     c, self._head = c[:cut], c[cut:]
             else:
                 c = self._content_head(c)
@@ -2162,7 +2154,7 @@ class RcMlxHarmonyToolParser(RcMlxToolParser):
         self._split = TextReasoningParser(_HARMONY_TOOL_CONTENT, starts_in_reasoning=None)
         self._called = False
         self._last_char = ""  # the last character read (a "|" a marker's ">" may follow)
-        self._tok = ""  # content that may still become a token taken out of it (_token_tail)
+        self._tok = ""  # content that may still become a token taken out of it (_held_tail)
 
     def _triggers(self) -> Optional[set]:
         trig = super()._triggers()
