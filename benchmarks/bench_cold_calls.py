@@ -18,11 +18,22 @@ at once (warm), 15 times, and the medians are printed in µs:
 
 ``--engines`` imports vLLM, SGLang and MAX first (the peers venv): a process
 the size of a serving one, whose collection touches far more memory.
+
+``--streams`` (the peers venv) asks the same of a whole stream: the 2 KB call of
+the two cells that send only at structural points (SGLang ``qwen3_coder`` and
+MAX ``qwen3_5``, four tokens per delta), timed after a collection and warm,
+through the engine's parser, ours, the interface's floor, and a *minimal*
+parser: one function written for this stream alone (no schema types, no
+checks, no bookkeeping beyond what it sends), which sends the same arguments at
+the same deltas.  It is not a parser to use; it shows what the harness's cold
+start costs a parser with one function behind each structural point, against
+ours, whose points each run 15-30 functions of the general grammar.
 """
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import statistics
 import sys
 import time
@@ -93,11 +104,243 @@ def measure(repeats: int = 15, warm_interpreter: bool = False) -> list[tuple[str
     return rows
 
 
+# ---------------------------------------------------------------- --streams
+
+def _minimal_sglang(rcs):
+    """A one-function SGLang detector for the benchmark's ``qwen3_coder`` call
+    (the happy path only), built with ours' cheap result builders."""
+    from sglang.srt.function_call.base_format_detector import BaseFormatDetector
+
+    empty, normal, args, item, result = (rcs._FC_EMPTY_SHAPE, rcs._fc_normal_result, rcs._fc_args_result,
+                                         rcs._fc_item, rcs._fc_result)
+
+    class Minimal(BaseFormatDetector):
+        def __init__(self):
+            super().__init__()
+            self.buf, self.state, self.kept, self.sent = "", 0, [], False
+
+        def has_tool_call(self, text):
+            return "<tool_call>" in text
+
+        def detect_and_parse(self, text, tools):  # pragma: no cover - streaming only
+            raise NotImplementedError
+
+        def structure_info(self):  # pragma: no cover - streaming only
+            raise NotImplementedError
+
+        def parse_streaming_increment(self, new_text, tools):
+            if self.state == 2 and ">" not in new_text:
+                self.kept.append(new_text)
+                return empty.build(None, None)
+            b = self.buf + ("".join(self.kept) if self.kept else "") + new_text
+            self.kept = []
+            if self.state == 0:
+                i = b.find("<tool_call>")
+                if i < 0:
+                    self.buf = ""
+                    return normal(b)
+                self.state, self.buf = 1, b[i + 11:]
+                return normal(b[:i])
+            if self.state == 1:
+                i = b.find("<function=")
+                j = b.find(">", i) if i >= 0 else -1
+                if j < 0:
+                    self.buf = b
+                    return empty.build(None, None)
+                self.state, self.buf = 2, b[j + 1:]
+                return result("", [item(0, b[i + 10:j], "")])
+            if self.state == 2:
+                pieces, at = [], 0
+                while True:
+                    k = b.find("</parameter>", at)
+                    if k < 0:
+                        break
+                    i = b.find("<parameter=", at)
+                    j = b.find(">", i)
+                    v = b[j + 1:k]
+                    v = v[1:] if v.startswith("\n") else v
+                    v = v[:-1] if v.endswith("\n") else v
+                    pieces.append((", " if self.sent else "{") + json.dumps(b[i + 11:j]) + ": " + json.dumps(v))
+                    self.sent, at = True, k + 12
+                if b.find("</function>", at) >= 0:
+                    self.state, self.buf = 3, ""
+                    pieces.append("}")
+                else:
+                    self.buf = b[at:]
+                return args(0, "".join(pieces)) if pieces else empty.build(None, None)
+            self.buf = ""
+            return empty.build(None, None)
+
+    return Minimal
+
+
+def _minimal_max(delta_t):
+    """A one-function MAX parser for the benchmark's ``qwen3_5`` call (the
+    happy path only): MAX's ``ParsedToolCallDelta`` at the points MAX sends."""
+
+    class Minimal:
+        def __init__(self):
+            self.buf, self.state, self.kept, self.sent = "", 0, [], False
+
+        def set_streaming_tool_schemas(self, schemas):
+            pass
+
+        def parse_delta(self, delta):
+            if self.state == 2 and ">" not in delta:
+                self.kept.append(delta)
+                return []
+            b = self.buf + ("".join(self.kept) if self.kept else "") + delta
+            self.kept = []
+            if self.state == 0:
+                i = b.find("<tool_call>")
+                if i < 0:
+                    self.buf = ""
+                    return [delta_t(index=0, content=b)]
+                self.state, self.buf = 1, b[i + 11:]
+                return [delta_t(index=0, content=b[:i])] if i else []
+            if self.state == 1:
+                i = b.find("<function=")
+                j = b.find(">", i) if i >= 0 else -1
+                if j < 0:
+                    self.buf = b
+                    return []
+                self.state, self.buf = 2, b[j + 1:]
+                return [delta_t(index=0, id="call_0", name=b[i + 10:j], arguments="{")]
+            if self.state == 2:
+                pieces, at = [], 0
+                while True:
+                    k = b.find("</parameter>", at)
+                    if k < 0:
+                        break
+                    i = b.find("<parameter=", at)
+                    j = b.find(">", i)
+                    v = b[j + 1:k]
+                    v = v[1:] if v.startswith("\n") else v
+                    v = v[:-1] if v.endswith("\n") else v
+                    pieces.append((", " if self.sent else "") + json.dumps(b[i + 11:j]) + ": " + json.dumps(v))
+                    self.sent, at = True, k + 12
+                if b.find("</function>", at) >= 0:
+                    self.state, self.buf = 3, ""
+                    pieces.append("}")
+                else:
+                    self.buf = b[at:]
+                return [delta_t(index=0, arguments="".join(pieces))] if pieces else []
+            self.buf = ""
+            return []
+
+        def finish(self):
+            return []
+
+    return Minimal
+
+
+def stream_cells(repeats: int = 11) -> list[dict]:
+    """One row per cell: µs per stream (median of ``repeats``, and min–max) after a
+    collection ("cold") and right after another stream of the same parser
+    ("warm"), for the engine's parser, ours, the floor and the minimal one;
+    and the arguments each of ours and the minimal one streamed, parsed."""
+    import bench_tools_engines as B
+
+    B._quiet_imports()
+    made = {(engine, fmt): B.RUNNERS[engine][0](fmt) for engine, fmt in (("sglang", "qwen3_coder"), ("max", "qwen3_5"))}
+    # (the runners import each engine the way it imports here)
+    from max.pipelines.modeling.types.tool_parsing import ParsedToolCallDelta
+    from sglang.srt.entrypoints.openai.protocol import Function, Tool
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
+    from reasoning_core.integrations import sglang as rcs
+
+    FunctionCallParser.ToolCallParserEnum["bench_minimal"] = _minimal_sglang(rcs)
+    minimal_max = _minimal_max(ParsedToolCallDelta)
+    rows = []
+    for (engine, fmt), (tok, _run, stream) in made.items():
+        segs = [d for d, _ in B.token_deltas(tok, B.call_text(fmt, B.SIZES["2KB"], engine), 4)]
+        tools = [Tool(type="function", function=Function(name=B.TOOL, description="d", parameters=B.SCHEMA))]
+
+        def feeder(which, engine=engine, stream=stream, tools=tools):
+            if which != "minimal":
+                loop, pieces = stream(which)
+                return loop, pieces
+            if engine == "sglang":
+                p = FunctionCallParser(tools, "bench_minimal")
+                f = p.parse_stream_chunk
+
+                def loop(seg):
+                    for dt in seg:
+                        f(dt)
+
+                def pieces(seg):
+                    return [c.parameters for dt in seg for c in f(dt)[1] if c.parameters]
+                return loop, pieces
+            p = minimal_max()
+            f = p.parse_delta
+
+            def loop(seg):
+                for dt in seg:
+                    f(dt)
+
+            def pieces(seg):
+                return [d.arguments for dt in seg for d in f(dt) if d.arguments]
+            return loop, pieces
+
+        row = {"engine": engine, "format": fmt, "deltas": len(segs)}
+        for which in ("ours", "minimal"):
+            row[f"{which}_args"] = json.loads("".join(feeder(which)[1](segs)))
+        clock = time.perf_counter
+        for which in ("engine", "ours", "floor", "minimal"):
+            for mode in ("cold", "warm"):
+                spent = []
+                for _ in range(repeats):
+                    if mode == "warm":
+                        feeder(which)[0](segs)
+                    loop = feeder(which)[0]
+                    if mode == "cold":
+                        gc.collect()
+                    gc.disable()
+                    try:
+                        t0 = clock()
+                        loop(segs)
+                        spent.append((clock() - t0) * 1e6)
+                    finally:
+                        gc.enable()
+                row[f"{which}_{mode}"] = statistics.median(spent)
+                row[f"{which}_{mode}_range"] = (min(spent), max(spent))
+        rows.append(row)
+    return rows
+
+
+def _figure(row: dict, which: str, mode: str) -> str:
+    lo, hi = row[f"{which}_{mode}_range"]
+    return f"{row[f'{which}_{mode}']:,.0f} ({lo:,.0f}–{hi:,.0f})"
+
+
+def _above(row: dict, which: str, mode: str) -> str:
+    floor = row[f"floor_{mode}"]
+    mine = row[f"{which}_{mode}"] - floor
+    if mine <= 0:
+        return "at the floor"
+    return f"{(row[f'engine_{mode}'] - floor) / mine:.1f}×"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="benchmarks/bench_cold_calls.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--engines", action="store_true", help="import vLLM, SGLang and MAX first (the peers venv)")
     ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--streams", action="store_true",
+                    help="whole 2 KB streams, cold and warm, with a minimal parser beside ours (the peers venv)")
     args = ap.parse_args(argv)
+    if args.streams:
+        print("| interface, format | state | engine's parser µs | ours µs | floor µs | minimal µs "
+              "| above floor, engine ÷ ours | engine ÷ minimal |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|")
+        for row in stream_cells(args.repeats):
+            if row["ours_args"] != row["minimal_args"]:
+                raise SystemExit(f"{row['engine']} {row['format']}: the minimal parser streamed other arguments")
+            for mode in ("cold", "warm"):
+                cells = " | ".join(_figure(row, which, mode) for which in ("engine", "ours", "floor", "minimal"))
+                print(f"| {row['engine']} {row['format']} | {mode} | {cells} "
+                      f"| {_above(row, 'ours', mode)} | {_above(row, 'minimal', mode)} |")
+        return 0
     if args.engines:
         import bench_tools_engines as B
 

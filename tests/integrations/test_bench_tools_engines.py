@@ -52,3 +52,18 @@ def test_content_cells_run(engine, fmt, monkeypatch):
     row = rows[0]
     assert not [k for k in row if k.endswith("error")], row
     assert row["deltas"] > 100 and all(row[w]["median"] > 0 for w in ("engine", "ours", "floor"))
+
+
+def test_cold_stream_cells_run():
+    # bench_cold_calls.py --streams: every parser ran cold and warm, and the
+    # minimal reference parsers streamed the same arguments as ours
+    _engine("sglang", "qwen3_coder")
+    _engine("max", "qwen3_5")
+    import bench_cold_calls as C
+
+    rows = C.stream_cells(repeats=1)
+    assert [(r["engine"], r["format"]) for r in rows] == [("sglang", "qwen3_coder"), ("max", "qwen3_5")]
+    for row in rows:
+        assert row["ours_args"] == row["minimal_args"]
+        assert set(row["ours_args"]) == {"path", "content"} and len(row["ours_args"]["content"]) > 1_000
+        assert all(row[f"{w}_{m}"] > 0 for w in ("engine", "ours", "floor", "minimal") for m in ("cold", "warm"))
