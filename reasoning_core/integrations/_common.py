@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from typing import Any
 
 
@@ -244,6 +246,46 @@ def json_closer():
 
         _tool_json = tool_json
     return tool_json.SCAN.JsonCloser()
+
+
+class TokenizerLRU:
+    """Values built for a tokenizer object (and a key), kept for the last
+    ``size`` (tokenizer, key) pairs used.  An entry holds its tokenizer, so
+    the identity check is exact, and a value may refer to the tokenizer
+    (an engine's own parser built on it): that is why the cache is bounded
+    rather than weak.  A tokenizer the engine no longer serves (a LoRA
+    adapter's, one a test built) is let go once others take its place."""
+
+    __slots__ = ("size", "_entries", "_lock")
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._entries: OrderedDict = OrderedDict()  # (key, id(tok)) -> (tok, value)
+        self._lock = threading.Lock()
+
+    def get(self, tok: Any, key: Any, default: Any = None) -> Any:
+        entry = self._entries.get((key, id(tok)))
+        if entry is None or entry[0] is not tok:
+            return default
+        with self._lock:
+            if (key, id(tok)) in self._entries:
+                self._entries.move_to_end((key, id(tok)))
+        return entry[1]
+
+    def put(self, tok: Any, key: Any, value: Any) -> Any:
+        with self._lock:
+            self._entries[(key, id(tok))] = (tok, value)
+            self._entries.move_to_end((key, id(tok)))
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
 
 
 _NULL_TEXT_CLASSES: dict = {}

@@ -51,6 +51,7 @@ from ..families import Family, get_family
 from ..parser import FamilyParser, LabelStripper, parser_class
 from ..text import TextReasoningParser
 from . import replace_requested
+from ._common import TokenizerLRU as _TokenizerLRU
 
 def _fast_delta_factory():
     """A ``DeltaMessage`` builder that skips pydantic validation (our fields are
@@ -436,6 +437,8 @@ def _snapshot(manager_attr: str) -> dict[str, Any]:
 
 _VLLM_OWN: dict[str, dict[str, Any]] = {"reasoning": _snapshot("reasoning"), "tool": {}}
 _OWN_CACHE: dict[tuple, Any] = {}
+# (tokenizer, vLLM's tool-parser class) -> vLLM's parser built on it
+_OWN_TOOLS = _TokenizerLRU(8)
 
 
 def _vllm_own_class(kind: str, name: str) -> Optional[type]:
@@ -508,8 +511,8 @@ def _single_ids(seqs: Iterable[tuple[int, ...]]) -> frozenset[int]:
 
 
 _DECIDE_START, _DECIDE_END, _DECIDE_BOUNDARY = 1, 2, 3
-# tokenizer id -> (tokenizer, family, the special ids vLLM's parser engine drops)
-_DROPPED: dict[int, tuple[Any, Any, frozenset[int]]] = {}
+# (tokenizer, family spec) -> the special ids vLLM's parser engine drops
+_DROPPED = _TokenizerLRU(8)
 
 
 _extends = resolve_backend(None)[1].extends  # (ids, prev): whether ids start with prev, compiled
@@ -1271,9 +1274,9 @@ class VllmReasoningParser(_VllmReasoningParser):
         """Special tokens vLLM's parser engine drops (never reasoning): every
         special token of the tokenizer that is not one of the family's markers."""
         tok = self.model_tokenizer
-        hit = _DROPPED.get(id(tok))
-        if hit is not None and hit[0] is tok and hit[1] is self.spec:
-            return hit[2]
+        hit = _DROPPED.get(tok, self.spec)
+        if hit is not None:
+            return hit
         try:
             specials = frozenset(int(i) for i in (getattr(tok, "all_special_ids", None) or ()))
         except Exception:
@@ -1288,10 +1291,7 @@ class VllmReasoningParser(_VllmReasoningParser):
         if self.spec.count_skip:
             vocab = self.vocab
             dropped |= {vocab[t] for t in self.spec.count_skip if t in vocab}
-        if len(_DROPPED) > 64:
-            _DROPPED.clear()
-        _DROPPED[id(tok)] = (tok, self.spec, dropped)
-        return dropped
+        return _DROPPED.put(tok, self.spec, dropped)
 
     def count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
         """``usage.completion_tokens_details.reasoning_tokens``: counted by the
@@ -2325,11 +2325,9 @@ class VllmToolParser(_VllmToolParser):
     def _vllm_own_tool(self, cls: type) -> Any:
         """vLLM's tool parser of this name for this tokenizer, built once
         (its ``adjust_request`` reads the request, not the instance's tools)."""
-        key = ("tool-instance", self.vllm_name, id(self.model_tokenizer))
-        own = _OWN_CACHE.get(key)
-        if own is None or own[0] is not self.model_tokenizer:
-            own = _OWN_CACHE[key] = (self.model_tokenizer, cls(self.model_tokenizer, None))
-        return own[1]
+        tok = self.model_tokenizer
+        own = _OWN_TOOLS.get(tok, cls)
+        return own if own is not None else _OWN_TOOLS.put(tok, cls, cls(tok, None))
 
     def _format(self) -> Any:
         """A fresh parser of this name's format (a rule class may read a variant)."""

@@ -18,6 +18,7 @@ from vllm_helpers import (
     chat_request,
     deepseek_vllm_tokenizer,
     detokenize_steps,
+    encode,
     ids_of,
     import_vllm,
     stream_direct,
@@ -535,3 +536,35 @@ def test_a_start_after_the_end_in_one_step_is_text_as_in_its_own_step(name, piec
     one_step = _stream_steps(ours, tok, [pieces])
     assert one_step == _stream_steps(fresh, tok, [[p] for p in pieces])
     assert one_step == _stream_steps(theirs, tok, [pieces])
+
+
+def test_tokenizers_no_longer_served_are_let_go():
+    # vLLM's own tool parser (built for adjust_request) and the special ids
+    # count_reasoning_tokens drops are kept per tokenizer: for the last few
+    # tokenizers only, so one a LoRA adapter or a test built goes when it is
+    # no longer used, with what was built on it.
+    import gc
+    import weakref
+
+    from transformers import PreTrainedTokenizerFast
+    from vllm.tokenizers.hf import get_cached_tokenizer
+    from vocab import build_tokenizer
+
+    tools = [{"type": "function", "function": {"name": "f", "description": "d",
+                                               "parameters": {"type": "object", "properties": {}}}}]
+    refs = []
+    for _ in range(12):
+        tok = get_cached_tokenizer(PreTrainedTokenizerFast(
+            tokenizer_object=build_tokenizer.__wrapped__(FAMILY_SPECIALS["qwen3"])))
+        tp = rcv.TOOL_PARSERS["hermes"](tok)
+        for _ in range(2):  # the second request finds what the first built
+            assert tp.adjust_request(chat_request(tools=tools)).skip_special_tokens is False
+        rp = rcv.REASONING_PARSERS["qwen3"](tok)
+        assert rp.count_reasoning_tokens(encode(tok, "<think>a b</think>c")) == \
+            rp.count_reasoning_tokens(encode(tok, "<think>a b</think>c"))
+        refs.append(weakref.ref(tok))
+        del tok, tp, rp
+    gc.collect()
+    assert refs[0]() is None
+    alive = sum(r() is not None for r in refs)
+    assert alive <= max(rcv._OWN_TOOLS.size, rcv._DROPPED.size) < len(refs)

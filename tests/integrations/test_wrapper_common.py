@@ -256,3 +256,32 @@ def test_kept_chunks_keep_what_lacks_every_stop_and_give_it_back_in_order():
 def test_kept_chunks_bad_stops(bad):
     with pytest.raises(ValueError, match="KeptChunks"):
         KeptChunks(bad)
+
+
+def test_tokenizer_lru_keeps_the_last_pairs_used_by_identity():
+    import gc
+    import weakref
+
+    from reasoning_core.integrations._common import TokenizerLRU
+
+    class Tok:
+        def __eq__(self, other):  # equal to every other one: the cache goes by identity
+            return True
+
+        __hash__ = None
+
+    cache = TokenizerLRU(2)
+    a, b, c = Tok(), Tok(), Tok()
+    assert cache.get(a, "k") is None and cache.get(a, "k", 0) == 0
+    assert cache.put(a, "k", 1) == 1 and cache.get(a, "k") == 1
+    assert cache.get(a, "other") is None and cache.get(b, "k") is None
+    cache.put(b, "k", 2)
+    assert cache.get(a, "k") == 1  # a is now the one used last
+    cache.put(c, "k", 3)  # b goes
+    assert len(cache) == 2 and cache.get(b, "k") is None and cache.get(a, "k") == 1 and cache.get(c, "k") == 3
+    ref = weakref.ref(b)
+    del b
+    gc.collect()
+    assert ref() is None  # an evicted tokenizer is let go
+    cache.clear()
+    assert len(cache) == 0 and cache.get(a, "k") is None
