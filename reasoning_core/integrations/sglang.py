@@ -763,11 +763,68 @@ def _joined_first(name: str, moves: bool) -> Any:
     return method
 
 
-for _name in ("__getitem__", "__iter__", "__reversed__", "__contains__", "__eq__", "__ne__", "__lt__", "__le__",
-              "__gt__", "__ge__", "__repr__", "__add__", "__mul__", "__rmul__", "index", "count", "copy"):
-    setattr(_ArgPieces, _name, _joined_first(_name, False))
-for _name in ("__delitem__", "__iadd__", "__imul__", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"):
-    setattr(_ArgPieces, _name, _joined_first(_name, True))
+class _CallsParsedWhenRead(list):
+    """``prev_tool_call_arr`` as SGLang reads it (``{"name", "arguments"}`` per
+    call, the arguments parsed), with each call's arguments parsed when the
+    list is read, not in the delta whose piece closed their JSON: that delta
+    costs O(piece) however long the arguments are.  ``due(slot)`` notes a
+    call whose arguments closed; every list method first parses the noted
+    calls' streamed text (the first JSON value in it, so pieces sent after the
+    close change nothing) into their dicts, in place."""
+
+    def __init__(self, owner: Any) -> None:
+        super().__init__()
+        self._owner = owner        # the detector (its streamed_args_for_tool as read then)
+        self._dirty: list[int] = []  # slots whose arguments closed, not parsed yet
+
+    def due(self, slot: int) -> None:
+        self._dirty.append(slot)
+
+    def _sync(self) -> None:
+        due, self._dirty = self._dirty, []
+        args = self._owner.streamed_args_for_tool
+        for slot in due:
+            entry = list.__getitem__(self, slot) if slot < list.__len__(self) else None
+            if isinstance(entry, dict) and slot < len(args):
+                value = _first_json(args[slot])
+                if value is not _NO_JSON:
+                    entry["arguments"] = value
+
+    def _moved(self) -> None:
+        pass  # (nothing is noted after _sync)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # copied or pickled as the plain list it reads as (not its detector)
+        if self._dirty:
+            self._sync()
+        return (list, (list(list.__iter__(self)),))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_NO_JSON = object()
+_JSON_DECODE = json.JSONDecoder().raw_decode
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _first_json(text: str) -> Any:
+    """The first JSON value in ``text`` (leading JSON whitespace skipped), or
+    ``_NO_JSON`` when it does not start with a whole one."""
+    try:
+        return _JSON_DECODE(text, _JSON_SPACE.match(text).end())[0]
+    except (TypeError, ValueError):
+        return _NO_JSON
+
+
+for _cls in (_ArgPieces, _CallsParsedWhenRead):
+    for _name in ("__getitem__", "__iter__", "__reversed__", "__contains__", "__eq__", "__ne__", "__lt__", "__le__",
+                  "__gt__", "__ge__", "__repr__", "__add__", "__mul__", "__rmul__", "index", "count", "copy"):
+        setattr(_cls, _name, _joined_first(_name, False))
+    for _name in ("__delitem__", "__iadd__", "__imul__", "extend", "insert", "pop", "remove", "clear", "sort",
+                  "reverse"):
+        setattr(_cls, _name, _joined_first(_name, True))
+for _name in ("__setitem__", "append"):
+    setattr(_CallsParsedWhenRead, _name, _joined_first(_name, False))
 
 
 TOOL_DETECTORS: dict[str, type] = {}
@@ -949,6 +1006,7 @@ if _FC is not None:
             # SGLang's bookkeeping, as its serving layer reads it (a list of
             # str per call, built from pieces only when read).
             self.streamed_args_for_tool = _ArgPieces()
+            self.prev_tool_call_arr = _CallsParsedWhenRead(self)
 
         @property
         def _native(self) -> Any:
@@ -1168,8 +1226,12 @@ if _FC is not None:
             return text
 
         def _closed(self, slot: int) -> None:
+            arr = self.prev_tool_call_arr
+            if type(arr) is _CallsParsedWhenRead and arr._owner is self:
+                arr.due(slot)  # parsed when read
+                return
             try:
-                self.prev_tool_call_arr[slot]["arguments"] = json.loads(self.streamed_args_for_tool[slot])
+                arr[slot]["arguments"] = json.loads(self.streamed_args_for_tool[slot])
             except ValueError:
                 pass
 
@@ -1196,10 +1258,17 @@ if _FC is not None:
             self._closers[i] = _json_closer()
             self.current_tool_id = slot
             arr = self.prev_tool_call_arr
-            while len(arr) <= slot:
-                arr.append({})
+            if type(arr) is _CallsParsedWhenRead:
+                # (the list's own methods: a call still to be parsed is an
+                # earlier slot, parsed when SGLang reads the list)
+                while list.__len__(arr) <= slot:
+                    list.append(arr, {})
+                list.__setitem__(arr, slot, {"name": name, "arguments": {}})
+            else:
+                while len(arr) <= slot:
+                    arr.append({})
+                arr[slot] = {"name": name, "arguments": {}}
             self.streamed_args_for_tool.ensure(slot + 1)
-            arr[slot] = {"name": name, "arguments": {}}
             return slot
 
         def _add_args(self, i: int, slot: int, piece: str) -> None:

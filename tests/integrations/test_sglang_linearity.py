@@ -247,3 +247,97 @@ TOOL_DEGENERATE = [(n, k) for n in sorted(rcs.TOOL_DETECTORS)
 def test_tool_detector_linear_degenerate(name, kind):
     cls = rcs.TOOL_DETECTORS[name]
     _check_linear(lambda n: _tool_cost(cls, _degenerate_tool_inputs(cls, n)[kind]), 8000, f"{name} {kind}")
+
+
+@pytest.mark.parametrize("name", CORE_TOOL_NAMES)
+def test_tool_detector_parses_the_arguments_when_read_not_at_the_close(name, monkeypatch):
+    """The delta whose piece closes a call's JSON arguments does not parse
+    what was streamed (O(piece) whatever the arguments' length): the
+    arguments are parsed once, when SGLang reads ``prev_tool_call_arr``."""
+    decoded = []
+    real = rcs._JSON_DECODE
+    monkeypatch.setattr(rcs, "_JSON_DECODE", lambda s, i=0: decoded.append(len(s)) or real(s, i))
+    cls = rcs.TOOL_DETECTORS[name]
+    with monkeypatch.context() as m:
+        m.setattr(rcs.json, "loads", lambda *a, **k: pytest.fail("json.loads while streaming"))
+        det = _feed_tools(cls, _long_call(name, 3000) + _long_call(name, 200))
+    assert decoded == []
+    streamed = list(det.streamed_args_for_tool)
+    assert len(streamed) == 2
+    want = [{"name": "write_file", "arguments": json.loads(s)} for s in streamed]
+    assert det.prev_tool_call_arr[1] == want[1] and decoded == [len(s) for s in streamed]
+    assert det.prev_tool_call_arr == want and len(decoded) == 2  # each call parsed once
+
+
+def _arr_after(pieces: list[str]):
+    det = rcs.TOOL_DETECTORS["qwen25"]()
+    det.parse_streaming_increment("", TOOLS)
+    det._open_call(0, "write_file")
+    for piece in pieces:
+        det._add_args(0, 0, piece)
+    return det
+
+
+def test_called_arguments_are_the_value_at_the_close():
+    # pieces after the JSON closed (only text after it) leave the value as it was
+    det = _arr_after(['{"a": ', '[1, 2]', '}', '  ', ' x}'])
+    assert det.prev_tool_call_arr[0] == {"name": "write_file", "arguments": {"a": [1, 2]}}
+    # leading JSON whitespace is skipped, as json.loads skips it
+    assert _arr_after([" \n", '{"b": 1}']).prev_tool_call_arr[0]["arguments"] == {"b": 1}
+    # not closed: the arguments stay as they were when the call opened
+    assert _arr_after(['{"a": 1']).prev_tool_call_arr[0]["arguments"] == {}
+
+
+def test_a_dict_read_before_the_close_is_filled_in_place():
+    det = _arr_after(['{"a": '])
+    entry = det.prev_tool_call_arr[0]
+    det._add_args(0, 0, "2}")
+    # (the dict is filled when the list is next read)
+    assert det.prev_tool_call_arr[0] is entry and entry["arguments"] == {"a": 2}
+
+
+def _calls_list():
+    det = _arr_after(['{"k": "', 'v"}'])
+    for i in (1, 2):
+        det._open_call(i, "write_file")
+        det._add_args(i, i, '{"k": %d}' % i)
+    return det.prev_tool_call_arr
+
+
+_CALL_ITEMS = [{"name": "write_file", "arguments": {"k": v}} for v in ("v", 1, 2)]
+# _LIST_OPS over this list: its items, not the texts ("cd" -> the second item)
+_CALL_OPS = dict(_LIST_OPS, contains=(lambda a: _CALL_ITEMS[1] in a, False),
+                 index=(lambda a: a.index(_CALL_ITEMS[1]), False), count=(lambda a: a.count(_CALL_ITEMS[0]), False),
+                 remove=(lambda a: a.remove(_CALL_ITEMS[1]), True))
+
+
+def _outcome(fn, arr):
+    try:
+        return fn(arr)
+    except (TypeError, ValueError, IndexError) as exc:
+        return type(exc)
+
+
+@pytest.mark.parametrize("op", sorted(_CALL_OPS))
+def test_calls_list_operations_see_the_parsed_arguments(op):
+    """Every list operation on ``prev_tool_call_arr`` sees (and changes) the
+    arguments parsed, as on the list an eager parse gives; copies and pickles
+    are plain lists of them."""
+    import copy
+    import pickle
+
+    fn, _moves = _CALL_OPS[op]
+    ours, plain = _calls_list(), copy.deepcopy(_CALL_ITEMS)
+    assert _outcome(fn, ours) == _outcome(fn, plain)
+    assert list(ours) == plain and len(ours) == len(plain)
+    ours = _calls_list()
+    for make in (copy.copy, copy.deepcopy, lambda a: pickle.loads(pickle.dumps(a))):
+        got = make(ours)
+        assert type(got) is list and got == _CALL_ITEMS
+
+
+def test_a_calls_list_replaced_by_a_plain_one_is_filled_at_the_close():
+    det = _arr_after([])
+    det.prev_tool_call_arr = [dict(det.prev_tool_call_arr[0])]  # a caller's own list
+    det._add_args(0, 0, '{"a": 1}')
+    assert det.prev_tool_call_arr == [{"name": "write_file", "arguments": {"a": 1}}]
