@@ -122,7 +122,7 @@ class BlockReader:
             return None
         try:
             json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         return block
 

@@ -690,7 +690,7 @@ def _forward_unknown() -> bool:
 def _normal_json(args: str) -> str:
     try:
         return json.dumps(json.loads(args), ensure_ascii=False)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):  # (nested deeper than Python's JSON reader goes: as written)
         return args
 
 
@@ -812,7 +812,7 @@ def _first_json(text: str) -> Any:
     ``_NO_JSON`` when it does not start with a whole one."""
     try:
         return _JSON_DECODE(text, _JSON_SPACE.match(text).end())[0]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):  # (nested deeper than Python's JSON reader goes)
         return _NO_JSON
 
 
@@ -1232,7 +1232,7 @@ if _FC is not None:
                 return
             try:
                 arr[slot]["arguments"] = json.loads(self.streamed_args_for_tool[slot])
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
 
         def _lane(self, i: int, slot: int) -> Any:

@@ -2834,7 +2834,7 @@ def _json_object(text: str) -> Optional[dict]:
     """The object ``text`` holds as JSON, else None."""
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -2897,7 +2897,10 @@ class _K2HorizonVllm(_GroupedVllmToolParser):
             if not types:
                 continue
             if isinstance(value, str) and "string" not in types:
-                new = json.loads(typed_value(value.strip(), types))
+                try:
+                    new = json.loads(typed_value(value.strip(), types))
+                except RecursionError:  # (nested deeper than Python's JSON reader goes: kept as written)
+                    continue
             elif not isinstance(value, str) and types == frozenset(["string"]):
                 new = json.dumps(value, ensure_ascii=False)
             else:
@@ -3063,7 +3066,7 @@ class _MiniCPM5Vllm(VllmToolParser):
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         try:
             args = json.loads(c.arguments)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         if props:
             kept = {}
@@ -3123,7 +3126,7 @@ def _literal_object(value: Any) -> Optional[dict]:
         return None
     try:
         out = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         import ast
 
         try:
@@ -3158,7 +3161,7 @@ class _SchemaFixedVllm(VllmToolParser):
 def _schema_fixed(args_json: str, props: dict) -> str:
     try:
         args = json.loads(args_json)
-    except ValueError:
+    except (ValueError, RecursionError):
         return args_json
     if not isinstance(args, dict):
         return args_json
@@ -3168,7 +3171,7 @@ def _schema_fixed(args_json: str, props: dict) -> str:
             if isinstance(inner, str):
                 try:
                     inner = json.loads(inner)
-                except ValueError:
+                except (ValueError, RecursionError):
                     inner = None
             if isinstance(inner, dict) and set(inner) <= set(props):
                 args = inner
@@ -3192,7 +3195,10 @@ def _vllm_coerced(value: Any, schema: Any) -> Any:
         items = schema.get("items")
         return [_vllm_coerced(v, items) for v in value] if isinstance(items, dict) else value
     types = extract_types_from_schema(schema)
-    return coerce_to_schema_type(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), types)
+    try:
+        return coerce_to_schema_type(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), types)
+    except RecursionError:  # (nested deeper than Python's JSON reader goes: kept as read)
+        return value
 
 
 _DOTS_OPEN, _DOTS_CLOSE = "<dots_function_call>", "</dots_function_call>"
@@ -3396,7 +3402,7 @@ class _ApertusVllm(VllmToolParser):
             args = "".join(pieces)
             try:
                 json.loads(args)
-            except ValueError:
+            except (ValueError, RecursionError):
                 return None
             out.append(ToolCall(id=cid, type="function", function=FunctionCall(id=cid, name=name, arguments=args)))
         return "".join(content), out

@@ -1683,7 +1683,7 @@ def _signature(call: dict) -> tuple:
 
     try:
         args = json.dumps(json.loads(call["arguments"]), ensure_ascii=False, sort_keys=True)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         args = call["arguments"]
     return call["name"], args
 
@@ -3186,7 +3186,10 @@ class RcMlxQwen3XmlToolParser(RcMlxMultiToolParser):
         import ast
         import json
 
-        args = json.loads(arguments)
+        try:
+            args = json.loads(arguments)
+        except RecursionError:  # (nested deeper than Python's JSON reader goes: kept as written)
+            return arguments
         changed = False
         for k, v in args.items():
             t = props.get(k, {}).get("type") if isinstance(props.get(k), dict) else None

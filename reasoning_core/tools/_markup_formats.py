@@ -596,13 +596,13 @@ def _mm_coerce(value: str, types: list):
         else:
             try:
                 parsed = json.loads(value)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if _finite(parsed):
                 return parsed
     try:
         parsed = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         return value
     return parsed if _finite(parsed) else value
 

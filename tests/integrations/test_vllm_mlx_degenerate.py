@@ -70,3 +70,27 @@ def test_vllm_mlx_reasoning_parser_linear_on_degenerate_output(name, kind):
             f(None, None, c)
 
     _assert_linear(f"{name}: {kind}", run, lambda n: _chunks(degenerate_outputs(start, end, n)[kind], 4), 400)
+
+
+_DEEP = "[" * 5000 + "]" * 5000
+
+
+@pytest.mark.parametrize("name", sorted(M.TOOL_PARSERS))
+def test_tool_parsers_keep_values_nested_too_deep_for_json(name):
+    # An array value nested deeper than Python's JSON reader goes, next to a
+    # string with a quote (the schema's object/array values written as Python
+    # literals are read then): nothing raises, one-shot or streamed.
+    request = {"tools": [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"a": {"type": "array"}, "b": {"type": "string"}}}}}]}
+    args = '{"a": ' + _DEEP + ', "b": "it\'s"}'
+    texts = [f'<tool_call>\n{{"name": "f", "arguments": {args}}}\n</tool_call>',
+             f"<tool_call>\n<function=f>\n<parameter=a>\n{_DEEP}\n</parameter>\n<parameter=b>\nit's\n</parameter>\n"
+             "</function>\n</tool_call>"]
+    cls = M.TOOL_PARSERS[name]
+    for text in texts:
+        cls(None).extract_tool_calls("x " + text, request)
+        p, prev = cls(None), ""
+        for i in range(0, len(text), 7):
+            d = text[i:i + 7]
+            p.extract_tool_calls_streaming(prev, prev + d, d, request=request)
+            prev += d
