@@ -19,6 +19,7 @@ issue 26) with pytest-benchmark.
 """
 from __future__ import annotations
 
+import gc
 import time
 
 import pytest
@@ -81,10 +82,15 @@ def _tag_cpu_seconds(n_tools: int) -> float:
     specs = [{"type": "function", "function": {"name": f"tool_{i}", "parameters": {
         "type": "object", "properties": {"city": {"type": "string"}}}}} for i in range(n_tools)]
     best = float("inf")
+    gc.collect()
     for _ in range(REPEATS):
-        t0 = time.process_time()
-        structural_tag("qwen3", specs, builtin=False)
-        best = min(best, time.process_time() - t0)
+        gc.disable()  # (a collection walks every tool dict: its cost grows with them, not ours)
+        try:
+            t0 = time.process_time()
+            structural_tag("qwen3", specs, builtin=False)
+            best = min(best, time.process_time() - t0)
+        finally:
+            gc.enable()
     return best
 
 
@@ -94,4 +100,7 @@ def test_structural_tag_is_linear_in_the_tools():
     tools took 4.9 s, against 0.08 s now)."""
     small = _tag_cpu_seconds(4_000)
     big = _tag_cpu_seconds(FACTOR * 4_000)
+    if big > BOUND * max(small, 1e-3):  # one retry: a neighbour's burst on a shared machine
+        small = _tag_cpu_seconds(4_000)
+        big = _tag_cpu_seconds(FACTOR * 4_000)
     assert big <= BOUND * max(small, 1e-3), (small, big)
