@@ -106,9 +106,65 @@ def measure(repeats: int = 15, warm_interpreter: bool = False) -> list[tuple[str
 
 # ---------------------------------------------------------------- --streams
 
+class _MinimalCall:
+    """The minimal parser's one function: the benchmark's ``qwen3_coder`` call
+    (the happy path only), read the way the engines that send at structural
+    points send it.  ``feed(delta)`` answers ``None`` (nothing to send),
+    ``("content", text)``, ``("name", name)`` or ``("args", piece)``;
+    ``brace_with_name``: the ``{`` goes out with the name (MAX) or with the
+    first parameter (SGLang)."""
+
+    def __init__(self, brace_with_name: bool) -> None:
+        self.buf, self.state, self.kept, self.sent = "", 0, [], False
+        self.first = "" if brace_with_name else "{"  # what comes before the first parameter
+
+    def feed(self, delta: str):
+        if self.state == 2 and ">" not in delta:
+            self.kept.append(delta)
+            return None
+        b = self.buf + ("".join(self.kept) if self.kept else "") + delta
+        self.kept = []
+        if self.state == 0:
+            i = b.find("<tool_call>")
+            if i < 0:
+                self.buf = ""
+                return ("content", b)
+            self.state, self.buf = 1, b[i + 11:]
+            return ("content", b[:i])
+        if self.state == 1:
+            i = b.find("<function=")
+            j = b.find(">", i) if i >= 0 else -1
+            if j < 0:
+                self.buf = b
+                return None
+            self.state, self.buf = 2, b[j + 1:]
+            return ("name", b[i + 10:j])
+        if self.state == 2:
+            pieces, at = [], 0
+            while True:
+                k = b.find("</parameter>", at)
+                if k < 0:
+                    break
+                i = b.find("<parameter=", at)
+                j = b.find(">", i)
+                v = b[j + 1:k]
+                v = v[1:] if v.startswith("\n") else v
+                v = v[:-1] if v.endswith("\n") else v
+                pieces.append((", " if self.sent else self.first) + json.dumps(b[i + 11:j]) + ": " + json.dumps(v))
+                self.sent, at = True, k + 12
+            if b.find("</function>", at) >= 0:
+                self.state, self.buf = 3, ""
+                pieces.append("}")
+            else:
+                self.buf = b[at:]
+            return ("args", "".join(pieces)) if pieces else None
+        self.buf = ""
+        return None
+
+
 def _minimal_sglang(rcs):
-    """A one-function SGLang detector for the benchmark's ``qwen3_coder`` call
-    (the happy path only), built with ours' cheap result builders."""
+    """A one-function SGLang detector (``_MinimalCall``), built with ours'
+    cheap result builders."""
     from sglang.srt.function_call.base_format_detector import BaseFormatDetector
 
     empty, normal, args, item, result = (rcs._FC_EMPTY_SHAPE, rcs._fc_normal_result, rcs._fc_args_result,
@@ -117,7 +173,7 @@ def _minimal_sglang(rcs):
     class Minimal(BaseFormatDetector):
         def __init__(self):
             super().__init__()
-            self.buf, self.state, self.kept, self.sent = "", 0, [], False
+            self.feed = _MinimalCall(False).feed
 
         def has_tool_call(self, text):
             return "<tool_call>" in text
@@ -129,104 +185,40 @@ def _minimal_sglang(rcs):
             raise NotImplementedError
 
         def parse_streaming_increment(self, new_text, tools):
-            if self.state == 2 and ">" not in new_text:
-                self.kept.append(new_text)
+            out = self.feed(new_text)
+            if out is None:
                 return empty.build(None, None)
-            b = self.buf + ("".join(self.kept) if self.kept else "") + new_text
-            self.kept = []
-            if self.state == 0:
-                i = b.find("<tool_call>")
-                if i < 0:
-                    self.buf = ""
-                    return normal(b)
-                self.state, self.buf = 1, b[i + 11:]
-                return normal(b[:i])
-            if self.state == 1:
-                i = b.find("<function=")
-                j = b.find(">", i) if i >= 0 else -1
-                if j < 0:
-                    self.buf = b
-                    return empty.build(None, None)
-                self.state, self.buf = 2, b[j + 1:]
-                return result("", [item(0, b[i + 10:j], "")])
-            if self.state == 2:
-                pieces, at = [], 0
-                while True:
-                    k = b.find("</parameter>", at)
-                    if k < 0:
-                        break
-                    i = b.find("<parameter=", at)
-                    j = b.find(">", i)
-                    v = b[j + 1:k]
-                    v = v[1:] if v.startswith("\n") else v
-                    v = v[:-1] if v.endswith("\n") else v
-                    pieces.append((", " if self.sent else "{") + json.dumps(b[i + 11:j]) + ": " + json.dumps(v))
-                    self.sent, at = True, k + 12
-                if b.find("</function>", at) >= 0:
-                    self.state, self.buf = 3, ""
-                    pieces.append("}")
-                else:
-                    self.buf = b[at:]
-                return args(0, "".join(pieces)) if pieces else empty.build(None, None)
-            self.buf = ""
-            return empty.build(None, None)
+            kind, text = out
+            if kind == "content":
+                return normal(text)
+            if kind == "name":
+                return result("", [item(0, text, "")])
+            return args(0, text)
 
     return Minimal
 
 
 def _minimal_max(delta_t):
-    """A one-function MAX parser for the benchmark's ``qwen3_5`` call (the
-    happy path only): MAX's ``ParsedToolCallDelta`` at the points MAX sends."""
+    """A one-function MAX parser (``_MinimalCall``): MAX's
+    ``ParsedToolCallDelta`` at the points MAX sends."""
 
     class Minimal:
         def __init__(self):
-            self.buf, self.state, self.kept, self.sent = "", 0, [], False
+            self.feed = _MinimalCall(True).feed
 
         def set_streaming_tool_schemas(self, schemas):
             pass
 
         def parse_delta(self, delta):
-            if self.state == 2 and ">" not in delta:
-                self.kept.append(delta)
+            out = self.feed(delta)
+            if out is None:
                 return []
-            b = self.buf + ("".join(self.kept) if self.kept else "") + delta
-            self.kept = []
-            if self.state == 0:
-                i = b.find("<tool_call>")
-                if i < 0:
-                    self.buf = ""
-                    return [delta_t(index=0, content=b)]
-                self.state, self.buf = 1, b[i + 11:]
-                return [delta_t(index=0, content=b[:i])] if i else []
-            if self.state == 1:
-                i = b.find("<function=")
-                j = b.find(">", i) if i >= 0 else -1
-                if j < 0:
-                    self.buf = b
-                    return []
-                self.state, self.buf = 2, b[j + 1:]
-                return [delta_t(index=0, id="call_0", name=b[i + 10:j], arguments="{")]
-            if self.state == 2:
-                pieces, at = [], 0
-                while True:
-                    k = b.find("</parameter>", at)
-                    if k < 0:
-                        break
-                    i = b.find("<parameter=", at)
-                    j = b.find(">", i)
-                    v = b[j + 1:k]
-                    v = v[1:] if v.startswith("\n") else v
-                    v = v[:-1] if v.endswith("\n") else v
-                    pieces.append((", " if self.sent else "") + json.dumps(b[i + 11:j]) + ": " + json.dumps(v))
-                    self.sent, at = True, k + 12
-                if b.find("</function>", at) >= 0:
-                    self.state, self.buf = 3, ""
-                    pieces.append("}")
-                else:
-                    self.buf = b[at:]
-                return [delta_t(index=0, arguments="".join(pieces))] if pieces else []
-            self.buf = ""
-            return []
+            kind, text = out
+            if kind == "content":
+                return [delta_t(index=0, content=text)] if text else []
+            if kind == "name":
+                return [delta_t(index=0, id="call_0", name=text, arguments="{")]
+            return [delta_t(index=0, arguments=text)]
 
         def finish(self):
             return []
