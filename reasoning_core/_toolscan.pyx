@@ -17,6 +17,7 @@ from cpython.object cimport Py_TYPE, PyObject_GenericSetAttr, PyTypeObject
 from cpython.ref cimport PyObject
 from cpython.set cimport PySet_New
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from libc.string cimport memcpy
 from cpython.unicode cimport (PyUnicode_DATA, PyUnicode_FindChar, PyUnicode_FromKindAndData, PyUnicode_FromOrdinal,
                               PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_New, PyUnicode_READ,
                               PyUnicode_READ_CHAR, PyUnicode_Substring, PyUnicode_WRITE)
@@ -92,11 +93,59 @@ cdef inline Py_UCS4 _short_esc(Py_UCS4 c):
     return 0
 
 
+cdef unsigned char _ESC_EXTRA[256]  # characters an escape adds for a one-byte character
+for _b in range(256):
+    _ESC_EXTRA[_b] = (1 if _short_esc(_b) else 5) if _b < 0x20 else (1 if _b == 34 or _b == 92 else 0)
+
+
+cdef str _escaped_1(str s):
+    """``_escaped`` of a one-byte-per-character string (no surrogate can be
+    in it): the same text, the runs between escapes copied whole."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(s), i, m = 0, j = 0, r
+    cdef const unsigned char* src = <const unsigned char*>PyUnicode_DATA(s)
+    cdef unsigned char* dst
+    cdef unsigned char b, acc = 0, e
+    cdef int h
+    for i in range(n):
+        b = src[i]
+        acc |= b
+        m += _ESC_EXTRA[b]
+    out = PyUnicode_New(n + m, 127 if acc < 128 else 255)
+    dst = <unsigned char*>PyUnicode_DATA(out)
+    r = 0  # start of the run not yet copied
+    for i in range(n):
+        b = src[i]
+        if not _ESC_EXTRA[b]:
+            continue
+        if i > r:
+            memcpy(dst + j, src + r, i - r)
+            j += i - r
+        r = i + 1
+        dst[j] = 92
+        e = <unsigned char>_short_esc(b)
+        if e:
+            dst[j + 1] = e
+            j += 2
+            continue
+        dst[j + 1] = 117  # u
+        dst[j + 2] = 48
+        dst[j + 3] = 48
+        dst[j + 4] = 48 + (b >> 4)
+        h = b & 15
+        dst[j + 5] = <unsigned char>((48 + h) if h < 10 else (87 + h))
+        j += 6
+    if n > r:
+        memcpy(dst + j, src + r, n - r)
+    return out
+
+
 cdef str _escaped(str s):
     """``escape`` of a string that needs it: the output's length and widest
     character first, then one string written in place."""
     cdef Py_ssize_t n = len(s), i, m = 0, j = 0
     cdef int kind = PyUnicode_KIND(s), okind
+    if kind == 1:
+        return _escaped_1(s)
     cdef void* data = PyUnicode_DATA(s)
     cdef void* odata
     cdef Py_UCS4 c, e, maxc = 127
@@ -681,10 +730,20 @@ cdef Py_ssize_t _find(tuple mks, Py_UCS4* firsts, int nf, str buf, Py_ssize_t po
     cdef str m
     cdef bint ok
     cdef Py_UCS4 c
-    for i in range(pos, n):
-        c = PyUnicode_READ(kind, data, i)
-        if not _is_first(c, firsts, nf):
-            continue
+    i = pos - 1
+    while True:
+        # the next position holding a marker's first character (markers that
+        # all start with one character: the string library's own search)
+        i += 1
+        if nf == 1:
+            i = PyUnicode_FindChar(buf, firsts[0], i, n, 1)
+            if i < 0:
+                break
+        else:
+            while i < n and not _is_first(PyUnicode_READ(kind, data, i), firsts, nf):
+                i += 1
+            if i >= n:
+                break
         if not eof:
             # a marker this suffix could still become: hold it (it starts here,
             # so it is the longest such suffix)
@@ -1332,36 +1391,49 @@ cdef class JsonCloser:
         self.done = False
 
     cpdef bint feed(self, str s) except -1:
+        # (the characters read from the string's buffer; inside a string
+        # literal only a quote or a backslash matters, so that run is skipped
+        # in a loop of its own)
         cdef Py_ssize_t i = 0, n
         cdef Py_UCS4 c
+        cdef int kind
+        cdef void* data
         if s is None:
             raise TypeError("JsonCloser.feed: the piece must be a str, not None")
-        n = len(s)
+        n = PyUnicode_GET_LENGTH(s)
         if self.done:
             return False
         if self.esc and n:
             self.esc = False
             i = 1
+        kind = PyUnicode_KIND(s)
+        data = PyUnicode_DATA(s)
         while i < n:
-            c = s[i]
             if self.in_str:
-                if c == u"\\":
+                c = PyUnicode_READ(kind, data, i)
+                while c != 34 and c != 92:  # '"', '\\'
+                    i += 1
+                    if i >= n:
+                        return False
+                    c = PyUnicode_READ(kind, data, i)
+                if c == 92:
                     if i + 1 >= n:
                         self.esc = True
                         return False
                     i += 2
                     continue
-                if c == u'"':
-                    self.in_str = False
-            elif c == u'"':
-                self.in_str = True
-            elif c == u"{" or c == u"[":
-                self.depth += 1
-            elif c == u"}" or c == u"]":
-                self.depth -= 1
-                if self.depth <= 0:
-                    self.done = True
-                    return True
+                self.in_str = False
+            else:
+                c = PyUnicode_READ(kind, data, i)
+                if c == 34:
+                    self.in_str = True
+                elif c == 123 or c == 91:  # '{', '['
+                    self.depth += 1
+                elif c == 125 or c == 93:  # '}', ']'
+                    self.depth -= 1
+                    if self.depth <= 0:
+                        self.done = True
+                        return True
             i += 1
         return False
 

@@ -133,7 +133,8 @@ def test_json_reader_matches_the_twin(data, text, require_object, eof_at_end):
 
 @needs_compiled
 @_examples(300)
-@given(st.text(_JSON_ALPHABET, max_size=40) | st.text(max_size=40))
+@given(st.text(_JSON_ALPHABET, max_size=40) | st.text(max_size=40)
+       | st.text(st.characters(max_codepoint=255), max_size=80))  # one byte per character
 def test_escape_matches_the_twin_and_json(s):
     assert compiled.escape(s) == pure.escape(s)
     if not any("\ud800" <= ch <= "\udfff" for ch in s):
@@ -167,7 +168,8 @@ def test_gemma_string_json_matches_the_twin_and_json(body):
 
 
 _MARKER_SETS = [("</tool_call>", "<tool_call>"), ("<parameter=", "</function>", "</tool_call>"),
-                (">", "\n", "</function>"), ("<｜tool▁call▁end｜>",), ("ab", "abc", "b")]
+                (">", "\n", "</function>"), ("<｜tool▁call▁end｜>",), ("ab", "abc", "b"),
+                ("｜▁", "｜t")]  # (one first character, wider than a byte)
 
 
 @needs_compiled
@@ -728,7 +730,7 @@ def test_model_new_builds_what_the_validated_constructor_builds(backend):
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data(), text=st.text(alphabet='{}[]"\\ab:,', max_size=40))
+@given(data=st.data(), text=st.text(alphabet='{}[]"\\ab:,\u00e9\u4e2d\U0001f600', max_size=40))
 def test_json_closer_matches_the_twin(data, text):
     chunks = _cuts(data.draw, text)
     mods = [pure] + ([compiled] if compiled is not None else [])

@@ -454,13 +454,27 @@ class ArgHold(KeptChunks):
         """``(the kept deltas and text as one text to read now, whether it
         holds a closer)``, noted as read (the few characters read before it
         count for the closer)."""
-        text = self.take(text)
+        # What ``rtail + text`` holds a closer in, searched without that text
+        # whole: no closer ends inside the kept deltas (each was kept because
+        # none did), so one lies in ``rtail`` itself, or ends in the delta and
+        # starts at most ``span`` characters before it.
         span = self.span
-        s = self.rtail + text
-        at_close = False
-        for c in self.closers:
-            if c in s:
-                at_close = True
-                break
+        k = len(text) + span
+        rtail = self.rtail
+        text = self.take(text)
+        if len(text) >= k:
+            s = text[len(text) - k:]
+            at_close = False
+            for c in self.closers:
+                if c in s or c in rtail:
+                    at_close = True
+                    break
+        else:
+            s = rtail + text
+            at_close = False
+            for c in self.closers:
+                if c in s:
+                    at_close = True
+                    break
         self.rtail = s[len(s) - span:] if len(s) > span else s
         return text, at_close
