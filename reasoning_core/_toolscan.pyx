@@ -730,6 +730,8 @@ cdef Py_ssize_t _find(tuple mks, Py_UCS4* firsts, int nf, str buf, Py_ssize_t po
     cdef str m
     cdef bint ok
     cdef Py_UCS4 c
+    if pos < 0:  # (as a regex search from a negative position: from the start)
+        pos = 0
     i = pos - 1
     while True:
         # the next position holding a marker's first character (markers that
