@@ -386,6 +386,8 @@ class RcMlxReasoningParser(_MlxReasoningParser):
                 r, c = feed(delta_text)
                 if not c:
                     if not r:
+                        if self._nl and eng.state not in inside:
+                            self._nl = ""  # the end followed the held "\n" (what comes after it is held)
                         return None
                     if not trim or (not self._nl and r[-1] != "\n"):
                         return dm(None, None, r)
@@ -467,6 +469,8 @@ class RcMlxReasoningParser(_MlxReasoningParser):
         if not c:
             # the common case: reasoning (or nothing) only
             if not r:
+                if self._nl and not tp.is_reasoning:
+                    self._nl = ""  # the end followed the held "\n" (what comes after it is held)
                 return None
             if not self._trim or (not self._nl and r[-1] != "\n"):
                 return DeltaMessage(reasoning=r)
