@@ -17,6 +17,7 @@ from cpython.object cimport Py_TYPE, PyObject_GenericSetAttr, PyTypeObject
 from cpython.ref cimport PyObject
 from cpython.set cimport PySet_New
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from libc.stdint cimport uint16_t, uint32_t
 from libc.string cimport memcpy
 from cpython.unicode cimport (PyUnicode_DATA, PyUnicode_FindChar, PyUnicode_FromKindAndData, PyUnicode_FromOrdinal,
                               PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_New, PyUnicode_READ,
@@ -139,6 +140,55 @@ cdef str _escaped_1(str s):
     return out
 
 
+ctypedef fused _wide_t:
+    uint16_t
+    uint32_t
+
+
+cdef object _escaped_wide(str s, const _wide_t* src):
+    """``_escaped`` of a two- or four-byte string (``src``: its data) whose
+    output is as wide: the runs between escapes copied whole.  ``None`` when
+    the output would be narrower (every wide character in it is a surrogate,
+    which is escaped): the general path writes that one."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(s), i, m = 0, j = 0, r
+    cdef uint32_t c, e, maxc = 0
+    cdef _wide_t* dst
+    cdef int h
+    for i in range(n):
+        c = src[i]
+        if _special(c):
+            m += 1 if _short_esc(c) else 5
+        elif c > maxc:
+            maxc = c
+    if (maxc < 0x100) if _wide_t is uint16_t else (maxc < 0x10000):
+        return None
+    out = PyUnicode_New(n + m, maxc)
+    dst = <_wide_t*>PyUnicode_DATA(out)
+    r = 0  # start of the run not yet copied
+    for i in range(n):
+        c = src[i]
+        if not _special(c):
+            continue
+        if i > r:
+            memcpy(dst + j, src + r, (i - r) * sizeof(_wide_t))
+            j += i - r
+        r = i + 1
+        dst[j] = 92
+        e = _short_esc(c)
+        if e:
+            dst[j + 1] = <_wide_t>e
+            j += 2
+            continue
+        dst[j + 1] = 117  # u
+        for h in range(4):
+            e = (c >> (12 - 4 * h)) & 15
+            dst[j + 2 + h] = <_wide_t>((48 + e) if e < 10 else (87 + e))
+        j += 6
+    if n > r:
+        memcpy(dst + j, src + r, (n - r) * sizeof(_wide_t))
+    return out
+
+
 cdef str _escaped(str s):
     """``escape`` of a string that needs it: the output's length and widest
     character first, then one string written in place."""
@@ -146,6 +196,12 @@ cdef str _escaped(str s):
     cdef int kind = PyUnicode_KIND(s), okind
     if kind == 1:
         return _escaped_1(s)
+    if kind == 2:
+        w = _escaped_wide(s, <const uint16_t*>PyUnicode_DATA(s))
+    else:
+        w = _escaped_wide(s, <const uint32_t*>PyUnicode_DATA(s))
+    if w is not None:
+        return <str>w
     cdef void* data = PyUnicode_DATA(s)
     cdef void* odata
     cdef Py_UCS4 c, e, maxc = 127
