@@ -462,19 +462,11 @@ class ArgHold(KeptChunks):
         k = len(text) + span
         rtail = self.rtail
         text = self.take(text)
-        if len(text) >= k:
-            s = text[len(text) - k:]
-            at_close = False
-            for c in self.closers:
-                if c in s or c in rtail:
-                    at_close = True
-                    break
-        else:
-            s = rtail + text
-            at_close = False
-            for c in self.closers:
-                if c in s:
-                    at_close = True
-                    break
+        s = text[len(text) - k:] if len(text) >= k else rtail + text
+        at_close = False
+        for c in self.closers:
+            if c in s or c in rtail:
+                at_close = True
+                break
         self.rtail = s[len(s) - span:] if len(s) > span else s
         return text, at_close
