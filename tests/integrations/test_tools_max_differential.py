@@ -125,13 +125,14 @@ def _string(rnd, fmt, in_array=False):
 
 def _xml_string(rnd):
     """A bare string value the XML-style formats cannot confuse with JSON: not
-    trimmed-empty, no surrounding whitespace, no JSON-looking text."""
+    trimmed-empty, no surrounding whitespace, no JSON-looking text (ours reads
+    a quoted value with raw control characters in it as a JSON string too)."""
     while True:
         s = _text(rnd, avoid="<>").strip()
         if not s or s in ("True", "False", "None", "NaN", "Infinity"):
             continue
         try:
-            json.loads(s)
+            json.loads(s, strict=False)
         except ValueError:
             return s
 
@@ -410,8 +411,9 @@ def test_max_documented_examples(fmt):
 # ------------------------------------------------------------------ values typed by a schema
 
 _TYPED = {
-    "string": lambda rnd: rnd.choice([_text(rnd, avoid="<>"), "123", "true", "null", '"q"', " padded ", "[1]",
-                                      "True", "01234"]),
+    # (a newline at either end of a value is framing here and kept by MAX's glm45: docs/differences.md)
+    "string": lambda rnd: rnd.choice([_text(rnd, avoid="<>").strip("\n"), "123", "true", "null", '"q"', " padded ",
+                                      "[1]", "True", "01234"]),
     "integer": lambda rnd: rnd.randint(-10**9, 10**9),
     "number": lambda rnd: rnd.choice([rnd.uniform(-1e6, 1e6), rnd.randint(-9, 9)]),
     "boolean": lambda rnd: rnd.random() < 0.5,

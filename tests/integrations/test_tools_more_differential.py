@@ -433,7 +433,8 @@ def test_vllm_one_shot_and_streaming_equal_the_engine(name):
         if name not in VLLM_DROPS_CONTENT:
             assert _ws(b.content) == _ws(a.content), where
         else:
-            assert b.content == (before or None) and a.content is None, where
+            # (ours: content made only of whitespace beside calls is no content, as in vLLM's other parsers)
+            assert b.content == (before if before.strip() else None) and a.content is None, where
         if seed % 3:
             continue  # one token per step is slow: a third of the cases stream
         ids = list(tok.encode(text, add_special_tokens=False))
